@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The project's one test command: installs everything it needs, then lint + every test.
+# Usage: bash scripts/test.sh [extra pytest args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Chromium for the browser tests (Playwright's own browser download cannot work here).
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-liberation >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-liberation >/dev/null
+  fi
+fi
+
+[ -d .venv ] || python3 -m venv .venv
+. .venv/bin/activate
+python -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+
+export OMP_NUM_THREADS=1
+ruff check .
+python -m pytest "$@"

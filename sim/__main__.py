@@ -1,0 +1,34 @@
+"""Command line: `python -m sim toy ...` and `python -m sim tinylm ...`. `python -m sim --help` lists them."""
+
+from __future__ import annotations
+
+import sys
+
+COMMANDS = {
+    "toy": ("sim.toy_cli", "run the 24-prompt logit-space GRPO toy headless"),
+    "tinylm": ("sim.tinylm.cli", "SFT + GRPO on a tiny transformer that learns two-digit addition"),
+}
+
+
+def usage() -> str:
+    lines = ["usage: python -m sim COMMAND [flags]   (python -m sim COMMAND --help for its flags)", "", "commands:"]
+    lines += [f"  {name:<8} {text}" for name, (_, text) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0
+    if argv[0] not in COMMANDS:
+        print(f"error: unknown command {argv[0]!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    import importlib
+
+    module = importlib.import_module(COMMANDS[argv[0]][0])
+    return module.main(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

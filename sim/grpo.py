@@ -1,0 +1,225 @@
+"""The GRPO math of Chapter 15, one small torch function per formula.
+
+Shapes use fixed letters: P prompts, G group size, B = P*G responses, T tokens.
+
+    rewards (B,) --group_advantages--> advantages (B,)
+    logp, old_logp, ref_logp (B, T) + advantages + mask --policy_loss--> loss, metrics
+
+Where the chapter and Hugging Face TRL differ, the difference is a named parameter:
+
+    convention           chapter (DeepSeekMath)        TRL GRPOTrainer default
+    std of a group       population, ddof=0            sample, ddof=1
+    loss aggregation     loss_type="grpo"              loss_type="dapo" (token mean over the batch)
+    KL estimator         k3                            k3 * ratio (kl_times_ratio=True) when off-policy
+    beta                 0.04 (DeepSeekMath)           0.0
+"""
+
+from __future__ import annotations
+
+import torch
+
+BASELINES = ("mean", "loo", "none")
+SCALES = ("group", "batch", "none")
+LOSS_TYPES = ("grpo", "bnpo", "dapo", "dr_grpo")
+
+
+def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+
+
+def group_advantages(
+    rewards: torch.Tensor,
+    group_size: int,
+    *,
+    baseline: str = "mean",
+    scale: str = "group",
+    ddof: int = 0,
+    eps: float = 1e-4,
+) -> torch.Tensor:
+    """Group-relative advantages, one per response.
+
+        A_i = (r_i - b_i) / (s + eps)
+
+    where, within the group of G responses to one prompt,
+      baseline="mean":  b_i = mean(r)                         (GRPO)
+      baseline="loo":   b_i = (sum(r) - r_i) / (G - 1)        (RLOO, leave-one-out)
+      baseline="none":  b_i = 0                               (REINFORCE without baseline)
+      scale="group":    s = std of the group's rewards        (GRPO)
+      scale="batch":    s = std of all P*G rewards            (TRL scale_rewards="batch")
+      scale="none":     s = 1 and no eps                      (Dr. GRPO)
+
+    `ddof=0` is the population std the chapter uses; `ddof=1` is the sample std of TRL
+    (`torch.std` default). They differ visibly for small groups: rewards 1, 0, 0, 1 give
+    advantages +1, -1, -1, +1 in the chapter (std 0.5) but +-0.865875 in TRL (std 0.57735).
+
+    A group whose rewards are all equal gets advantage exactly 0 under the "mean" and "loo"
+    baselines: it teaches nothing. Under baseline="none" such a group keeps its raw reward (a
+    plain REINFORCE push) and, having no spread, is not divided by its std, which would blow it
+    up by 1/eps.
+
+    >>> group_advantages(torch.tensor([1., 0., 0., 1.]), 4).round(decimals=3)
+    tensor([ 1.0000, -1.0000, -1.0000,  1.0000])
+    """
+    _check_choice("baseline", baseline, BASELINES)
+    _check_choice("scale", scale, SCALES)
+    if group_size < 1 or rewards.numel() % group_size != 0:
+        raise ValueError(f"group_size must divide the number of rewards ({rewards.numel()}), got {group_size}")
+    if ddof not in (0, 1):
+        raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {ddof}")
+    G = group_size
+    r = rewards.reshape(-1, G)  # (P, G)
+    flat = r.max(dim=1, keepdim=True).values == r.min(dim=1, keepdim=True).values  # (P, 1) no spread
+
+    if baseline == "mean":
+        adv = r - r.mean(dim=1, keepdim=True)
+    elif baseline == "loo":
+        if G < 2:
+            raise ValueError("baseline='loo' needs group_size >= 2")
+        adv = r - (r.sum(dim=1, keepdim=True) - r) / (G - 1)
+    else:
+        adv = r.clone()
+
+    if scale == "group":
+        std = r.std(dim=1, correction=ddof, keepdim=True) if G > ddof else torch.zeros_like(r[:, :1])
+        if baseline == "none":
+            std = torch.where(flat, torch.full_like(std, 1.0 - eps), std)  # leave flat groups unscaled
+        adv = adv / (std + eps)
+    elif scale == "batch":
+        std = rewards.std(correction=ddof) if rewards.numel() > ddof else rewards.new_zeros(())
+        adv = adv / (std + eps)
+
+    if baseline != "none":
+        adv = torch.where(flat, torch.zeros_like(adv), adv)
+    return adv.reshape(-1)
+
+
+def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+    """Schulman's k3 estimator of KL(pi || pi_ref), per token.
+
+        u = pi_ref / pi,   k3 = u - log u - 1  >= 0
+
+    Unbiased when the token is sampled from pi; zero exactly when pi = pi_ref. Its derivative
+    with respect to log pi is 1 - u. Chapter: pi = 0.6, pi_ref = 0.5 gives u = 0.833,
+    k3 = 0.0157 and d k3 / d log pi = 0.167.
+    """
+    d = ref_logp - logp  # log u
+    return torch.exp(d) - d - 1.0
+
+
+def _masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return (x * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def aggregate(
+    per_token_loss: torch.Tensor,
+    mask: torch.Tensor,
+    loss_type: str = "grpo",
+    *,
+    max_completion_length: int | None = None,
+) -> torch.Tensor:
+    """Reduce a (B, T) per-token loss to a scalar, as `loss_type` says.
+
+      "grpo":    mean over each response's real tokens, then over responses (the chapter's
+                 formula, DeepSeekMath): (1/B) sum_i (1/|y_i|) sum_t l_it
+      "bnpo", "dapo":  one mean over all real tokens of the batch: sum l_it / sum |y_i|
+                 (TRL's default "dapo"; on a single process the two coincide)
+      "dr_grpo": sum l_it / (B * max_completion_length), a constant normaliser (Dr. GRPO)
+    """
+    _check_choice("loss_type", loss_type, LOSS_TYPES)
+    mask = mask.to(per_token_loss.dtype)
+    if loss_type == "grpo":
+        per_response = (per_token_loss * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)  # (B,)
+        return per_response.mean()
+    if loss_type in ("bnpo", "dapo"):
+        return _masked_mean(per_token_loss, mask)
+    L = per_token_loss.shape[1] if max_completion_length is None else max_completion_length
+    if L < 1:
+        raise ValueError(f"max_completion_length must be >= 1, got {L}")
+    return (per_token_loss * mask).sum() / (per_token_loss.shape[0] * L)
+
+
+def policy_loss(
+    logp: torch.Tensor,
+    old_logp: torch.Tensor | None,
+    ref_logp: torch.Tensor | None,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    loss_type: str = "grpo",
+    beta: float = 0.0,
+    clip_eps: float = 0.2,
+    clip_eps_high: float | None = None,
+    max_completion_length: int | None = None,
+    kl_times_ratio: bool = False,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """GRPO's loss: PPO's clipped surrogate per token plus beta * k3, aggregated.
+
+    Per token t of response i, with ratio rho = exp(logp - old_logp):
+
+        obj_it = min(rho * A_i, clip(rho, 1 - clip_eps, 1 + clip_eps_high) * A_i) - beta * k3_it
+        loss   = aggregate(-obj, mask, loss_type)
+
+    `old_logp=None` means on-policy: rho = exp(logp - logp.detach()), which is 1 in value but
+    keeps the gradient. At rho = 1 the clip is inert and the gradient is REINFORCE with the
+    group baseline, which is why the loss reads 0 while its gradient does not.
+    `clip_eps_high=None` uses clip_eps on both sides; DAPO's "clip-higher" sets it to 0.28.
+    `kl_times_ratio=True` multiplies k3 by rho (TRL's importance-corrected KL for off-policy
+    samples); on-policy it changes nothing in value.
+
+    Shapes: logp, old_logp, ref_logp, mask (B, T); advantages (B,).
+    Metrics (TRL's names, token means over the mask): "kl", "clip_ratio/low_mean",
+    "clip_ratio/high_mean", "clip_ratio/region_mean".
+    """
+    if beta < 0:
+        raise ValueError(f"beta must be >= 0, got {beta}")
+    if clip_eps < 0 or (clip_eps_high is not None and clip_eps_high < 0):
+        raise ValueError("clip_eps and clip_eps_high must be >= 0")
+    if beta > 0 and ref_logp is None:
+        raise ValueError("beta > 0 needs ref_logp")
+    eps_high = clip_eps if clip_eps_high is None else clip_eps_high
+    mask = mask.to(logp.dtype)
+    old = logp.detach() if old_logp is None else old_logp
+    ratio = torch.exp(logp - old)  # (B, T)
+    A = advantages.reshape(-1, 1)  # (B, 1): every token of a response shares its advantage
+    clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + eps_high)
+    per_token = -torch.minimum(ratio * A, clipped * A)  # (B, T)
+
+    metrics: dict[str, float] = {}
+    if ref_logp is not None:
+        kl = k3_kl(logp, ref_logp)
+        if kl_times_ratio:
+            kl = kl * ratio
+        if beta != 0.0:
+            per_token = per_token + beta * kl
+        metrics["kl"] = _masked_mean(kl.detach(), mask).item()
+
+    loss = aggregate(per_token, mask, loss_type, max_completion_length=max_completion_length)
+
+    with torch.no_grad():
+        low = ((ratio < 1.0 - clip_eps) & (A < 0)).to(logp.dtype)
+        high = ((ratio > 1.0 + eps_high) & (A > 0)).to(logp.dtype)
+        metrics["clip_ratio/low_mean"] = _masked_mean(low, mask).item()
+        metrics["clip_ratio/high_mean"] = _masked_mean(high, mask).item()
+        metrics["clip_ratio/region_mean"] = _masked_mean(torch.clamp(low + high, max=1.0), mask).item()
+    return loss, metrics
+
+
+def grad_norm(loss: torch.Tensor, wrt: torch.Tensor | list[torch.Tensor]) -> float:
+    """L2 norm of d loss / d wrt, without touching any .grad (so it can sit beside training)."""
+    tensors = [wrt] if isinstance(wrt, torch.Tensor) else list(wrt)
+    grads = torch.autograd.grad(loss, tensors, retain_graph=True, allow_unused=True)
+    sq = sum(float((g.detach() ** 2).sum()) for g in grads if g is not None)
+    return sq**0.5
+
+
+def token_weights(advantages: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Gradient weight of each token's log-probability under loss_type="grpo" at ratio 1.
+
+        weight_i = A_i / (G * |y_i|)          (one group of G responses)
+
+    Chapter: advantages +1, -1, -1, +1 with lengths 3, 3, 4, 3 give +1/12, -1/12, -1/16, +1/12.
+    Returned per response, shape (G,); every token of response i carries weight_i.
+    """
+    G = advantages.numel()
+    return advantages / (G * lengths.to(advantages.dtype))

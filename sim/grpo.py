@@ -10,7 +10,8 @@ Where the chapter and Hugging Face TRL differ, the difference is a named paramet
     convention           chapter (DeepSeekMath)        TRL GRPOTrainer default
     std of a group       population, ddof=0            sample, ddof=1
     loss aggregation     loss_type="grpo"              loss_type="dapo" (token mean over the batch)
-    KL estimator         k3                            k3 * ratio (kl_times_ratio=True) when off-policy
+    KL estimator         k3                            k3 * ratio (kl_times_ratio=True; TRL's
+                                                       use_bias_correction_kl, default True)
     beta                 0.04 (DeepSeekMath)           0.0
 """
 
@@ -94,6 +95,29 @@ def group_advantages(
     return adv.reshape(-1)
 
 
+def k1_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+    """Schulman's k1 estimator of KL(pi || pi_ref), per token: the plain log-ratio.
+
+        u = pi_ref / pi,   k1 = -log u = log pi - log pi_ref
+
+    Unbiased when the token is sampled from pi, but a single sample can be negative (whenever
+    pi < pi_ref), so its variance is high. Chapter numbers: pi = 0.6, pi_ref = 0.5 gives
+    k1 = log 1.2 = 0.182.
+    """
+    return logp - ref_logp
+
+
+def k2_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+    """Schulman's k2 estimator of KL(pi || pi_ref), per token: half the squared log-ratio.
+
+        u = pi_ref / pi,   k2 = (log u)^2 / 2  >= 0
+
+    Never negative and low-variance, but biased; near u = 1 it agrees with k1's mean and with
+    k3 to second order in (u - 1). pi = 0.6, pi_ref = 0.5 gives k2 = 0.182^2 / 2 = 0.0166.
+    """
+    return 0.5 * (ref_logp - logp) ** 2
+
+
 def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
     """Schulman's k3 estimator of KL(pi || pi_ref), per token.
 
@@ -139,6 +163,30 @@ def aggregate(
     return (per_token_loss * mask).sum() / (per_token_loss.shape[0] * L)
 
 
+def clipped_surrogate(
+    ratio: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_eps: float = 0.2,
+    clip_eps_high: float | None = None,
+) -> torch.Tensor:
+    """PPO's clipped surrogate objective per token (to be maximised).
+
+        s = min(rho * A, clip(rho, 1 - clip_eps, 1 + clip_eps_high) * A)
+
+    `advantages` broadcasts against `ratio`: (B, 1) against (B, T) in policy_loss, or a scalar
+    against a grid of ratios to plot the curve. For A > 0 the objective stops rising at
+    rho = 1 + clip_eps_high (no gradient past it); for A < 0 it stops at rho = 1 - clip_eps.
+    Chapter: a token whose probability rose from 0.40 to 0.50 has rho = 1.25 > 1.2, so with
+    A > 0 and clip_eps = 0.2 it contributes no gradient.
+    `clip_eps_high=None` uses clip_eps on both sides; DAPO's "clip-higher" sets it to 0.28.
+    """
+    if clip_eps < 0 or (clip_eps_high is not None and clip_eps_high < 0):
+        raise ValueError(f"clip_eps and clip_eps_high must be >= 0, got {clip_eps} and {clip_eps_high}")
+    eps_high = clip_eps if clip_eps_high is None else clip_eps_high
+    clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + eps_high)
+    return torch.minimum(ratio * advantages, clipped * advantages)
+
+
 def policy_loss(
     logp: torch.Tensor,
     old_logp: torch.Tensor | None,
@@ -164,8 +212,10 @@ def policy_loss(
     keeps the gradient. At rho = 1 the clip is inert and the gradient is REINFORCE with the
     group baseline, which is why the loss reads 0 while its gradient does not.
     `clip_eps_high=None` uses clip_eps on both sides; DAPO's "clip-higher" sets it to 0.28.
-    `kl_times_ratio=True` multiplies k3 by rho (TRL's importance-corrected KL for off-policy
-    samples); on-policy it changes nothing in value.
+    `kl_times_ratio=True` multiplies k3 by rho, as TRL does by default
+    (`GRPOConfig.use_bias_correction_kl=True`): the importance-corrected, unbiased reverse-KL
+    gradient. On-policy rho is 1 in value, so the loss is unchanged, but rho still carries a
+    gradient, so the KL gradient changes (per token: (1 - u) + k3 instead of 1 - u).
 
     Shapes: logp, old_logp, ref_logp, mask (B, T); advantages (B,).
     Metrics (TRL's names, token means over the mask): "kl", "clip_ratio/low_mean",
@@ -182,8 +232,7 @@ def policy_loss(
     old = logp.detach() if old_logp is None else old_logp
     ratio = torch.exp(logp - old)  # (B, T)
     A = advantages.reshape(-1, 1)  # (B, 1): every token of a response shares its advantage
-    clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + eps_high)
-    per_token = -torch.minimum(ratio * A, clipped * A)  # (B, T)
+    per_token = -clipped_surrogate(ratio, A, clip_eps, clip_eps_high)  # (B, T)
 
     metrics: dict[str, float] = {}
     if ref_logp is not None:

@@ -30,8 +30,9 @@ def test_chapter_settings_map_to_trl_fields():
 
 
 def test_dr_grpo_turns_off_std_and_notes_untranslatable_settings():
-    ex = trl_grpo_config(group_size=8, beta=0.0, scale_std=False, baseline="rloo", dynamic_sampling=True,
-                         learning_rate=0.5)
+    ex = trl_grpo_config(
+        group_size=8, beta=0.0, scale_std=False, baseline="rloo", dynamic_sampling=True, learning_rate=0.5
+    )
     assert ex.args["scale_rewards"] == "none"
     text = " ".join(ex.notes)
     assert "RLOO" in text and "dynamic sampling" in text and "learning_rate" in text
@@ -69,8 +70,13 @@ def test_snippet_is_python_that_trl_accepts(tmp_path):
     assert {k: v for k, v in kwargs.items() if k != "output_dir"} == ex.args
     from trl import GRPOConfig  # the oracle: TRL's own config class accepts and keeps every value
 
-    cfg = GRPOConfig(**{**kwargs, "output_dir": str(tmp_path)}, report_to=[], per_device_train_batch_size=16,
-                     use_cpu=True, bf16=False)
+    cfg = GRPOConfig(
+        **{**kwargs, "output_dir": str(tmp_path)},
+        report_to=[],
+        per_device_train_batch_size=16,
+        use_cpu=True,
+        bf16=False,
+    )
     assert cfg.num_generations == 16 and cfg.beta == 0.001 and cfg.scale_rewards == "none"
     assert cfg.loss_type == "grpo" and cfg.epsilon == 0.28 and cfg.num_iterations == 2 and cfg.seed == 7
 

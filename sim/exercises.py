@@ -1,8 +1,29 @@
-"""Closed forms used by the exercise pages (Chapter 15, "Groups that teach nothing", Exercise 15.4)."""
+"""Closed forms and small tables for the exercise pages (Chapter 15).
+
+- "Groups that teach nothing": P(all G rewards equal) = p^G + (1 - p)^G, and its table.
+- Exercise 15.4: the mean |A| of a group with c of G correct, with and without the std division.
+- "From advantages to a loss": per-token gradient weights A_i / (G |y_i|) of tokenised responses,
+  and the credit each (position, token) collects across the group.
+
+Everything GRPO-shaped goes through sim.grpo (group_advantages, token_weights); nothing here
+re-types an advantage formula. Returns plain floats, lists and numpy arrays, ready for a page.
+"""
 
 from __future__ import annotations
 
 import numpy as np
+import torch
+from scipy.stats import binom
+
+from sim.grpo import group_advantages, token_weights
+
+# The chapter's worked example: x = "37+48=", G = 4 responses 85, 75, 815, 85; rewards 1, 0, 0, 1.
+WORKED_EXAMPLE_TOKENS = (("8", "5", "<eos>"), ("7", "5", "<eos>"), ("8", "1", "5", "<eos>"), ("8", "5", "<eos>"))
+WORKED_EXAMPLE_REWARDS = (1.0, 0.0, 0.0, 1.0)
+
+# Rows and columns of the "groups that teach nothing" table shown on the page.
+TABLE_PS = (0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99)
+TABLE_GROUP_SIZES = (4, 8, 16, 64)
 
 
 def p_no_signal(p, group_size):
@@ -14,3 +35,116 @@ def p_no_signal(p, group_size):
     p = np.asarray(p, dtype=float)
     G = np.asarray(group_size, dtype=float)
     return p**G + (1.0 - p) ** G
+
+
+def no_signal_table(ps=TABLE_PS, group_sizes=TABLE_GROUP_SIZES) -> dict[str, np.ndarray]:
+    """The chapter's table of P(group teaches nothing), rows p and columns G.
+
+    Returns {"p": (Np,), "group_size": (NG,), "p_no_signal": (Np, NG), "p_signal": (Np, NG)}.
+    Read it from both ends: p near 0 (too hard) and p near 1 (too easy) both teach nothing;
+    bigger G rescues the extremes.
+    """
+    p = np.asarray(ps, dtype=float)
+    G = np.asarray(group_sizes, dtype=int)
+    if p.size == 0 or p.min() < 0 or p.max() > 1:
+        raise ValueError("ps must be probabilities in [0, 1]")
+    if G.size == 0 or G.min() < 1:
+        raise ValueError("group_sizes must be integers >= 1")
+    none = p_no_signal(p[:, None], G[None, :])  # (Np, NG)
+    return {"p": p, "group_size": G, "p_no_signal": none, "p_signal": 1.0 - none}
+
+
+def _check_group(num_correct, group_size) -> None:
+    if int(group_size) != group_size or group_size < 1:
+        raise ValueError(f"group_size must be an integer >= 1, got {group_size}")
+    c = np.asarray(num_correct)
+    if c.size and (np.any(c != np.round(c)) or c.min() < 0 or c.max() > group_size):
+        raise ValueError(f"num_correct must be integers in [0, group_size={group_size}], got {num_correct!r}")
+
+
+def mean_abs_advantage(num_correct, group_size: int, *, scale_std: bool = True, ddof: int = 0, eps: float = 1e-4):
+    """Mean |A_i| over a group of G 0/1 rewards of which c are correct (Exercise 15.4).
+
+    Computed by sim.grpo.group_advantages on the reward vector (1,...,1, 0,...,0), one group per
+    entry of `num_correct` (broadcasts: pass an array of c to get an array back).
+    With q = c/G and population std sigma = sqrt(q (1 - q)), the closed form is
+
+        without std:  mean |A| = 2 q (1 - q)
+        with std:     mean |A| = 2 q (1 - q) / (sigma + eps) ~= 2 sigma
+
+    Chapter: 1 of 8 correct gives 0.66 with std and 0.22 without; 4 of 8 gives 1.0 and 0.5.
+    So the std division pushes a rarely solved prompt almost as hard as a half-solved one.
+    `ddof=0` is the chapter's population std, `ddof=1` TRL's sample std.
+    """
+    _check_group(num_correct, group_size)
+    c = np.atleast_1d(np.asarray(num_correct, dtype=int))  # (P,)
+    G = int(group_size)
+    rewards = (torch.arange(G)[None, :] < torch.as_tensor(c)[:, None]).to(torch.float64)  # (P, G)
+    adv = group_advantages(rewards.reshape(-1), G, scale="group" if scale_std else "none", ddof=ddof, eps=eps)
+    out = adv.reshape(-1, G).abs().mean(dim=1).numpy()  # (P,)
+    return out if np.ndim(num_correct) else float(out[0])
+
+
+def expected_mean_abs_advantage(p, group_size: int, *, scale_std: bool = True, ddof: int = 0, eps: float = 1e-4):
+    """E[mean |A|] of a group when each of the G answers is correct with probability p.
+
+        E = sum_c Binomial(c; G, p) * mean_abs_advantage(c, G)
+
+    Broadcasts over p. All-equal groups (c = 0 or G) contribute 0: this is where
+    p_no_signal shows up again.
+    """
+    p = np.asarray(p, dtype=float)
+    if p.size and (p.min() < 0 or p.max() > 1):
+        raise ValueError("p must be in [0, 1]")
+    cs = np.arange(int(group_size) + 1)  # (G+1,)
+    per_c = mean_abs_advantage(cs, group_size, scale_std=scale_std, ddof=ddof, eps=eps)  # (G+1,)
+    pmf = binom.pmf(cs, int(group_size), p[..., None])  # (..., G+1)
+    return pmf @ per_c
+
+
+def _check_responses(tokens, rewards) -> None:
+    if len(tokens) == 0:
+        raise ValueError("tokens must hold at least one response")
+    if len(tokens) != len(rewards):
+        raise ValueError(f"rewards must have one entry per response ({len(tokens)}), got {len(rewards)}")
+    if any(len(t) == 0 for t in tokens):
+        raise ValueError("tokens: every response needs at least one token")
+
+
+def per_token_weights(
+    tokens, rewards, *, scale_std: bool = True, ddof: int = 0, eps: float = 1e-4
+) -> list[list[float]]:
+    """Gradient weight on each token's log-probability, for one group of tokenised responses.
+
+        weight of every token of response i = A_i / (G |y_i|)      (loss_type="grpo", ratio 1)
+
+    `tokens` is a list of G token lists such as [["8", "5", "<eos>"], ...]; `rewards` has G
+    numbers. Advantages come from sim.grpo.group_advantages, weights from sim.grpo.token_weights.
+    Chapter: rewards 1, 0, 0, 1 with lengths 3, 3, 4, 3 give +1/12, -1/12, -1/16, +1/12: the
+    long wrong answer is pushed down less per token only because it is longer.
+    """
+    _check_responses(tokens, rewards)
+    G = len(tokens)
+    r = torch.as_tensor([float(x) for x in rewards], dtype=torch.float64)  # (G,)
+    adv = group_advantages(r, G, scale="group" if scale_std else "none", ddof=ddof, eps=eps)  # (G,)
+    lengths = torch.as_tensor([len(t) for t in tokens])  # (G,)
+    w = token_weights(adv, lengths)  # (G,)
+    return [[float(w[i])] * len(t) for i, t in enumerate(tokens)]
+
+
+def credit_table(tokens, weights) -> list[dict]:
+    """Sum the per-token weights by (position, token): what each choice collects across the group.
+
+    Returns rows {"position", "token", "weight", "count"} sorted by position, then by first
+    appearance. Chapter: at position 0, token "8" collects +1/12 + 1/12 - 1/16 ~= +0.10 (though the
+    wrong 815 also started with it) and "7" collects -1/12 ~= -0.083.
+    """
+    if len(tokens) != len(weights) or any(len(t) != len(w) for t, w in zip(tokens, weights, strict=False)):
+        raise ValueError("weights must have the same shape as tokens (one weight per token)")
+    table: dict[tuple[int, str], dict] = {}
+    for toks, ws in zip(tokens, weights, strict=True):
+        for pos, (tok, w) in enumerate(zip(toks, ws, strict=True)):
+            row = table.setdefault((pos, tok), {"position": pos, "token": tok, "weight": 0.0, "count": 0})
+            row["weight"] += float(w)
+            row["count"] += 1
+    return sorted(table.values(), key=lambda row: row["position"])  # stable: first appearance within

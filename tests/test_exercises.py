@@ -1,0 +1,130 @@
+"""Exercise closed forms against the chapter's printed numbers, brute force and closed forms."""
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from sim.exercises import (
+    WORKED_EXAMPLE_REWARDS,
+    WORKED_EXAMPLE_TOKENS,
+    credit_table,
+    expected_mean_abs_advantage,
+    mean_abs_advantage,
+    no_signal_table,
+    p_no_signal,
+    per_token_weights,
+)
+
+
+def test_p_no_signal_chapter_numbers():
+    # G = 8:  1 - 0.95^8 - 0.05^8 = 1 - 0.663420 - 3.9e-11 = 0.336580  ("34% of the time")
+    assert 1 - p_no_signal(0.05, 8) == pytest.approx(0.336580, abs=1e-6)
+    # G = 64: 1 - 0.95^64 - 0.05^64 = 1 - 0.037524 = 0.962476        ("96% of the time")
+    assert 1 - p_no_signal(0.05, 64) == pytest.approx(0.962476, abs=1e-6)
+
+
+def test_p_no_signal_brute_force_over_outcomes():
+    # Enumerate all 2^G reward vectors, add the probability of those with no spread.
+    for p, G in [(0.05, 4), (0.3, 6), (0.9, 8)]:
+        total = 0.0
+        for rewards in itertools.product([0, 1], repeat=G):
+            if len(set(rewards)) == 1:
+                total += np.prod([p if r else 1 - p for r in rewards])
+        assert p_no_signal(p, G) == pytest.approx(total, abs=1e-12)
+
+
+def test_no_signal_table_shape_values_and_symmetry():
+    t = no_signal_table()
+    assert t["p_no_signal"].shape == (len(t["p"]), len(t["group_size"]))
+    i, j = list(t["p"]).index(0.05), list(t["group_size"]).index(8)
+    assert t["p_signal"][i, j] == pytest.approx(0.336580, abs=1e-6)
+    np.testing.assert_allclose(t["p_signal"] + t["p_no_signal"], 1.0)
+    # p and 1 - p teach nothing equally often (too hard and too easy are mirror images)
+    np.testing.assert_allclose(t["p_no_signal"], t["p_no_signal"][::-1])
+    assert np.all(np.diff(t["p_no_signal"], axis=1) <= 0)  # bigger G never hurts
+    with pytest.raises(ValueError, match="ps"):
+        no_signal_table(ps=[1.2])
+    with pytest.raises(ValueError, match="group_sizes"):
+        no_signal_table(group_sizes=[0])
+
+
+def test_mean_abs_advantage_chapter_numbers():
+    # 1 of 8: q = 1/8, sigma = sqrt(1/8 * 7/8) = 0.33072; |A| = 0.875/0.33072 = 2.6458 once and
+    #   0.125/0.33072 = 0.37796 seven times: (2.6458 + 7 * 0.37796) / 8 = 0.6614  -> "0.66"
+    assert mean_abs_advantage(1, 8) == pytest.approx(0.6614, abs=1e-3)
+    # 4 of 8: sigma = 0.5, every |A| = 0.5/0.5 = 1                                  -> "1.0"
+    assert mean_abs_advantage(4, 8) == pytest.approx(1.0, abs=1e-3)
+    # without std: (0.875 + 7 * 0.125) / 8 = 1.75/8 = 0.21875 -> "0.22"; 4 of 8: 0.5
+    assert mean_abs_advantage(1, 8, scale_std=False) == pytest.approx(0.21875, abs=1e-12)
+    assert mean_abs_advantage(4, 8, scale_std=False) == pytest.approx(0.5, abs=1e-12)
+
+
+def test_mean_abs_advantage_equals_closed_form():
+    G = 8
+    c = np.arange(G + 1)
+    q = c / G
+    sigma = np.sqrt(q * (1 - q))
+    np.testing.assert_allclose(mean_abs_advantage(c, G, scale_std=False), 2 * q * (1 - q), atol=1e-12)
+    np.testing.assert_allclose(mean_abs_advantage(c, G, eps=0.0), 2 * sigma, atol=1e-12)  # 0 at c = 0, G
+    # TRL's sample std (ddof=1) divides by a larger std: smaller |A|
+    assert mean_abs_advantage(1, G, ddof=1) < mean_abs_advantage(1, G)
+
+
+def test_expected_mean_abs_advantage_matches_sum_over_outcomes():
+    p, G = 0.3, 5
+    total = 0.0
+    for rewards in itertools.product([0, 1], repeat=G):
+        prob = np.prod([p if r else 1 - p for r in rewards])
+        total += prob * mean_abs_advantage(sum(rewards), G)
+    assert expected_mean_abs_advantage(p, G) == pytest.approx(total, abs=1e-12)
+    assert expected_mean_abs_advantage([0.0, 1.0], G).tolist() == [0.0, 0.0]
+
+
+def test_bad_group_inputs():
+    with pytest.raises(ValueError, match="num_correct"):
+        mean_abs_advantage(9, 8)
+    with pytest.raises(ValueError, match="group_size"):
+        mean_abs_advantage(1, 0)
+    with pytest.raises(ValueError, match="p must"):
+        expected_mean_abs_advantage(-0.1, 8)
+
+
+def test_worked_example_per_token_weights():
+    # rewards 1, 0, 0, 1: mean 0.5, std 0.5, A = +1, -1, -1, +1 (eps = 0 for exact fractions)
+    # lengths 3, 3, 4, 3, G = 4: weights +1/(4*3), -1/(4*3), -1/(4*4), +1/(4*3) = +1/12, -1/12, -1/16, +1/12
+    w = per_token_weights(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS, eps=0.0)
+    expected = [[1 / 12] * 3, [-1 / 12] * 3, [-1 / 16] * 4, [1 / 12] * 3]
+    for got, want in zip(w, expected, strict=True):
+        np.testing.assert_allclose(got, want, atol=1e-15)
+    # default eps = 1e-4: A = 0.5/0.5001 = 0.9998, so -1/16 = -0.0625 (printed -0.063) moves by 1e-5
+    w = per_token_weights(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS)
+    assert w[2][0] == pytest.approx(-1 / 16, abs=2e-5) and w[1][0] == pytest.approx(-0.083, abs=5e-4)
+
+
+def test_worked_example_credit_table():
+    w = per_token_weights(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS, eps=0.0)
+    rows = {(r["position"], r["token"]): r for r in credit_table(WORKED_EXAMPLE_TOKENS, w)}
+    # position 0: "8" collects +1/12 + 1/12 - 1/16 = 5/48 = 0.1042 ~= +0.10 (three responses start with 8)
+    assert rows[(0, "8")]["weight"] == pytest.approx(float(Fraction(1, 12) * 2 - Fraction(1, 16)), abs=1e-15)
+    assert rows[(0, "8")]["weight"] == pytest.approx(0.10, abs=5e-3) and rows[(0, "8")]["count"] == 3
+    # position 0: "7" collects -1/12 = -0.0833 ~= -0.083
+    assert rows[(0, "7")]["weight"] == pytest.approx(-0.083, abs=5e-4) and rows[(0, "7")]["count"] == 1
+    # position 1: "5" in 85, 75, 85: +1/12 - 1/12 + 1/12 = +1/12; "1" only in 815: -1/16
+    assert rows[(1, "5")]["weight"] == pytest.approx(1 / 12, abs=1e-15)
+    assert rows[(1, "1")]["weight"] == pytest.approx(-1 / 16, abs=1e-15)
+    assert rows[(3, "<eos>")]["weight"] == pytest.approx(-1 / 16, abs=1e-15)
+    # every response's weights sum to A_i / G, so the whole table sums to sum(A)/G = 0
+    assert sum(r["weight"] for r in rows.values()) == pytest.approx(0.0, abs=1e-15)
+    positions = [r["position"] for r in credit_table(WORKED_EXAMPLE_TOKENS, w)]
+    assert positions == sorted(positions)
+
+
+def test_per_token_weights_bad_input():
+    with pytest.raises(ValueError, match="rewards"):
+        per_token_weights([["a"], ["b"]], [1.0])
+    with pytest.raises(ValueError, match="tokens"):
+        per_token_weights([["a"], []], [1.0, 0.0])
+    with pytest.raises(ValueError, match="weights"):
+        credit_table([["a", "b"]], [[0.1]])

@@ -29,6 +29,18 @@ def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
 
 
+def _check_clip(clip_eps: float, clip_eps_high: float | None) -> None:
+    if not 0.0 <= clip_eps < 1.0:
+        raise ValueError(f"clip_eps must be in [0, 1), got {clip_eps}")
+    if clip_eps_high is not None and clip_eps_high < 0.0:
+        raise ValueError(f"clip_eps_high must be >= 0 (or None for clip_eps), got {clip_eps_high}")
+
+
+def _check_shape(name: str, x: torch.Tensor, shape: torch.Size) -> None:
+    if x.shape != shape:
+        raise ValueError(f"{name} must have shape {tuple(shape)} like logp, got {tuple(x.shape)}")
+
+
 def group_advantages(
     rewards: torch.Tensor,
     group_size: int,
@@ -60,7 +72,7 @@ def group_advantages(
     up by 1/eps.
 
     >>> group_advantages(torch.tensor([1., 0., 0., 1.]), 4).round(decimals=3)
-    tensor([ 1.0000, -1.0000, -1.0000,  1.0000])
+    tensor([ 1., -1., -1.,  1.])
     """
     _check_choice("baseline", baseline, BASELINES)
     _check_choice("scale", scale, SCALES)
@@ -68,6 +80,8 @@ def group_advantages(
         raise ValueError(f"group_size must divide the number of rewards ({rewards.numel()}), got {group_size}")
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {ddof}")
+    if eps < 0:
+        raise ValueError(f"eps must be >= 0, got {eps}")
     G = group_size
     r = rewards.reshape(-1, G)  # (P, G)
     flat = r.max(dim=1, keepdim=True).values == r.min(dim=1, keepdim=True).values  # (P, 1) no spread
@@ -151,6 +165,7 @@ def aggregate(
       "dr_grpo": sum l_it / (B * max_completion_length), a constant normaliser (Dr. GRPO)
     """
     _check_choice("loss_type", loss_type, LOSS_TYPES)
+    _check_shape("mask", mask, per_token_loss.shape)
     mask = mask.to(per_token_loss.dtype)
     if loss_type == "grpo":
         per_response = (per_token_loss * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)  # (B,)
@@ -179,9 +194,11 @@ def clipped_surrogate(
     Chapter: a token whose probability rose from 0.40 to 0.50 has rho = 1.25 > 1.2, so with
     A > 0 and clip_eps = 0.2 it contributes no gradient.
     `clip_eps_high=None` uses clip_eps on both sides; DAPO's "clip-higher" sets it to 0.28.
+
+    >>> clipped_surrogate(torch.tensor([0.5, 1.0, 1.25]), 1.0)
+    tensor([0.5000, 1.0000, 1.2000])
     """
-    if clip_eps < 0 or (clip_eps_high is not None and clip_eps_high < 0):
-        raise ValueError(f"clip_eps and clip_eps_high must be >= 0, got {clip_eps} and {clip_eps_high}")
+    _check_clip(clip_eps, clip_eps_high)
     eps_high = clip_eps if clip_eps_high is None else clip_eps_high
     clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + eps_high)
     return torch.minimum(ratio * advantages, clipped * advantages)
@@ -223,10 +240,16 @@ def policy_loss(
     """
     if beta < 0:
         raise ValueError(f"beta must be >= 0, got {beta}")
-    if clip_eps < 0 or (clip_eps_high is not None and clip_eps_high < 0):
-        raise ValueError("clip_eps and clip_eps_high must be >= 0")
+    _check_clip(clip_eps, clip_eps_high)
     if beta > 0 and ref_logp is None:
-        raise ValueError("beta > 0 needs ref_logp")
+        raise ValueError(f"ref_logp is required when beta > 0 (beta={beta})")
+    for name, x in (("old_logp", old_logp), ("ref_logp", ref_logp), ("mask", mask)):
+        if x is not None:
+            _check_shape(name, x, logp.shape)
+    if advantages.numel() != logp.shape[0]:
+        raise ValueError(
+            f"advantages must have one value per response ({logp.shape[0]}), got shape {tuple(advantages.shape)}"
+        )
     eps_high = clip_eps if clip_eps_high is None else clip_eps_high
     mask = mask.to(logp.dtype)
     old = logp.detach() if old_logp is None else old_logp

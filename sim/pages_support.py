@@ -94,3 +94,22 @@ def clip_example(p_old: float, p_new: float, advantage: float, clip_eps: float) 
         "slope": float(curve["slope"][0]),
         "clipped": bool(curve["slope"][0] == 0.0 and advantage != 0.0),
     }
+
+
+def seed_band(x, lo: float = 10.0, hi: float = 90.0) -> dict[str, np.ndarray]:
+    """Mean and the lo..hi percentile band over seeds of x (T, S): what the band chart draws."""
+    x = np.asarray(x, dtype=float)  # (T, S)
+    return {"mean": x.mean(axis=1), "lo": np.percentile(x, lo, axis=1), "hi": np.percentile(x, hi, axis=1)}
+
+
+def gave_signal(counts, group_size: int) -> np.ndarray:
+    """Which groups had a non-zero advantage: 0 < k < G correct (an all-equal group teaches nothing)."""
+    k = np.asarray(counts)
+    return (k > 0) & (k < group_size)
+
+
+def rows_to_columns(rows: list[dict]) -> dict[str, list]:
+    """[{name: value}, ...] -> {name: [values]} (keys of the first row), for sim.export.history_csv."""
+    if not rows:
+        raise ValueError("rows must not be empty")
+    return {k: [r.get(k) for r in rows] for k in rows[0]}

@@ -1,0 +1,335 @@
+"""Training dynamics: GRPO on the chapter's 24-prompt toy, with Play / Pause / Step / Reset / New seed.
+
+The whole run is computed once per settings (cached, bounded) and kept in this session; Play only
+walks the displayed iteration t through it, inside a fragment, so only the charts redraw.
+"""
+
+import random
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from sim.export import history_csv, settings_json, trl_grpo_config, trl_snippet
+from sim.pages_support import gave_signal, rows_to_columns, seed_band
+from sim.toy import ToyConfig, expected_run, history_rows, run_toy
+from ui.charts import COLORS, figure, show
+from ui.controls import Choice, Flag, Num, apply_classroom_style, classroom_link_builder, control, current_values
+
+BASELINES = {"GRPO": "mean", "RLOO": "loo", "none": "none"}
+SPECS = [
+    Num("G", "Group size G", 2, 64, 8, 1, help="answers sampled per prompt"),
+    Num("beta", "KL coefficient β", 0.0, 0.2, 0.0, 0.01, help="DeepSeekMath 0.04, TRL default 0", fmt="%.2f"),
+    Flag("std", "Divide by the group std", True, help="GRPO divides; Dr. GRPO does not"),
+    Choice("baseline", "Baseline", tuple(BASELINES), "GRPO", help="group mean, leave-one-out mean, or none"),
+    Num("lr", "Learning rate", 0.05, 2.0, 0.3, 0.05, help="gradient step on the logits", fmt="%.2f"),
+    Num("mu", "Updates per batch μ", 1, 8, 1, 1, help="μ > 1 reuses the batch; then the clip matters"),
+    Num("eps", "Clip ε", 0.05, 0.5, 0.2, 0.05, fmt="%.2f"),
+    Flag("dyn", "Dynamic sampling (DAPO)", False, help="drop all-equal groups and draw more"),
+    Num("seed", "Seed", 0, 9999, 0, 1),
+    Num("seeds", "Seeds in the band", 1, 64, 16, 1),
+    Num("T", "Iterations", 50, 500, 200, 10),
+    Num(
+        "speed", "Speed (iterations per tick)", 1, 20, 4, 1, help="Play advances this many iterations 4 times a second"
+    ),
+]
+TICK_S = 0.25
+
+
+def toy_config(v: dict) -> ToyConfig:
+    return ToyConfig(
+        group_size=int(v["G"]),
+        beta=float(v["beta"]),
+        scale="group" if v["std"] else "none",
+        baseline=BASELINES[v["baseline"]],
+        lr=float(v["lr"]),
+        mu=int(v["mu"]),
+        clip_eps=float(v["eps"]),
+        dynamic_sampling=bool(v["dyn"]),
+        iterations=int(v["T"]),
+        seed=int(v["seed"]),
+        n_seeds=int(v["seeds"]),
+    )
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def simulate(cfg: ToyConfig):
+    """(sampled run with S seeds, exact expected run), cached by the frozen config."""
+    return run_toy(cfg), expected_run(cfg)
+
+
+def session_run(cfg: ToyConfig, slot: str):
+    """The run for cfg, kept in this session so fragment ticks do not copy it out of the cache."""
+    if st.session_state.get(f"{slot}_cfg") != cfg:
+        st.session_state[f"{slot}_run"] = simulate(cfg)
+        st.session_state[f"{slot}_cfg"] = cfg
+    return st.session_state[f"{slot}_run"]
+
+
+# ---- Play / Pause / Step / Reset / New seed: idempotent callbacks, run before the script ----
+def set_playing(on: bool) -> None:
+    st.session_state.playing = on
+
+
+def step() -> None:
+    st.session_state.playing = False
+    st.session_state.t = st.session_state.get("t", 0) + 1
+
+
+def reset() -> None:
+    st.session_state.playing = False
+    st.session_state.t = 0
+
+
+def new_seed() -> None:
+    reset()
+    st.session_state.seed = random.randrange(10000)
+
+
+def pin(values: dict) -> None:
+    st.session_state.pinned = dict(values)
+
+
+def unpin() -> None:
+    st.session_state.pop("pinned", None)
+
+
+st.session_state.setdefault("t", 0)
+st.session_state.setdefault("playing", False)
+
+apply_classroom_style()
+st.title("Training dynamics")
+st.markdown(
+    "GRPO on a pool of 24 prompts, difficulty increasing left to right. Prompt $j$ is solved with probability "
+    "$p_j = \\sigma(w + u_j - d_j)$: $d_j$ a fixed difficulty, $u_j$ the prompt's own parameter, $w$ a shared "
+    "skill every prompt's gradient moves. Each iteration samples $G$ answers per prompt, computes group "
+    "advantages and takes a policy-gradient step."
+)
+
+with st.sidebar:
+    st.header("Settings")
+    values = {s.key: control(s) for s in SPECS}
+classroom_link_builder(SPECS)
+
+try:
+    cfg = toy_config(values)
+    run, exp = session_run(cfg, "current")
+except ValueError as e:  # a setting the engine refuses: say which, never a traceback
+    st.error(f"These settings cannot run: {e}")
+    st.stop()
+
+T = cfg.iterations
+st.session_state.t = min(max(int(st.session_state.t), 0), T)
+
+b = st.columns([1, 1, 1, 1, 1.3, 1.3, 3])
+b[0].button("▶ Play", key="play", on_click=set_playing, args=(True,), disabled=st.session_state.t >= T)
+b[1].button("⏸ Pause", key="pause", on_click=set_playing, args=(False,))
+b[2].button("⏭ Step", key="step", on_click=step, disabled=st.session_state.t >= T)
+b[3].button("⏮ Reset", key="reset", on_click=reset, help="back to iteration 0, same seed")
+b[4].button("🎲 New seed", key="new_seed", on_click=new_seed)
+if "pinned" in st.session_state:
+    b[5].button("Unpin", key="unpin", on_click=unpin)
+else:
+    b[5].button(
+        "📌 Pin this run",
+        key="pin",
+        on_click=pin,
+        args=(current_values(SPECS),),
+        help="keep this run and overlay it on the next settings",
+    )
+
+pinned = None
+if "pinned" in st.session_state:
+    try:
+        pinned_cfg = toy_config(st.session_state.pinned)
+        pinned = session_run(pinned_cfg, "pinned")[0]
+    except ValueError:
+        unpin()
+
+
+def pinned_label() -> str:
+    changed = [f"{k}={v}" for k, v in st.session_state.pinned.items() if v != values[k] and k != "speed"]
+    return "pinned" + (f" ({', '.join(changed)})" if changed else "")
+
+
+def accuracy_chart(t: int) -> go.Figure:
+    fig = figure("Mean accuracy over the 24 prompts", "iteration", "accuracy  mean_j p_j", y_range=[0, 1])
+    band = seed_band(run.accuracy[: t + 1])
+    xs = list(range(t + 1))
+    fig.add_scatter(x=xs, y=band["hi"], mode="lines", line=dict(width=0), showlegend=False, hoverinfo="skip")
+    fig.add_scatter(
+        x=xs,
+        y=band["lo"],
+        mode="lines",
+        line=dict(width=0),
+        fill="tonexty",
+        fillcolor="rgba(31,119,180,0.2)",
+        name=f"10–90% of {cfg.n_seeds} seeds",
+    )
+    fig.add_scatter(x=xs, y=band["mean"], mode="lines", line=dict(color=COLORS["main"], width=3), name="mean of seeds")
+    fig.add_scatter(
+        x=list(range(T + 1)),
+        y=exp.accuracy[:, 0],
+        mode="lines",
+        name="expected (exact)",
+        line=dict(color="black", dash="dash", width=2),
+    )
+    if pinned is not None:
+        fig.add_scatter(
+            x=xs,
+            y=seed_band(pinned.accuracy[: t + 1])["mean"],
+            mode="lines",
+            name=pinned_label(),
+            line=dict(color=COLORS["pin"], width=3),
+        )
+    fig.update_xaxes(range=[0, T])
+    return fig
+
+
+def zero_chart(t: int) -> go.Figure:
+    fig = figure("Groups with zero gradient", "iteration", "fraction of groups", y_range=[0, 1])
+    xs = list(range(1, t + 1))
+    fig.add_scatter(
+        x=xs, y=run.frac_all_wrong[:t].mean(axis=1), stackgroup="z", name="all wrong", line=dict(color=COLORS["bad"])
+    )
+    fig.add_scatter(
+        x=xs,
+        y=run.frac_all_correct[:t].mean(axis=1),
+        stackgroup="z",
+        name="all correct",
+        line=dict(color=COLORS["good"]),
+    )
+    fig.add_scatter(
+        x=list(range(1, T + 1)),
+        y=exp.expected_zero_frac[:, 0],
+        mode="lines",
+        name="expected",
+        line=dict(color="black", dash="dash", width=2),
+    )
+    if pinned is not None:
+        fig.add_scatter(
+            x=xs,
+            y=pinned.frac_zero[:t].mean(axis=1),
+            mode="lines",
+            name=pinned_label(),
+            line=dict(color=COLORS["pin"], width=3),
+        )
+    fig.update_xaxes(range=[0, T])
+    return fig
+
+
+def prompts_chart(t: int) -> go.Figure:
+    fig = figure(
+        f"Each prompt's p_j at iteration {t} (seed {cfg.seed})", "prompt j (easy → hard)", "p_j", y_range=[0, 1]
+    )
+    if t < T:
+        signal = gave_signal(run.counts[t, 0], cfg.group_size)
+        colors = [COLORS["main"] if s else COLORS["grey"] for s in signal]
+        names = ["signal" if s else "no signal" for s in signal]
+    else:
+        colors, names = [COLORS["main"]] * cfg.n_prompts, [""] * cfg.n_prompts
+    fig.add_bar(x=list(range(cfg.n_prompts)), y=run.p[t, 0], marker_color=colors, hovertext=names, name="p_j")
+    fig.update_layout(showlegend=False, hovermode="closest")
+    return fig
+
+
+def heatmap_chart(t: int) -> go.Figure:
+    fig = figure(f"p_j over time (seed {cfg.seed}): hard prompts wait", "iteration", "prompt j (easy → hard)")
+    fig.add_trace(
+        go.Heatmap(
+            z=run.p[: t + 1, 0].T,
+            x=list(range(t + 1)),
+            zmin=0,
+            zmax=1,
+            colorscale="Viridis",
+            colorbar=dict(title="p_j"),
+        )
+    )
+    fig.update_xaxes(range=[-0.5, T + 0.5])
+    fig.update_layout(hovermode="closest")
+    return fig
+
+
+def kl_entropy_chart(t: int) -> go.Figure:
+    fig = figure("KL to the reference and entropy", "iteration", "nats (mean over prompts)")
+    xs = list(range(t + 1))
+    fig.add_scatter(x=xs, y=run.kl[: t + 1].mean(axis=1), name="KL(π ‖ π_ref)", line=dict(color=COLORS["main"]))
+    fig.add_scatter(x=xs, y=run.entropy[: t + 1].mean(axis=1), name="entropy", line=dict(color=COLORS["good"]))
+    if pinned is not None:
+        fig.add_scatter(
+            x=xs, y=pinned.kl[: t + 1].mean(axis=1), name=f"KL, {pinned_label()}", line=dict(color=COLORS["pin"])
+        )
+        fig.add_scatter(
+            x=xs,
+            y=pinned.entropy[: t + 1].mean(axis=1),
+            name=f"entropy, {pinned_label()}",
+            line=dict(color=COLORS["pin"], dash="dot"),
+        )
+    fig.update_xaxes(range=[0, T])
+    return fig
+
+
+@st.fragment(run_every=TICK_S if st.session_state.playing else None)
+def charts() -> None:
+    if st.session_state.playing:
+        st.session_state.t = min(st.session_state.t + int(values["speed"]), T)
+    t = st.session_state.t
+    st.progress(t / T, text=f"iteration {t} / {T}")
+    c1, c2 = st.columns(2)
+    with c1:
+        show(accuracy_chart(t), "acc_chart")
+        st.caption("Accuracy rises. The band is the spread over seeds; the dashed line is the exact expected run.")
+    with c2:
+        show(zero_chart(t), "zero_chart")
+        st.caption(
+            "Share of groups whose answers all got the same reward: no gradient. Early on, hard prompts are "
+            "all wrong; as training succeeds, easy ones come back all correct. Dashed: mean_j p_j^G + (1-p_j)^G."
+        )
+    c3, c4 = st.columns(2)
+    with c3:
+        show(prompts_chart(t), "prompts_chart")
+        st.caption("Blue: the prompt's group had mixed rewards this iteration and taught something; grey: all equal.")
+    with c4:
+        show(heatmap_chart(t), "heatmap_chart")
+        st.caption("Each row is a prompt. Hard prompts stay dark until the shared skill makes them sometimes solvable.")
+    show(kl_entropy_chart(t), "kl_chart")
+    st.caption(
+        "The policy drifts from the reference (KL up) and becomes more deterministic (entropy down); "
+        "β > 0 holds it back."
+    )
+    if st.session_state.playing and t >= T:
+        st.session_state.playing = False
+        st.rerun()  # full rerun: stop the timer and re-enable the buttons
+
+
+charts()
+
+st.subheader("Export")
+rows = history_rows(run, per_seed=False)
+e1, e2 = st.columns(2)
+e1.download_button(
+    "Run history (CSV)",
+    history_csv(rows_to_columns(rows)),
+    file_name="grpo_toy_history.csv",
+    mime="text/csv",
+    key="dl_csv",
+)
+e2.download_button(
+    "Settings (JSON)",
+    settings_json(values, page="training"),
+    file_name="grpo_settings.json",
+    mime="application/json",
+    key="dl_json",
+)
+trl = trl_grpo_config(
+    group_size=cfg.group_size,
+    beta=cfg.beta,
+    scale_std=values["std"],
+    baseline={"mean": "grpo", "loo": "rloo", "none": "none"}[cfg.baseline],
+    mu=cfg.mu,
+    clip_eps=cfg.clip_eps,
+    learning_rate=cfg.lr,
+    dynamic_sampling=cfg.dynamic_sampling,
+    seed=cfg.seed,
+)
+with st.expander("Equivalent TRL GRPOConfig"):
+    st.code(trl_snippet(trl), language="python")

@@ -1,0 +1,82 @@
+"""KL and clipping: k1, k2, k3 against u = pi_ref / pi, and PPO's clipped surrogate against the ratio."""
+
+import numpy as np
+import streamlit as st
+
+from sim.pages_support import clip_example, kl_check, kl_estimators, surrogate_curve
+from ui.charts import COLORS, figure, show
+from ui.controls import Num, apply_classroom_style, classroom_link_builder, control
+
+PI_SPEC = Num("pi", "Policy probability π", 0.05, 1.0, 0.6, 0.01, fmt="%.2f")
+REF_SPEC = Num("pi_ref", "Reference probability π_ref", 0.05, 1.0, 0.5, 0.01, fmt="%.2f")
+EPS_SPEC = Num("eps", "Clip ε", 0.05, 0.5, 0.2, 0.01, fmt="%.2f")
+OLD_SPEC = Num("p_old", "Token probability before (π_old)", 0.05, 1.0, 0.4, 0.01, fmt="%.2f")
+NEW_SPEC = Num("p_new", "Token probability after one inner step", 0.05, 1.0, 0.5, 0.01, fmt="%.2f")
+SPECS = [PI_SPEC, REF_SPEC, EPS_SPEC, OLD_SPEC, NEW_SPEC]
+
+apply_classroom_style()
+st.title("KL and clipping")
+with st.sidebar:
+    st.header("KL check")
+    pi = control(PI_SPEC)
+    pi_ref = control(REF_SPEC)
+    st.header("Clip")
+    eps = control(EPS_SPEC)
+    p_old = control(OLD_SPEC)
+    p_new = control(NEW_SPEC)
+classroom_link_builder(SPECS)
+
+st.subheader("The KL leash, per token")
+st.markdown("GRPO puts the KL penalty in the loss, estimated per sampled token from $u = \\pi_{ref}/\\pi_\\theta$:")
+st.latex(r"k_1 = -\log u \qquad k_2 = \tfrac12 (\log u)^2 \qquad k_3 = u - \log u - 1 \;\ge 0")
+u = np.linspace(0.05, 4.0, 400)
+k = kl_estimators(u)
+chk = kl_check(pi, pi_ref)
+fig = figure("KL estimators against u = π_ref / π", "u = π_ref / π", "per-token estimate", height=380)
+for name, color in (("k1", COLORS["grey"]), ("k2", COLORS["pin"]), ("k3", COLORS["main"])):
+    fig.add_scatter(x=u, y=k[name], name=name, line=dict(color=color, width=3 if name == "k3" else 2))
+fig.add_scatter(
+    x=[chk["u"]],
+    y=[chk["k3"]],
+    mode="markers",
+    marker=dict(size=12, color="black"),
+    name=f"your token: u = {chk['u']:.3f}",
+)
+fig.update_yaxes(range=[-1.5, 3])
+show(fig, "kl_chart")
+m = st.columns(4)
+m[0].metric("u = π_ref / π", f"{chk['u']:.3f}")
+m[1].metric("k3", f"{chk['k3']:.4f}")
+m[2].metric("d k3 / d log π = 1 − u", f"{chk['dk3_dlogp']:.3f}")
+m[3].metric("k1", f"{chk['k1']:.4f}")
+st.caption(
+    "k3 is never negative, unbiased when the token is sampled from π, and zero exactly when π = π_ref. Chapter check: "
+    "π = 0.6, π_ref = 0.5 gives u = 0.833, k3 = 0.0157 and slope 0.167: gradient descent on +β k3 nudges the token "
+    "back down toward the reference. k1 can be negative for a single token; k2 is biased."
+)
+
+st.subheader("PPO's clip")
+st.latex(
+    r"\rho = \frac{\pi_\theta}{\pi_{old}},\qquad s = \min\big(\rho A,\ \operatorname{clip}(\rho, 1-\epsilon,"
+    r" 1+\epsilon)\,A\big)"
+)
+rho = np.linspace(0.3, 1.8, 301)
+c1, c2 = st.columns(2)
+for col, A, title in ((c1, 1.0, "A > 0 (A = +1)"), (c2, -1.0, "A < 0 (A = −1)")):
+    curve = surrogate_curve(rho, A, eps)
+    fig = figure(f"Clipped surrogate, {title}", "ratio ρ", "objective s", height=340)
+    fig.add_scatter(x=rho, y=rho * A, name="unclipped ρA", line=dict(color=COLORS["grey"], dash="dash"))
+    fig.add_scatter(x=rho, y=curve["surrogate"], name="clipped", line=dict(color=COLORS["main"], width=3))
+    fig.add_vrect(x0=1 - eps, x1=1 + eps, fillcolor="rgba(44,160,44,0.12)", line_width=0)
+    with col:
+        show(fig, f"clip_chart_{'pos' if A > 0 else 'neg'}")
+st.caption(
+    "Where the curve is flat there is no gradient: a positive-advantage token past 1 + ε, or a negative one "
+    "below 1 − ε, stops being pushed. At ρ = 1 the clip is inert and the gradient is plain REINFORCE."
+)
+ex = clip_example(p_old, p_new, 1.0, eps)
+verdict = "is clipped: no more gradient on the next inner step" if ex["clipped"] else "is still pushed"
+st.info(
+    f"Token probability {p_old:.2f} → {p_new:.2f}: ratio {ex['ratio']:.3f}; with A > 0 and ε = {eps:.2f} the "
+    f"token {verdict}. (Chapter: 0.40 → 0.50 gives 1.25 > 1.2.)"
+)

@@ -1,0 +1,79 @@
+"""Wasted groups: P(group teaches nothing) = p^G + (1 - p)^G, as a heatmap, curves and the chapter's table."""
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from sim.exercises import no_signal_table, p_no_signal
+from ui.charts import COLORS, figure, show
+from ui.controls import Num, apply_classroom_style, classroom_link_builder, control
+
+P_SPEC = Num("p", "Solve rate p of the prompt", 0.0, 1.0, 0.05, 0.01, fmt="%.2f")
+G_SPEC = Num("G", "Group size G", 2, 64, 8, 1)
+SPECS = [P_SPEC, G_SPEC]
+
+apply_classroom_style()
+st.title("Wasted groups")
+st.markdown(
+    "If a prompt is solved with probability $p$, all $G$ answers get the same reward (all right or all wrong) "
+    "with probability below. Such a group has zero advantages and gives no gradient: you paid for $G$ "
+    "generations and learned nothing."
+)
+st.latex(r"P(\text{group teaches nothing}) = p^G + (1 - p)^G")
+with st.sidebar:
+    p = control(P_SPEC)
+    G = control(G_SPEC)
+classroom_link_builder(SPECS)
+
+none = float(p_no_signal(p, G))
+m = st.columns(3)
+m[0].metric(f"P(no signal) at p = {p:.2f}, G = {G}", f"{none:.1%}")
+m[1].metric("P(signal)", f"{1 - none:.1%}")
+m[2].metric("P(signal) at G = 64", f"{1 - float(p_no_signal(p, 64)):.1%}")
+st.info(
+    f"The chapter's case: p = 0.05 yields signal {1 - float(p_no_signal(0.05, 8)):.0%} of the time with G = 8 but "
+    f"{1 - float(p_no_signal(0.05, 64)):.0%} with G = 64. DeepSeekMath used G = 64; DeepSeek-R1-Zero G = 16."
+)
+
+ps = np.linspace(0, 1, 101)
+Gs = np.arange(2, 65)
+c1, c2 = st.columns(2)
+with c1:
+    fig = figure("P(group teaches nothing) over p and G", "p (solve rate)", "group size G", height=420)
+    fig.add_trace(
+        go.Heatmap(
+            x=ps,
+            y=Gs,
+            z=p_no_signal(ps[None, :], Gs[:, None]),
+            zmin=0,
+            zmax=1,
+            colorscale="Reds",
+            colorbar=dict(title="P"),
+        )
+    )
+    fig.add_scatter(
+        x=[p], y=[G], mode="markers", marker=dict(size=14, color=COLORS["main"], symbol="x"), name="your setting"
+    )
+    fig.update_layout(hovermode="closest")
+    show(fig, "wasted_heatmap")
+    st.caption("Dark at both edges: too-hard prompts (p ≈ 0) teach nothing, too-easy ones (p ≈ 1) waste compute.")
+with c2:
+    fig = figure("P(no signal) against p", "p (solve rate)", "P(group teaches nothing)", height=420, y_range=[0, 1])
+    for g, color in [(4, COLORS["grey"]), (8, COLORS["bad"]), (16, COLORS["good"]), (64, "black")]:
+        fig.add_scatter(x=ps, y=p_no_signal(ps, g), name=f"G = {g}", line=dict(color=color))
+    fig.add_scatter(x=ps, y=p_no_signal(ps, G), name=f"G = {G} (yours)", line=dict(color=COLORS["main"], width=4))
+    fig.add_vline(x=p, line_dash="dot")
+    show(fig, "wasted_curves")
+    st.caption("Bigger groups rescue the extremes: the valley of useful prompts widens as G grows.")
+
+st.subheader("The chapter's table")
+tab = no_signal_table()
+st.dataframe(
+    [
+        {"p": f"{pp:.2f}", **{f"G = {g}": f"{v:.3f}" for g, v in zip(tab["group_size"], row, strict=True)}}
+        for pp, row in zip(tab["p"], tab["p_no_signal"], strict=True)
+    ],
+    hide_index=True,
+    key="no_signal_table",
+)
+st.caption("Read it from both ends. RL can only reinforce what the model already sometimes does.")

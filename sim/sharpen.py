@@ -1,0 +1,279 @@
+"""The sharpening toy of the pass@k debate (Chapter 15, "Does RL teach new reasoning?").
+
+A policy chooses one of K solution strategies with probabilities softmax(theta), and the same
+theta is SHARED by every problem (a model has one set of weights, not one per problem).
+Strategy k solves problem j with probability success[j, k], so the model solves problem j with
+
+    p_j = sum_k softmax(theta)_k * success[j, k]
+
+Default: problem A is solved by the common strategy, problem B only by a rare one; a third
+strategy (a detour) solves neither. The base policy (0.6, 0.35, 0.05) gives the chapter's
+p = (0.6, 0.05). GRPO samples groups of G strategies per problem, rewards them 0/1, and pushes
+theta with group-relative advantages. Both problems pull on the same theta. A's groups have
+signal most of the time, and each pushes the common strategy up and every other one down, the
+rare one included; a B group has any success only 1 - 0.95^8 = 34% of the time. On balance the
+common strategy wins, the policy's entropy collapses, and the rare strategy, the only one that
+solved B, fades: with the defaults p goes to about (0.98, 0.01). pass@1 goes up and pass@64
+goes down, so the pass@k curves of the base and trained models cross (near k = 2.5 here).
+Nothing forces this: with noisier updates (groups_per_problem=1) a run now and then lets the
+rare strategy revive instead, and the std division (scale_std) makes B's rare successes count more.
+
+Each answer is one "token" (its strategy), so the loss is sim.grpo.policy_loss on (B, 1) log-probs.
+
+Shapes: P problems, K strategies, G group size, I iterations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from sim.grpo import group_advantages, policy_loss
+from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k_known_p
+
+STRATEGIES = ("common", "detour", "rare")
+PROBLEMS = ("A", "B")
+METHODS = ("counts", "autograd")
+
+# The chapter's two-problem example: success probability per problem before and after RL.
+CHAPTER_P_BEFORE = (0.6, 0.05)
+CHAPTER_P_AFTER = (0.98, 0.01)
+
+
+@dataclass(frozen=True)
+class SharpenConfig:
+    success: tuple[tuple[float, ...], ...] = ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0))  # (P, K) P(correct | problem, strategy)
+    init_probs: tuple[float, ...] = (0.6, 0.35, 0.05)  # (K,) base policy over strategies, softmax(theta_0)
+    group_size: int = 8  # G answers sampled per group
+    groups_per_problem: int = 4  # groups of each problem per iteration (a batch of P * this groups)
+    iterations: int = 100  # GRPO updates of the shared logits
+    lr: float = 0.5  # plain gradient step on the logits: theta -= lr * grad
+    scale_std: bool = True  # divide advantages by the group std (GRPO) or not (Dr. GRPO)
+    ddof: int = 0  # 0: population std (chapter), 1: sample std (TRL)
+    eps: float = 1e-4  # added to the std
+    k_eval: int = 64  # the "large k" tracked in the history as pass@k_eval
+    seed: int = 0  # seeds the numpy Generator that samples strategies and rewards
+
+    def __post_init__(self):
+        S = np.asarray(self.success, dtype=float)
+        if S.ndim != 2 or S.shape[0] < 1 or S.shape[1] < 2:
+            raise ValueError(f"success must be a (problems, strategies) table with >= 2 strategies, got {S.shape}")
+        if not np.all((S >= 0) & (S <= 1)):
+            raise ValueError("success must hold probabilities in [0, 1]")
+        pi = np.asarray(self.init_probs, dtype=float)
+        if pi.shape != (S.shape[1],):
+            raise ValueError(f"init_probs must have one entry per strategy ({S.shape[1]}), got {pi.shape}")
+        if not np.all(pi > 0) or abs(pi.sum() - 1) > 1e-6:
+            raise ValueError("init_probs must be positive and sum to 1 (a softmax never reaches 0)")
+        _check_range("group_size", self.group_size, 2, 1024, integer=True)
+        _check_range("groups_per_problem", self.groups_per_problem, 1, 1024, integer=True)
+        _check_range("iterations", self.iterations, 0, 100_000, integer=True)
+        _check_range("lr", self.lr, 0.0, 10.0)
+        _check_range("eps", self.eps, 0.0, 1.0)
+        _check_range("k_eval", self.k_eval, 1, 100_000, integer=True)
+        if self.ddof not in (0, 1):
+            raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {self.ddof}")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+
+
+def _check_range(name: str, value, low, high, *, integer: bool = False) -> None:
+    if integer and (isinstance(value, bool) or not isinstance(value, int | np.integer)):
+        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+    if not (low <= value <= high):
+        raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}")
+
+
+# ---------------------------------------------------------------- the model
+
+
+def solve_probs(probs: np.ndarray, success: np.ndarray) -> np.ndarray:
+    """p_j = sum_k pi_k success[j, k]: per-problem success probability, (..., P) from pi (..., K)."""
+    return np.asarray(probs) @ np.asarray(success).T
+
+
+def entropy(probs: np.ndarray) -> float:
+    """H(pi) = -sum_k pi_k log pi_k in nats; log K for a uniform policy, 0 for a deterministic one."""
+    pi = np.asarray(probs, dtype=float)
+    nz = pi[pi > 0]
+    return float(-(nz * np.log(nz)).sum())
+
+
+def sharpening_summary(p_before=CHAPTER_P_BEFORE, p_after=CHAPTER_P_AFTER, k: int = 64) -> dict[str, float | None]:
+    """pass@1 and pass@k, averaged over problems, of a model before and after RL, from known p.
+
+        pass@1 = mean_j p_j,     pass@k = mean_j [1 - (1 - p_j)^k]
+
+    Chapter: p = (0.6, 0.05) -> (0.98, 0.01) gives pass@1 0.325 -> 0.495 and pass@64
+    (1 + (1 - 0.95^64))/2 = 0.981 -> (1 + (1 - 0.99^64))/2 = 0.737. Also returns the k where
+    the two mean curves cross (log-k interpolation, k = 1..k), None if they do not.
+    """
+    before, after = np.asarray(p_before, dtype=float), np.asarray(p_after, dtype=float)
+    ks = np.arange(1, k + 1)
+    curve_before = mean_pass_at_k_known_p(before, ks)  # (k,) one value per k
+    curve_after = mean_pass_at_k_known_p(after, ks)
+    return {
+        "pass@1_before": float(before.mean()),
+        "pass@1_after": float(after.mean()),
+        f"pass@{k}_before": float(curve_before[-1]),
+        f"pass@{k}_after": float(curve_after[-1]),
+        "crossover_k": crossover_k(ks, curve_after, curve_before) if k > 1 else None,
+    }
+
+
+# ---------------------------------------------------------------- one GRPO step
+
+
+def sample_groups(probs: np.ndarray, success: np.ndarray, group_size: int, rng: np.random.Generator):
+    """Sample G strategies per problem from pi, then 0/1 rewards from success[problem, strategy].
+
+    `success` (P, K) has one row per prompt of the batch (a problem may appear several times).
+    Returns strategies (P, G) int and rewards (P, G) float.
+    """
+    S = np.asarray(success)
+    P = S.shape[0]
+    cdf = np.cumsum(probs)  # (K,)
+    u = rng.random((P, group_size))  # (P, G)
+    strategies = np.minimum(np.searchsorted(cdf, u * cdf[-1], side="right"), len(probs) - 1)  # (P, G)
+    rewards = (rng.random((P, group_size)) < S[np.arange(P)[:, None], strategies]).astype(float)  # (P, G)
+    return strategies, rewards
+
+
+def _advantage_kwargs(cfg: SharpenConfig) -> dict:
+    return {"scale": "group" if cfg.scale_std else "none", "ddof": cfg.ddof, "eps": cfg.eps}
+
+
+def grad_autograd(theta: np.ndarray, strategies: np.ndarray, rewards: np.ndarray, cfg: SharpenConfig) -> np.ndarray:
+    """d loss / d theta through sim.grpo: group_advantages, then policy_loss on (B, 1) log-probs.
+
+    The reference path: each answer is one token (its strategy), on-policy (ratio 1), no KL.
+    """
+    P, G = strategies.shape
+    th = torch.tensor(theta, dtype=torch.float64, requires_grad=True)  # (K,)
+    r = torch.as_tensor(rewards, dtype=torch.float64).reshape(-1)  # (B,) with B = P*G
+    adv = group_advantages(r, G, **_advantage_kwargs(cfg))  # (B,)
+    logp = torch.log_softmax(th, dim=0)[torch.as_tensor(strategies).reshape(-1)].unsqueeze(1)  # (B, 1)
+    loss, _ = policy_loss(logp, None, None, adv, torch.ones_like(logp), loss_type="grpo")
+    (grad,) = torch.autograd.grad(loss, th)
+    return grad.numpy()
+
+
+def advantage_table(cfg: SharpenConfig) -> np.ndarray:
+    """A of a correct and of a wrong answer in a group with c of G correct, for c = 0..G: (G+1, 2).
+
+    Built by sim.grpo.group_advantages on the G+1 possible reward vectors (all groups of 0/1
+    rewards with the same count get the same advantages), so the count-based path below reuses
+    the one advantage formula instead of re-typing it.
+    """
+    G = cfg.group_size
+    c = torch.arange(G + 1)[:, None]  # (G+1, 1)
+    rewards = (torch.arange(G)[None, :] < c).to(torch.float64)  # (G+1, G): c ones then zeros
+    adv = group_advantages(rewards.reshape(-1), G, **_advantage_kwargs(cfg)).reshape(G + 1, G).numpy()
+    a_correct = np.where(c[:, 0].numpy() > 0, adv[:, 0], 0.0)  # column 0 is a correct answer when c > 0
+    a_wrong = np.where(c[:, 0].numpy() < G, adv[:, -1], 0.0)  # last column is a wrong answer when c < G
+    return np.stack([a_correct, a_wrong], axis=1)
+
+
+def grad_counts(theta: np.ndarray, strategies: np.ndarray, rewards: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """The same gradient as grad_autograd, from counts (tests prove them equal).
+
+    At ratio 1 with one token per answer, loss_type="grpo" has gradient
+
+        d loss / d theta = -(1/B) sum_i A_i (onehot(y_i) - pi)
+
+    with A_i looked up in `table` by the group's count of correct answers.
+    """
+    P, G = strategies.shape
+    K = theta.shape[0]
+    pi = _softmax(theta)  # (K,)
+    c = rewards.sum(axis=1).astype(int)  # (P,)
+    adv = np.where(rewards > 0, table[c, 0][:, None], table[c, 1][:, None])  # (P, G)
+    per_strategy = np.bincount(strategies.reshape(-1), weights=adv.reshape(-1), minlength=K)  # (K,)
+    return -(per_strategy - adv.sum() * pi) / (P * G)
+
+
+# ---------------------------------------------------------------- training
+
+
+@dataclass(frozen=True)
+class SharpenHistory:
+    """Per-iteration record of a run: index 0 is the base policy, index i the policy after i updates."""
+
+    config: SharpenConfig
+    probs: np.ndarray  # (I+1, K) strategy probabilities softmax(theta)
+    p: np.ndarray  # (I+1, P) per-problem success probability
+    entropy: np.ndarray  # (I+1,) policy entropy in nats
+    pass_at_1: np.ndarray  # (I+1,) mean_j p_j
+    pass_at_k: np.ndarray  # (I+1,) mean_j 1 - (1 - p_j)^k_eval
+    reward: np.ndarray  # (I,) mean sampled reward of the iteration's groups (TRL: "reward")
+    frac_reward_zero_std: np.ndarray  # (I,) share of groups with all-equal rewards (TRL's name)
+
+    def curves(self, ks=None, *, at: int = -1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Mean pass@k curves of the base policy and of iteration `at`: (ks, before, after)."""
+        ks = np.arange(1, self.config.k_eval + 1) if ks is None else np.asarray(ks)
+        return ks, mean_pass_at_k_known_p(self.p[0], ks), mean_pass_at_k_known_p(self.p[at], ks)
+
+    def crossover(self, ks=None, *, at: int = -1) -> float | None:
+        """The k where the trained curve falls below the base curve (log-k interpolation), or None."""
+        ks, before, after = self.curves(ks, at=at)
+        return crossover_k(ks, after, before)
+
+
+def train(
+    cfg: SharpenConfig = SharpenConfig(),
+    *,
+    method: str = "counts",
+    on_step: Callable[[int, dict], None] | None = None,
+) -> SharpenHistory:
+    """Run GRPO on the shared strategy logits and record the history.
+
+    Per iteration: sample groups_per_problem groups of G strategies for every problem, reward
+    them 0/1, take the gradient of the GRPO loss and one plain gradient step on theta.
+    method="autograd" differentiates sim.grpo.policy_loss (the reference); method="counts" uses
+    the equal closed form of grad_counts (tests prove them equal), ~30x faster.
+    `on_step(i, metrics)` is called after update i. Deterministic for a given cfg.seed.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    S = np.asarray(cfg.success, dtype=float)  # (P, K)
+    rng = np.random.default_rng(cfg.seed)
+    theta = np.log(np.asarray(cfg.init_probs, dtype=float))  # (K,) softmax(theta) = init_probs
+    table = advantage_table(cfg) if method == "counts" else None
+
+    batch = np.repeat(S, cfg.groups_per_problem, axis=0)  # (P * groups_per_problem, K): the batch's prompts
+    probs = [_softmax(theta)]
+    reward, zero_std = [], []
+    for i in range(cfg.iterations):
+        strategies, rewards = sample_groups(probs[-1], batch, cfg.group_size, rng)  # (P * groups_per_problem, G) each
+        if table is not None:
+            g = grad_counts(theta, strategies, rewards, table)
+        else:
+            g = grad_autograd(theta, strategies, rewards, cfg)
+        theta = theta - cfg.lr * g  # (K,) plain SGD
+        probs.append(_softmax(theta))
+        reward.append(rewards.mean())
+        zero_std.append(np.mean(rewards.min(axis=1) == rewards.max(axis=1)))
+        if on_step is not None:
+            metrics = {"reward": reward[-1], "frac_reward_zero_std": zero_std[-1], "p": solve_probs(probs[-1], S)}
+            on_step(i + 1, metrics)
+
+    pi = np.stack(probs)  # (I+1, K)
+    p = solve_probs(pi, S)  # (I+1, P)
+    return SharpenHistory(
+        config=cfg,
+        probs=pi,
+        p=p,
+        entropy=np.array([entropy(x) for x in pi]),
+        pass_at_1=p.mean(axis=1),
+        pass_at_k=pass_at_k_known_p(p, cfg.k_eval).mean(axis=1),
+        reward=np.array(reward),
+        frac_reward_zero_std=np.array(zero_std),
+    )
+
+
+def _softmax(theta: np.ndarray) -> np.ndarray:
+    e = np.exp(theta - theta.max())
+    return e / e.sum()

@@ -19,15 +19,25 @@ The second is the fast path; tests prove it equal to the first. Since the update
 only through k, run_toy draws k ~ Binomial(G, p_j) instead of G answers: cost per iteration does not
 depend on G.
 
+What the defaults show (24 prompts, d from -2 to 7, G = 8, lr = 0.2, u = w = 0), in about 200 iterations:
+accuracy rises from 0.24 to about 0.94. The easy prompts saturate within a few dozen iterations, so the
+share of all-correct groups (wasted, no gradient) climbs with accuracy, from 3% to about 75%. The hardest
+prompt starts at p = 0.001 and its groups are all wrong (also wasted): it stays below 0.1 for about 100
+iterations, until the shared skill w, pushed by the other prompts, lifts it; then it rises to about 0.6.
+
 Shapes: S seeds, P prompts, G group size, T iterations.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import bdtr, expit, gammaln, xlog1py, xlogy
 
 SCALES = ("group", "batch", "none")
 BASELINES = ("mean", "loo", "none")
@@ -46,13 +56,13 @@ class ToyConfig:
     """Everything a toy run depends on. Invalid values raise ValueError naming the field and its range."""
 
     n_prompts: int = 24  # P, number of prompts in the pool, 1..256
-    d_min: float = -3.0  # difficulty of the easiest (leftmost) prompt, |d| <= 50
-    d_max: float = 6.0  # difficulty of the hardest (rightmost) prompt; d_j spread linearly d_min..d_max
+    d_min: float = -2.0  # difficulty of the easiest (leftmost) prompt, |d| <= 50
+    d_max: float = 7.0  # difficulty of the hardest (rightmost) prompt; d_j spread linearly d_min..d_max
     difficulties: tuple[float, ...] | None = None  # explicit d_j (length n_prompts); overrides d_min/d_max
     u_init: float = 0.0  # initial per-prompt parameter u_j (same for all j), |u| <= 50
     w_init: float = 0.0  # initial shared skill w, |w| <= 50
     group_size: int = 8  # G, answers sampled per prompt, 2..1024
-    lr: float = 1.0  # step size on the per-prompt parameters u, 0..1000
+    lr: float = 0.2  # step size on the per-prompt parameters u, 0..1000
     lr_w: float | None = None  # step size on the shared w; None = same as lr, 0..1000
     beta: float = 0.0  # weight of the k3 KL penalty to the initial policy, 0..100
     scale: str = "group"  # advantage divisor: "group" std (GRPO), "batch" std (TRL), "none" (Dr. GRPO)
@@ -69,7 +79,62 @@ class ToyConfig:
     n_seeds: int = 1  # S, independent runs simulated at once, 1..1024
 
     def __post_init__(self) -> None:
-        raise NotImplementedError
+        _check_int("n_prompts", self.n_prompts, 1, MAX_PROMPTS)
+        _check_float("d_min", self.d_min, -50.0, 50.0)
+        _check_float("d_max", self.d_max, -50.0, 50.0)
+        if self.difficulties is not None:
+            d = tuple(self.difficulties)
+            if len(d) != self.n_prompts:
+                raise ValueError(f"difficulties must have n_prompts = {self.n_prompts} values, got {len(d)}")
+            for x in d:
+                _check_float("difficulties", x, -50.0, 50.0)
+        _check_float("u_init", self.u_init, -50.0, 50.0)
+        _check_float("w_init", self.w_init, -50.0, 50.0)
+        _check_int("group_size", self.group_size, 2, MAX_GROUP_SIZE)
+        _check_float("lr", self.lr, 0.0, 1000.0)
+        if self.lr_w is not None:
+            _check_float("lr_w", self.lr_w, 0.0, 1000.0)
+        _check_float("beta", self.beta, 0.0, 100.0)
+        _check_choice("scale", self.scale, SCALES)
+        _check_choice("baseline", self.baseline, BASELINES)
+        _check_int("ddof", self.ddof, 0, 1)
+        _check_float("eps", self.eps, 1e-8, 1.0)
+        _check_int("mu", self.mu, 1, MAX_MU)
+        _check_float("clip_eps", self.clip_eps, 0.0, 1.0, low_open=True)
+        if self.clip_eps_high is not None:
+            _check_float("clip_eps_high", self.clip_eps_high, 0.0, 10.0, low_open=True)
+        if not isinstance(self.dynamic_sampling, (bool, np.bool_)):
+            raise ValueError(f"dynamic_sampling must be True or False, got {self.dynamic_sampling!r}")
+        _check_int("max_redraws", self.max_redraws, 0, MAX_REDRAWS)
+        _check_int("iterations", self.iterations, 1, MAX_ITERATIONS)
+        _check_int("seed", self.seed, 0, 2**63 - 1)
+        _check_int("n_seeds", self.n_seeds, 1, MAX_SEEDS)
+
+    @property
+    def lr_shared(self) -> float:
+        """Step size on w (lr_w, or lr when lr_w is None)."""
+        return self.lr if self.lr_w is None else self.lr_w
+
+
+def _check_int(name: str, value, low: int, high: int) -> None:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
+
+
+def _check_float(name: str, value, low: float, high: float, low_open: bool = False) -> None:
+    bracket = "(" if low_open else "["
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number in {bracket}{low}, {high}], got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or v > high or v < low or (low_open and v == low):
+        raise ValueError(f"{name} must be a finite number in {bracket}{low}, {high}], got {value}")
+
+
+def _check_choice(name: str, value, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
 
 
 @dataclass
@@ -112,54 +177,548 @@ class ToyHistory:
         return self.p.shape[0] - 1
 
 
+# ----------------------------------------------------------------------------------------------
+# The model: logits, probabilities, KL and entropy of the Bernoulli policies
+
+
 def make_difficulties(cfg: ToyConfig) -> np.ndarray:
     """(P,) d_j: cfg.difficulties if given, else linearly spaced from d_min to d_max."""
-    raise NotImplementedError
+    if cfg.difficulties is not None:
+        return np.asarray(cfg.difficulties, dtype=float)
+    return np.linspace(cfg.d_min, cfg.d_max, cfg.n_prompts)
 
 
-def count_advantages(k: np.ndarray, group_size: int, *, baseline: str = "mean", scale: str = "group",
-                     ddof: int = 0, eps: float = 1e-4, batch_std: np.ndarray | float | None = None
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """Advantages (A_correct, A_wrong) of a group with k of G answers correct; same formula as
-    sim.grpo.group_advantages, written for counts. Broadcasts over k."""
-    raise NotImplementedError
+def policy(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """pi(correct), pi(wrong), log pi(correct), log pi(wrong) for logits z, each accurate in relative terms.
+
+    log sigmoid(-z) = log sigmoid(z) - z, so three transcendental calls instead of four.
+    """
+    p_c = expit(z)
+    lp_c = np.where(p_c > 0, np.log(p_c), z)  # log sigmoid(z) ~ z where sigmoid underflows
+    lp_w = lp_c - z
+    return p_c, np.exp(lp_w), lp_c, lp_w
 
 
-def count_update(w: np.ndarray, u: np.ndarray, prompt: np.ndarray, k: np.ndarray, valid: np.ndarray,
-                 cfg: ToyConfig, d: np.ndarray, u0: np.ndarray, w0: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
-    """mu GRPO steps from the counts alone (fast path). Shapes: w (S,), u (S, P), prompt/k/valid (S, N) for
-    N batch slots. Returns new (w, u) and step metrics (S,) each."""
-    raise NotImplementedError
+def bernoulli_kl(p_c, p_w, lp_c, lp_w, lr_c, lr_w) -> np.ndarray:
+    """Exact KL(pi || pi_ref) of Bernoullis, elementwise (nats), from policy() of z and of z_ref:
+
+        KL = p log(p / p_ref) + (1 - p) log((1 - p) / (1 - p_ref))
+    """
+    return p_c * (lp_c - lr_c) + p_w * (lp_w - lr_w)
 
 
-def reference_update(w: float, u: np.ndarray, prompt: np.ndarray, rewards: np.ndarray, cfg: ToyConfig,
-                     d: np.ndarray, u0: np.ndarray, w0: float) -> tuple[float, np.ndarray, dict]:
-    """mu GRPO steps from every sampled answer with sim.grpo and torch autograd (reference path).
-    rewards (N, G) 0/1 for N groups of prompts `prompt` (N,). Returns new (w, u (P,)) and metrics."""
-    raise NotImplementedError
+def bernoulli_entropy(p_c, p_w, lp_c, lp_w) -> np.ndarray:
+    """Entropy H = -p log p - (1 - p) log(1 - p) of Bernoullis, elementwise (nats), from policy(z)."""
+    return -(p_c * lp_c + p_w * lp_w)
+
+
+def no_signal_from_logs(lp_c: np.ndarray, lp_w: np.ndarray, group_size: int) -> np.ndarray:
+    """sim.exercises.p_no_signal, p^G + (1 - p)^G, from log p and log(1 - p): exp is ~4x cheaper than
+    pow here. A test proves it equal to p_no_signal."""
+    return np.exp(group_size * lp_c) + np.exp(group_size * lp_w)
+
+
+# ----------------------------------------------------------------------------------------------
+# Fast path: the GRPO update from the number of correct answers per group
+
+
+def count_advantages(
+    k: np.ndarray,
+    group_size: int,
+    *,
+    baseline: str = "mean",
+    scale: str = "group",
+    ddof: int = 0,
+    eps: float = 1e-4,
+    batch_std: np.ndarray | float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Advantages (A_correct, A_wrong) of a group with k of G answers correct. Broadcasts over k.
+
+    The same convention as sim.grpo.group_advantages, written for 0/1 rewards with mean m = k/G:
+      baseline "mean":  A_c = 1 - m,             A_w = -m
+      baseline "loo":   A_c = (G - k) / (G - 1), A_w = -k / (G - 1)
+      baseline "none":  A_c = 1,                 A_w = 0
+      scale "group":    divide by sqrt(G m (1 - m) / (G - ddof)) + eps (a flat group stays undivided)
+      scale "batch":    divide by batch_std + eps (the std of all rewards in the batch)
+    A group with k = 0 or k = G gets 0 under "mean" and "loo".
+    """
+    G = group_size
+    k = np.asarray(k, dtype=float)
+    m = k / G
+    if baseline == "mean":
+        a_c, a_w = 1.0 - m, -m
+    elif baseline == "loo":
+        a_c, a_w = (G - k) / (G - 1), -k / (G - 1)
+    else:
+        a_c, a_w = np.ones_like(k), np.zeros_like(k)
+    flat = (k == 0) | (k == G)
+    if scale == "group":
+        std = np.sqrt(G * m * (1.0 - m) / (G - ddof))
+        if baseline == "none":
+            std = np.where(flat, 1.0 - eps, std)
+        a_c, a_w = a_c / (std + eps), a_w / (std + eps)
+    elif scale == "batch":
+        if batch_std is None:
+            raise ValueError("scale='batch' needs batch_std")
+        a_c, a_w = a_c / (batch_std + eps), a_w / (batch_std + eps)
+    if baseline != "none":
+        a_c, a_w = np.where(flat, 0.0, a_c), np.where(flat, 0.0, a_w)
+    return a_c, a_w
+
+
+def count_update(
+    w: np.ndarray,
+    u: np.ndarray,
+    prompt: np.ndarray | None,
+    k: np.ndarray,
+    weight: np.ndarray,
+    cfg: ToyConfig,
+    d: np.ndarray,
+    z_ref: np.ndarray,
+    *,
+    now: tuple | None = None,
+    ref: tuple | None = None,
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """mu GRPO steps on (w, u) from counts alone: the fast path, S seeds at once.
+
+    The batch has N slots per seed; slot n holds a group of G answers to prompt `prompt[s, n]`, of
+    which k[s, n] are correct, and counts `weight[s, n]` times (1/0 for sampled groups, a
+    probability for expected_run). With z = w + u_prompt - d_prompt, rho = pi / pi_old, u = pi_ref / pi
+    and B = G * sum(weight) answers, the loss of sim.grpo.policy_loss (T = 1) is
+
+        L = -(1/B) sum_slots weight * [k (s_c - beta k3_c) + (G - k)(s_w - beta k3_w)]
+
+    s the clipped surrogate, and since d log sigmoid(z)/dz = sigmoid(-z), d log sigmoid(-z)/dz = -sigmoid(z),
+
+        dL/dz = -(weight/B) [k g_c sigmoid(-z) - (G - k) g_w sigmoid(z)],
+        g = rho A [not clipped] - beta (1 - u)        (d objective / d log pi of one answer)
+
+    dL/du_j sums dL/dz over the slots of prompt j; dL/dw sums over all slots. Then
+    u -= lr dL/du, w -= lr_w dL/dw, repeated mu times with pi_old fixed at the sampling state.
+
+    Shapes: w (S,), u (S, P), prompt k weight (S, N), d (P,), z_ref (S, P). prompt=None means slot n
+    holds prompt n (N = P); then two optional caches: `now` = policy(z) now, `ref` = policy(z_ref).
+    Returns new w (S,), new u (S, P) and metrics, each (S,): loss, grad_norm (first inner step),
+    kl_k3 (first step), mean_abs_adv, clip_frac (mean over inner steps).
+    """
+    S, P = u.shape
+    G = cfg.group_size
+    k = k.astype(float)
+    n_c, n_w = weight * k, weight * (G - k)  # (S, N) weighted answer counts
+    B = G * weight.sum(axis=1)  # (S,) answers in the batch
+    inv_B = np.divide(1.0, B, out=np.zeros_like(B), where=B > 0)[:, None]  # (S, 1); empty batch: no update
+    batch_std = None
+    if cfg.scale == "batch":
+        m = n_c.sum(axis=1, keepdims=True) * inv_B  # (S, 1) mean reward of the batch
+        batch_std = np.sqrt(B[:, None] * m * (1.0 - m) / np.maximum(B[:, None] - cfg.ddof, 1.0))
+    a_c, a_w = count_advantages(k, G, baseline=cfg.baseline, scale=cfg.scale, ddof=cfg.ddof, eps=cfg.eps,
+                                batch_std=batch_std)  # (S, N) each
+    identity = prompt is None  # slot j holds prompt j
+
+    def gather(x: np.ndarray) -> np.ndarray:  # (S, P) -> (S, N): the value at each slot's prompt
+        return x if identity else np.take_along_axis(x, prompt, axis=1)
+
+    d_n = d if identity else d[prompt]  # (S, N)
+    pr_c, pr_w, lr_c, lr_w = ref if (identity and ref is not None) else policy(gather(z_ref))  # pi_ref per slot
+    eps_low = cfg.clip_eps
+    eps_high = cfg.clip_eps if cfg.clip_eps_high is None else cfg.clip_eps_high
+    flat_index = None if identity else (np.arange(S)[:, None] * P + prompt).ravel()
+
+    w, u = w.copy(), u.copy()
+    metrics: dict[str, np.ndarray] = {"clip_frac": np.zeros(S)}
+    for step in range(cfg.mu):
+        fresh = step > 0 or not identity or now is None
+        p_c, p_w, lp_c, lp_w = policy(w[:, None] + gather(u) - d_n) if fresh else now
+        if step == 0:  # on-policy: rho = 1 exactly, strictly inside the clip range (clip_eps > 0)
+            old_c, old_w = lp_c, lp_w
+            s_c, s_w = a_c, a_w  # surrogate rho * A and its derivative in log pi
+        else:
+            rho_c, rho_w = np.exp(lp_c - old_c), np.exp(lp_w - old_w)
+            clip_c = ((rho_c > 1.0 + eps_high) & (a_c > 0)) | ((rho_c < 1.0 - eps_low) & (a_c < 0))
+            clip_w = ((rho_w > 1.0 + eps_high) & (a_w > 0)) | ((rho_w < 1.0 - eps_low) & (a_w < 0))
+            s_c, s_w = np.where(clip_c, 0.0, rho_c * a_c), np.where(clip_w, 0.0, rho_w * a_w)
+            clipped = (n_c * clip_c + n_w * clip_w).sum(axis=1) * inv_B[:, 0]
+            metrics["clip_frac"] += clipped / cfg.mu
+        g_c, g_w = s_c, s_w  # d objective / d log pi of one correct / one wrong answer
+        if cfg.beta > 0 or step == 0:
+            r_c, r_w = pr_c / p_c, pr_w / p_w  # u = pi_ref / pi, d k3 / d log pi = 1 - u
+            if cfg.beta > 0:
+                g_c, g_w = g_c - cfg.beta * (1.0 - r_c), g_w - cfg.beta * (1.0 - r_w)
+        dz = -inv_B * (n_c * g_c * p_w - n_w * g_w * p_c)  # (S, N) dL/dz per slot
+        du = dz if identity else np.bincount(flat_index, dz.ravel(), minlength=S * P).reshape(S, P)
+        dw = du.sum(axis=1)  # (S,)
+        if step == 0:
+            k3_c, k3_w = r_c - (lr_c - lp_c) - 1.0, r_w - (lr_w - lp_w) - 1.0  # k3 = u - log u - 1
+            kl = (n_c * k3_c + n_w * k3_w).sum(axis=1) * inv_B[:, 0]
+            metrics["kl_k3"] = kl
+            metrics["loss"] = -(n_c * a_c + n_w * a_w).sum(axis=1) * inv_B[:, 0] + cfg.beta * kl
+            metrics["mean_abs_adv"] = (n_c * np.abs(a_c) + n_w * np.abs(a_w)).sum(axis=1) * inv_B[:, 0]
+            metrics["grad_norm"] = np.sqrt((du * du).sum(axis=1) + dw * dw)
+        u -= cfg.lr * du
+        w -= cfg.lr_shared * dw
+    return w, u, metrics
+
+
+# ----------------------------------------------------------------------------------------------
+# Reference path: every answer sampled, sim.grpo + torch autograd
+
+
+def reference_update(
+    w: float,
+    u: np.ndarray,
+    prompt: np.ndarray,
+    rewards: np.ndarray,
+    cfg: ToyConfig,
+    d: np.ndarray,
+    z_ref: np.ndarray,
+) -> tuple[float, np.ndarray, dict[str, float]]:
+    """mu GRPO steps from every sampled answer, with sim.grpo and torch autograd (float64).
+
+    rewards (N, G) 0/1 for N groups whose prompts are `prompt` (N,); u, d, z_ref (P,).
+    Returns new w, new u (P,) and the same metrics as count_update (floats).
+    """
+    import torch
+
+    from sim import grpo
+
+    N, G = rewards.shape
+    if N == 0:
+        zero = {"loss": 0.0, "grad_norm": 0.0, "kl_k3": 0.0, "mean_abs_adv": 0.0, "clip_frac": 0.0}
+        return float(w), u.copy(), zero
+    w_t = torch.tensor(float(w), dtype=torch.float64, requires_grad=True)
+    u_t = torch.tensor(u, dtype=torch.float64, requires_grad=True)
+    d_t, zr_t = torch.as_tensor(d, dtype=torch.float64), torch.as_tensor(z_ref, dtype=torch.float64)
+    idx = torch.as_tensor(np.repeat(prompt, G))  # (N*G,) prompt of each answer
+    r = torch.as_tensor(rewards.reshape(-1), dtype=torch.float64)  # (N*G,)
+    sign = 2.0 * r - 1.0  # +1 correct, -1 wrong: log pi(answer) = log sigmoid(sign * z)
+    adv = grpo.group_advantages(r, G, baseline=cfg.baseline, scale=cfg.scale, ddof=cfg.ddof, eps=cfg.eps)
+    ref_logp = torch.nn.functional.logsigmoid(sign * zr_t[idx])[:, None]  # (N*G, 1)
+    mask = torch.ones_like(ref_logp)
+
+    def logp_now() -> torch.Tensor:
+        z = w_t + u_t - d_t  # (P,)
+        return torch.nn.functional.logsigmoid(sign * z[idx])[:, None]  # (N*G, 1)
+
+    old_logp = logp_now().detach()
+    metrics = {"clip_frac": 0.0, "mean_abs_adv": float(adv.abs().mean())}
+    for step in range(cfg.mu):
+        loss, m = grpo.policy_loss(logp_now(), old_logp, ref_logp, adv, mask, beta=cfg.beta,
+                                   clip_eps=cfg.clip_eps, clip_eps_high=cfg.clip_eps_high)
+        if step == 0:  # grad_norm keeps the graph, so it goes before the gradient for the step
+            metrics.update(loss=float(loss.detach()), kl_k3=m["kl"], grad_norm=grpo.grad_norm(loss, [w_t, u_t]))
+        gw, gu = torch.autograd.grad(loss, [w_t, u_t])
+        metrics["clip_frac"] += m["clip_ratio/region_mean"] / cfg.mu
+        with torch.no_grad():
+            w_t -= cfg.lr_shared * gw
+            u_t -= cfg.lr * gu
+    return float(w_t), u_t.detach().numpy().copy(), metrics
+
+
+# ----------------------------------------------------------------------------------------------
+# Exact binomial sampling at a cost independent of G
+
+
+class BinomialSampler:
+    """Draws k ~ Binomial(G, p) for many different p at once, by inversion: k = min{k : U < F(k; p)}.
+
+    numpy's Generator.binomial costs ~250 ns per draw when every draw has its own p, more than the
+    whole GRPO update. Here F(k; p) is tabulated on a grid p = i/N (N+1 rows, each with a guide table
+    for the search). For p in [a, b] = [i/N, (i+1)/N], F(k; b) <= F(k; p) <= F(k; a), so the
+    inverse at grid point a, k_a (a guide table then a short binary search), is the answer whenever
+    U < F(k_a; b) too; the rare other draws
+    (probability about G/N) are finished with the exact CDF scipy.special.bdtr at p itself. The result
+    is the exact inverse-CDF transform of U (up to float rounding of F), so its law is Binomial(G, p).
+    Tables are cached per G (a few MB at most).
+    """
+
+    def __init__(self, group_size: int, max_table: int = 2**20):
+        G = self.G = group_size
+        self.N = N = int(min(4096, max(64, max_table // (G + 1))))  # grid cells in p
+        self.L = L = 2 * (G + 1)  # guide-table resolution in U
+        cdf = np.minimum(np.cumsum(binomial_pmf(np.arange(N + 1) / N, G), axis=1), 1.0)  # (N+1, G+1) at p = i/N
+        cdf[:, G] = 1.0
+        self.cdf = np.concatenate([cdf, cdf[-1:]]).ravel()  # ((N+2)*(G+1),): row N+1 repeats p = 1
+        # For U in [m/L, (m+1)/L) the inverse at row i lies in [lo[i, m], hi[i, m]] (margins of 1e-9 keep
+        # the bounds safe against rounding of the offset trick that searches all rows at once).
+        offsets = np.arange(N + 1)[:, None]
+        flat = (offsets + cdf).ravel()  # sorted: row i lives in [i, i + 1]
+
+        def count_below(x: np.ndarray) -> np.ndarray:  # (N+1, L): #{k : F(k; i/N) <= x[m]}
+            below = np.searchsorted(flat, (offsets + x).ravel(), side="right").reshape(N + 1, L)
+            return np.clip(below - offsets * (G + 1), 0, G).astype(np.int64)
+
+        self.lo = count_below(np.arange(L) / L - 1e-9).ravel()
+        self.hi = count_below(np.arange(1, L + 1) / L + 1e-9).ravel()
+
+    def __call__(self, rng: np.random.Generator, p: np.ndarray) -> np.ndarray:
+        """k ~ Binomial(G, p) elementwise, one uniform per draw; p any shape with values in [0, 1]."""
+        return self.invert(rng.random(p.shape), p)
+
+    def invert(self, U: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """The inverse CDF min{k : U < F(k; p)}, elementwise (U, p of one shape)."""
+        G, cdf = self.G, self.cdf
+        i = (p * self.N).astype(np.int64)  # grid cell [i/N, (i+1)/N] holding p (row N+1 pads p = 1)
+        row = i * (G + 1)  # offset of row i in the flat CDF table
+        guide = i * self.L + (U * self.L).astype(np.int64)
+        k, hi = self.lo[guide], self.hi[guide]  # the inverse at grid point i/N lies in [k, hi]
+        todo = np.flatnonzero(k < hi)
+        while todo.size:  # binary search at the grid point, only where the bracket is open
+            lo_t, hi_t = k.flat[todo], hi.flat[todo]
+            mid = (lo_t + hi_t) // 2
+            up = U.flat[todo] >= cdf[row.flat[todo] + mid]
+            k.flat[todo] = np.where(up, mid + 1, lo_t)
+            hi.flat[todo] = np.where(up, hi_t, mid)
+            todo = todo[k.flat[todo] < hi.flat[todo]]
+        todo = np.flatnonzero(U >= cdf[row + (G + 1) + k])  # not settled by the bracket: F at p itself
+        p_todo = p.flat[todo]
+        while todo.size:
+            step = U.flat[todo] >= bdtr(k.flat[todo], G, p_todo)
+            k.flat[todo[step]] += 1
+            todo, p_todo = todo[step], p_todo[step]
+        return k
+
+
+@functools.lru_cache(maxsize=8)
+def binomial_sampler(group_size: int) -> BinomialSampler:
+    """The cached BinomialSampler for G."""
+    return BinomialSampler(group_size)
+
+
+# ----------------------------------------------------------------------------------------------
+# Sampled runs
+
+
+def _draw_batch(rng: np.random.Generator, p: np.ndarray, cfg: ToyConfig):
+    """Counts for one iteration: one group per prompt, then (dynamic sampling) refill rounds.
+
+    p (S, P). Returns first-draw counts k0 (S, P), and the batch: prompt, k, weight (S, P) with weight 1
+    for a slot holding a group and 0 for a slot left empty, plus answers drawn (S,).
+    Dynamic sampling: every round, each empty slot (a group whose G rewards were all equal) draws a
+    prompt uniformly from the pool and a fresh group for it; at most cfg.max_redraws rounds.
+    """
+    S, P = p.shape
+    G = cfg.group_size
+    draw = binomial_sampler(G)
+    k0 = draw(rng, p)  # (S, P) correct answers per group, ~ Binomial(G, p)
+    answers = np.full(S, G * P)
+    if not cfg.dynamic_sampling:
+        return k0, None, k0, np.ones((S, P)), answers  # prompt None: slot j holds prompt j
+    k, prompt = k0.copy(), np.tile(np.arange(P), (S, 1))
+    full = (k > 0) & (k < G)
+    for _ in range(cfg.max_redraws):
+        empty = ~full
+        if not empty.any():
+            break
+        new_prompt = rng.integers(0, P, size=(S, P))
+        new_k = draw(rng, np.take_along_axis(p, new_prompt, axis=1))
+        answers += G * empty.sum(axis=1)
+        fill = empty & (new_k > 0) & (new_k < G)
+        prompt, k, full = np.where(fill, new_prompt, prompt), np.where(fill, new_k, k), full | fill
+    return k0, prompt, k, full.astype(float), answers
+
+
+STEP_METRICS = ("frac_all_correct", "frac_all_wrong", "expected_zero_frac", "mean_abs_adv", "kl_k3", "grad_norm",
+                "loss", "clip_frac", "n_groups")
+
+
+def _init_state(cfg: ToyConfig, S: int):
+    d = make_difficulties(cfg)
+    w = np.full(S, float(cfg.w_init))
+    u = np.full((S, len(d)), float(cfg.u_init))
+    return d, w, u, w[:, None] + u - d  # z_ref (S, P): the initial policy is the KL reference
+
+
+def _finish(cfg: ToyConfig, d: np.ndarray, w: np.ndarray, u: np.ndarray, steps: dict, answers: np.ndarray,
+            counts: np.ndarray, pol: tuple | None = None) -> ToyHistory:
+    """Build the history from the parameters w (T+1, S), u (T+1, S, P) and the step records; the state
+    metrics are computed here in one vectorised pass (pol = policy(z) over all states, if already known)."""
+    z = w[:, :, None] + u - d  # (T+1, S, P)
+    if not np.isfinite(z).all():
+        t = int(np.argmax(~np.isfinite(z).all(axis=(1, 2))))
+        raise ValueError(f"the run diverged at iteration {t} (logits not finite): lower lr, lr_w or beta")
+    p_c, p_w, lp_c, lp_w = policy(z) if pol is None else pol
+    G = cfg.group_size
+    if "frac_all_correct" not in steps:  # sampled runs: from the counts (expected_run passes its own)
+        steps["frac_all_correct"] = (counts == G).mean(axis=2)
+        steps["frac_all_wrong"] = (counts == 0).mean(axis=2)
+    steps["expected_zero_frac"] = no_signal_from_logs(lp_c[:-1], lp_w[:-1], G).mean(axis=2)
+    kl = bernoulli_kl(p_c, p_w, lp_c, lp_w, lp_c[:1], lp_w[:1])  # the reference is the state at t = 0
+    return ToyHistory(
+        config=cfg, difficulties=d, p=p_c, u=u, w=w, accuracy=p_c.mean(axis=2), kl=kl.mean(axis=2),
+        entropy=bernoulli_entropy(p_c, p_w, lp_c, lp_w).mean(axis=2),
+        answers=np.concatenate([np.zeros((1, w.shape[1])), np.cumsum(answers, axis=0)]),
+        counts=counts, **{name: steps[name] for name in STEP_METRICS},
+    )
 
 
 def run_toy(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = None) -> ToyHistory:
-    """S = cfg.n_seeds independent sampled runs at once (numpy, count-based). Same cfg -> same history;
-    the first t iterations do not depend on cfg.iterations."""
-    raise NotImplementedError
+    """S = cfg.n_seeds independent sampled runs at once (numpy, count-based).
+
+    Each iteration draws k_j ~ Binomial(G, p_j) per prompt (the same law as G separate answers), refills
+    all-equal groups under dynamic sampling, and applies count_update. Same cfg -> same history; the
+    first t iterations do not depend on cfg.iterations. Seed s of a run depends on (seed, n_seeds):
+    the S runs share one Generator. `on_step(t, metrics)` is called after iteration t (1..T) with the
+    step's metrics, (S,) arrays. A run whose logits overflow raises ValueError (never a NaN history).
+    """
+    S, T = cfg.n_seeds, cfg.iterations
+    rng = np.random.default_rng(cfg.seed)
+    d, w, u, z_ref = _init_state(cfg, S)
+    P = len(d)
+    ws, us = np.empty((T + 1, S)), np.empty((T + 1, S, P))
+    pol = tuple(np.empty((T + 1, S, P)) for _ in range(4))  # policy(z) of every state
+    counts, answers = np.empty((T, S, P)), np.empty((T, S))
+    steps = {name: np.zeros((T, S)) for name in STEP_METRICS if not name.startswith("frac_all")}
+    ws[0], us[0] = w, u
+    ref = policy(z_ref)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        for t in range(T):
+            now = policy(w[:, None] + u - d)  # (S, P) each
+            for store, x in zip(pol, now, strict=True):
+                store[t] = x
+            k0, prompt, k, weight, answers[t] = _draw_batch(rng, now[0], cfg)
+            w, u, m = count_update(w, u, prompt, k, weight, cfg, d, z_ref, now=now, ref=ref)
+            if not np.isfinite(u.sum() + w.sum()):
+                raise ValueError(f"the run diverged at iteration {t + 1} (logits not finite): lower lr, lr_w or beta")
+            m["n_groups"] = weight.sum(axis=1)
+            counts[t], ws[t + 1], us[t + 1] = k0, w, u
+            for name, value in m.items():
+                steps[name][t] = value
+            if on_step is not None:
+                on_step(t + 1, m)
+        for store, x in zip(pol, policy(w[:, None] + u - d), strict=True):
+            store[T] = x
+        return _finish(cfg, d, ws, us, steps, answers, counts, pol)
 
 
 def run_toy_reference(cfg: ToyConfig) -> ToyHistory:
     """The straightforward version: samples every answer, one seed at a time, reference_update in torch.
-    Same distribution as run_toy (not the same random stream); the benchmark's baseline."""
-    raise NotImplementedError
+
+    Same distribution as run_toy, not the same random stream. The benchmark's baseline.
+    """
+    S, T, P, G = cfg.n_seeds, cfg.iterations, cfg.n_prompts, cfg.group_size
+    rng = np.random.default_rng(cfg.seed)
+    d, w, u, z_ref = _init_state(cfg, S)
+    ws, us = np.empty((T + 1, S)), np.empty((T + 1, S, P))
+    counts, answers = np.empty((T, S, P)), np.empty((T, S))
+    steps = {name: np.zeros((T, S)) for name in STEP_METRICS if not name.startswith("frac_all")}
+    ws[0], us[0] = w, u
+    for s in range(S):
+        w_s, u_s = float(w[s]), u[s].copy()
+        for t in range(T):
+            p = expit(w_s + u_s - d)  # (P,)
+            rewards = (rng.random((P, G)) < p[:, None]).astype(float)  # (P, G): every answer
+            k0 = rewards.sum(axis=1)
+            keep = (k0 > 0) & (k0 < G)
+            groups, prompts, n_empty, answers[t, s] = [rewards[keep]], [np.flatnonzero(keep)], P - keep.sum(), G * P
+            for _ in range(cfg.max_redraws if cfg.dynamic_sampling else 0):
+                if n_empty == 0:
+                    break
+                new_prompt = rng.integers(0, P, size=n_empty)
+                new = (rng.random((n_empty, G)) < p[new_prompt, None]).astype(float)  # (n_empty, G)
+                answers[t, s] += G * n_empty
+                ok = (new.sum(axis=1) > 0) & (new.sum(axis=1) < G)
+                groups.append(new[ok])
+                prompts.append(new_prompt[ok])
+                n_empty -= ok.sum()
+            prompt = np.concatenate(prompts) if cfg.dynamic_sampling else np.arange(P)
+            batch = np.concatenate(groups) if cfg.dynamic_sampling else rewards
+            w_s, u_s, m = reference_update(w_s, u_s, prompt, batch, cfg, d, z_ref[s])
+            m["n_groups"] = len(prompt)
+            counts[t, s], ws[t + 1, s], us[t + 1, s] = k0, w_s, u_s
+            for name, value in m.items():
+                steps[name][t, s] = value
+    return _finish(cfg, d, ws, us, steps, answers, counts)
+
+
+# ----------------------------------------------------------------------------------------------
+# The average run
+
+
+def binomial_pmf(p: np.ndarray, group_size: int) -> np.ndarray:
+    """(P, G+1) probability of k = 0..G correct answers out of G for each p_j: C(G, k) p^k (1 - p)^(G - k)."""
+    G = group_size
+    k = np.arange(G + 1)
+    p = np.asarray(p, dtype=float)[:, None]  # (P, 1)
+    log_choose = gammaln(G + 1) - gammaln(k + 1) - gammaln(G - k + 1)  # (G+1,)
+    return np.exp(log_choose + xlogy(k, p) + xlog1py(G - k, -p))
 
 
 def expected_run(cfg: ToyConfig) -> ToyHistory:
-    """The "average run": each step applies the expected update, summed over the binomial distribution
-    of each prompt's count, no sampling. S = 1."""
-    raise NotImplementedError
+    """The "average run" (S = 1): each step applies the expected update, no sampling.
+
+    The batch becomes every (prompt j, count k) pair, weighted by P(k_j = k) = Binomial(G, p_j), and
+    count_update does the rest. What is exact:
+      - mu = 1, scale "group"/"none": exactly E[update | state] for one step. The run is the
+        deterministic path x_{t+1} = x_t + E[update | x_t], not E[x_t] of the sampled runs (the two
+        differ by the curvature of the update, small when lr is small compared with the noise).
+      - mu > 1: every inner step uses the expected gradient at the current parameters (pi_old fixed at
+        the sampled state), i.e. mu steps of the mean gradient, not the mean of mu steps.
+      - scale "batch": the batch std is taken at the expected counts (plug-in), an approximation.
+      - dynamic sampling: exact for unlimited redraws (each empty slot ends up with prompt i with
+        probability proportional to 1 - q_i, q_i = p_i^G + (1 - p_i)^G, and B = P G); the cap
+        max_redraws only enters the expected answers spent and n_groups.
+    Step metrics are expectations too (grad_norm is the norm of the expected gradient); counts holds G p_j.
+    """
+    cfg = cfg if cfg.n_seeds == 1 else dataclasses.replace(cfg, n_seeds=1)
+    T = cfg.iterations
+    d, w, u, z_ref = _init_state(cfg, 1)
+    P, G = len(d), cfg.group_size
+    ws, us = np.empty((T + 1, 1)), np.empty((T + 1, 1, P))
+    counts, answers = np.empty((T, 1, P)), np.empty((T, 1))
+    steps = {name: np.zeros((T, 1)) for name in STEP_METRICS}
+    ws[0], us[0] = w, u
+    slot_prompt, slot_k = np.repeat(np.arange(P), G + 1), np.tile(np.arange(G + 1), P)  # (P*(G+1),)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        for t in range(T):
+            p = expit(w[0] + u[0] - d)  # (P,)
+            pmf = binomial_pmf(p, G)  # (P, G+1)
+            q = pmf[:, 0] + pmf[:, G]  # (P,) chance of a flat group
+            prompt, k, weight = slot_prompt, slot_k, pmf.ravel()
+            answers[t], n_groups = G * P, P
+            if cfg.dynamic_sampling:
+                informative = pmf.copy()
+                informative[:, [0, G]] = 0.0
+                total = informative.sum()  # sum_i (1 - q_i)
+                refill = q.sum() * informative.ravel() / total if total > 0 else np.zeros(P * (G + 1))
+                prompt, k = np.concatenate([prompt, prompt]), np.concatenate([k, k])
+                weight = np.concatenate([informative.ravel(), refill])
+                q_bar = q.mean()  # a refill draw (uniform prompt) is flat with probability q_bar
+                answers[t] = G * (P + q.sum() * sum(q_bar**r for r in range(cfg.max_redraws)))
+                n_groups = P - q.sum() * q_bar**cfg.max_redraws
+            w, u, m = count_update(w, u, prompt[None], k[None], weight[None], cfg, d, z_ref)
+            if not np.isfinite(u.sum() + w.sum()):
+                raise ValueError(f"the run diverged at iteration {t + 1} (logits not finite): lower lr, lr_w or beta")
+            m |= {"frac_all_correct": pmf[:, G].mean(), "frac_all_wrong": pmf[:, 0].mean(), "n_groups": n_groups}
+            counts[t], ws[t + 1], us[t + 1] = G * p, w, u
+            for name, value in m.items():
+                steps[name][t] = value
+        return _finish(cfg, d, ws, us, steps, answers, counts)
+
+
+# ----------------------------------------------------------------------------------------------
+# Export
 
 
 def history_rows(h: ToyHistory, per_seed: bool = True) -> list[dict]:
-    """One dict per iteration t = 0..T for CSV/JSON: means over seeds, per-prompt mean p, and (per_seed)
-    each seed's accuracy. Row t carries the state after t iterations and the step metrics of iteration t
-    (None at t = 0)."""
-    raise NotImplementedError
+    """One dict per iteration t = 0..T for CSV/JSON.
 
+    Row t holds the state after t iterations (means over seeds: accuracy, w, kl, entropy, answers, and
+    p_0..p_{P-1}), the step metrics of iteration t (means over seeds; None at t = 0, which has no step),
+    accuracy_std over seeds, and with per_seed each seed's accuracy as accuracy_seed{s}.
+    """
+    rows = []
+    S = h.accuracy.shape[1]
+    for t in range(h.iterations + 1):
+        row: dict = {"iteration": t}
+        for name in ("accuracy", "w", "kl", "entropy", "answers"):
+            row[name] = float(getattr(h, name)[t].mean())
+        row["accuracy_std"] = float(h.accuracy[t].std())
+        for name in (*STEP_METRICS, "frac_zero"):
+            row[name] = None if t == 0 else float(getattr(h, name)[t - 1].mean())
+        for j, pj in enumerate(h.p[t].mean(axis=0)):
+            row[f"p_{j}"] = float(pj)
+        if per_seed and S > 1:
+            for s in range(S):
+                row[f"accuracy_seed{s}"] = float(h.accuracy[t, s])
+        rows.append(row)
+    return rows

@@ -49,6 +49,7 @@ MAX_ITERATIONS = 5000
 MAX_SEEDS = 1024
 MAX_MU = 16
 MAX_REDRAWS = 64
+MAX_CELLS = 20_000_000  # iterations * n_seeds * n_prompts: each (T+1, S, P) array is <= 160 MB
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,9 @@ class ToyConfig:
         _check_int("iterations", self.iterations, 1, MAX_ITERATIONS)
         _check_int("seed", self.seed, 0, 2**63 - 1)
         _check_int("n_seeds", self.n_seeds, 1, MAX_SEEDS)
+        size = self.iterations * self.n_seeds * self.n_prompts
+        if size > MAX_CELLS:
+            raise ValueError(f"iterations * n_seeds * n_prompts must be <= {MAX_CELLS:,} (memory), got {size:,}")
 
     @property
     def lr_shared(self) -> float:
@@ -411,7 +415,7 @@ def reference_update(
         with torch.no_grad():
             w_t -= cfg.lr_shared * gw
             u_t -= cfg.lr * gu
-    return float(w_t), u_t.detach().numpy().copy(), metrics
+    return float(w_t.detach()), u_t.detach().numpy().copy(), metrics
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,0 +1,308 @@
+"""Tests of sim/toy.py: the count-based fast path against sim.grpo + autograd, the exact binomial sampler,
+the chapter's story under the defaults, and the run's contracts (seeds, prefix, validation)."""
+
+import dataclasses
+import itertools
+import json
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+from scipy.special import bdtr
+
+from sim import grpo
+from sim.exercises import p_no_signal
+from sim.toy import (
+    BinomialSampler,
+    ToyConfig,
+    count_advantages,
+    count_update,
+    expected_run,
+    history_rows,
+    make_difficulties,
+    no_signal_from_logs,
+    policy,
+    reference_update,
+    run_toy,
+    run_toy_reference,
+)
+
+# ------------------------------------------------------------------------------------------------
+# The fast path equals the reference (sim.grpo + autograd) on the same samples
+
+
+@pytest.mark.parametrize("G", [2, 5, 8])
+@pytest.mark.parametrize("baseline,scale,ddof", list(itertools.product(["mean", "loo", "none"],
+                                                                        ["group", "none"], [0, 1])))
+def test_count_advantages_equal_group_advantages(G, baseline, scale, ddof):
+    for k in range(G + 1):
+        r = torch.tensor([1.0] * k + [0.0] * (G - k), dtype=torch.float64)
+        ref = grpo.group_advantages(r, G, baseline=baseline, scale=scale, ddof=ddof, eps=1e-4)
+        a_c, a_w = count_advantages(np.array(k), G, baseline=baseline, scale=scale, ddof=ddof, eps=1e-4)
+        expect = np.array([a_c] * k + [a_w] * (G - k), dtype=float)
+        np.testing.assert_allclose(expect, ref.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_count_advantages_chapter_example():
+    # Chapter: rewards 1, 0, 0, 1 -> advantages +1, -1, -1, +1 (mean 0.5, population std 0.5; eps 1e-4
+    # makes them 0.5 / 0.5001 = 0.9998). TRL's sample std sqrt(1/3) = 0.57735 gives 0.866.
+    a_c, a_w = count_advantages(np.array(2), 4, eps=1e-4)
+    assert a_c == pytest.approx(0.5 / 0.5001) and a_w == pytest.approx(-0.5 / 0.5001)
+    a_c, _ = count_advantages(np.array(2), 4, ddof=1, eps=0.0 + 1e-12)
+    assert a_c == pytest.approx(0.5 / np.sqrt(1 / 3), rel=1e-9)
+
+
+UPDATE_CASES = {
+    "chapter default": dict(),
+    "kl beta": dict(beta=0.3),
+    "mu 4 clipped": dict(mu=4, lr=3.0, clip_eps=0.2, clip_eps_high=0.28, beta=0.05),
+    "batch std sample": dict(scale="batch", ddof=1, lr=0.7),
+    "rloo": dict(baseline="loo", mu=2, lr=2.0),
+    "dr grpo no baseline": dict(baseline="none", scale="none", beta=0.1),
+    "separate lr_w": dict(lr=0.5, lr_w=0.05, mu=3),
+}
+
+
+def _random_state(rng, P):
+    w = rng.normal()
+    u = rng.normal(size=P)
+    d = np.linspace(-2, 3, P)
+    z_ref = rng.normal(size=P) * 0.5 + (w + u - d)  # a reference away from the current policy: KL > 0
+    return w, u, d, z_ref
+
+
+@pytest.mark.parametrize("name", list(UPDATE_CASES))
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_count_update_equals_reference(name, dynamic):
+    """Same sampled answers -> same update, to 1e-10: count path (numpy) vs sim.grpo + autograd (torch)."""
+    cfg = ToyConfig(n_prompts=6, group_size=5, dynamic_sampling=dynamic, **UPDATE_CASES[name])
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        w, u, d, z_ref = _random_state(rng, 6)
+        p = 1 / (1 + np.exp(-(w + u - d)))
+        if dynamic:  # a DAPO batch: any prompts, repeats allowed, no flat groups
+            prompt = rng.integers(0, 6, size=9)
+            rewards = (rng.random((9, 5)) < p[prompt, None]).astype(float)
+            rewards[:, 0], rewards[:, 1] = 1.0, 0.0
+        else:
+            prompt = np.arange(6)
+            rewards = (rng.random((6, 5)) < p[:, None]).astype(float)
+            rewards[0], rewards[1] = 1.0, 0.0  # one all-correct and one all-wrong group
+        w_ref, u_ref, m_ref = reference_update(w, u, prompt, rewards, cfg, d, z_ref)
+        k = rewards.sum(axis=1)[None]
+        w_new, u_new, m = count_update(np.array([w]), u[None], None if not dynamic else prompt[None], k,
+                                       np.ones_like(k), cfg, d, z_ref[None])
+        assert abs(w_new[0] - w_ref) < 1e-10
+        np.testing.assert_allclose(u_new[0], u_ref, atol=1e-10, rtol=0)
+        for key in ("loss", "grad_norm", "kl_k3", "mean_abs_adv", "clip_frac"):
+            assert abs(m[key][0] - m_ref[key]) < 1e-10, key
+        if name == "mu 4 clipped":
+            assert m["clip_frac"][0] > 0  # the clip really acted, so the clipped branch is tested
+
+
+def test_count_update_empty_batch_is_no_update():
+    cfg = ToyConfig(n_prompts=3)
+    w, u = np.zeros(2), np.zeros((2, 3))
+    k, weight = np.zeros((2, 3)), np.zeros((2, 3))
+    w2, u2, m = count_update(w, u, np.zeros((2, 3), dtype=int), k, weight, cfg, np.zeros(3), np.zeros((2, 3)))
+    assert (w2 == 0).all() and (u2 == 0).all() and (m["grad_norm"] == 0).all()
+
+
+# ------------------------------------------------------------------------------------------------
+# The binomial sampler is the exact inverse CDF
+
+
+@pytest.mark.parametrize("G", [2, 8, 64, 300])
+def test_binomial_sampler_is_exact_inverse_cdf(G):
+    sampler = BinomialSampler(G)
+    rng = np.random.default_rng(G)
+    grid = np.arange(sampler.N + 1) / sampler.N
+    p = np.concatenate([rng.random(200_000 // G), [0.0, 1.0, 1e-12, 1 - 1e-12], grid, grid + 1e-13])
+    p = np.clip(p, 0.0, 1.0)
+    U = rng.random(p.shape)
+    brute = (U[:, None] >= bdtr(np.arange(G + 1)[None, :], G, p[:, None])).sum(axis=1)  # min{k: U < F(k)}
+    np.testing.assert_array_equal(sampler.invert(U, p), brute)
+
+
+def test_binomial_sampler_distribution():
+    # 200k draws at p = 0.3, G = 8: chi-square against the binomial pmf (deterministic seed).
+    k = BinomialSampler(8)(np.random.default_rng(0), np.full(200_000, 0.3))
+    observed = np.bincount(k, minlength=9)
+    expected = stats.binom.pmf(np.arange(9), 8, 0.3) * k.size
+    assert stats.chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_no_signal_from_logs_equals_p_no_signal():
+    z = np.linspace(-30, 30, 601)
+    _, _, lp_c, lp_w = policy(z)
+    for G in (2, 8, 64, 1024):
+        np.testing.assert_allclose(no_signal_from_logs(lp_c, lp_w, G), p_no_signal(1 / (1 + np.exp(-z)), G),
+                                   rtol=1e-9, atol=1e-300)
+
+
+# ------------------------------------------------------------------------------------------------
+# Distribution of whole runs: fast path vs the per-answer torch reference
+
+
+@pytest.mark.parametrize("extra", [dict(), dict(dynamic_sampling=True, max_redraws=2, mu=2, beta=0.1)])
+def test_run_toy_same_distribution_as_reference(extra):
+    """Different random streams, same law: two-sample KS on w after 3 iterations (and answers spent)."""
+    cfg = ToyConfig(iterations=3, lr=0.5, **extra)
+    fast = run_toy(dataclasses.replace(cfg, n_seeds=1000, seed=1))
+    slow = run_toy_reference(dataclasses.replace(cfg, n_seeds=150, seed=2))
+    assert stats.ks_2samp(fast.w[-1], slow.w[-1]).pvalue > 1e-3
+    assert stats.ks_2samp(fast.accuracy[-1], slow.accuracy[-1]).pvalue > 1e-3
+    if cfg.dynamic_sampling:
+        assert stats.ks_2samp(fast.answers[-1], slow.answers[-1]).pvalue > 1e-3
+    np.testing.assert_allclose(fast.p[0, 0], slow.p[0, 0])  # same initial state
+
+
+def test_zero_gradient_fraction_matches_closed_form():
+    """Sampled share of flat groups vs mean_j p_j^G + (1 - p_j)^G at the sampled state.
+
+    Given the past, each group is flat with probability q_tsj, independently, so the sum of
+    (indicator - q) over all T*S*P groups has standard deviation sqrt(sum q (1 - q)): allow 4 of them.
+    """
+    h = run_toy(ToyConfig(iterations=60, n_seeds=128, seed=3))
+    q = p_no_signal(h.p[:-1], 8)  # (T, S, P)
+    flat = (h.counts == 0) | (h.counts == 8)
+    diff = (flat - q).sum()
+    assert abs(diff) < 4 * np.sqrt((q * (1 - q)).sum())
+    np.testing.assert_allclose(h.expected_zero_frac, q.mean(axis=2), rtol=1e-9)
+    np.testing.assert_allclose(h.frac_zero, flat.mean(axis=2))
+
+
+# ------------------------------------------------------------------------------------------------
+# The average run
+
+
+def test_expected_run_one_step_equals_enumeration():
+    """mu = 1: the expected update is the probability-weighted mean of count_update over every (k_1, k_2)."""
+    cfg = ToyConfig(n_prompts=2, d_min=-0.5, d_max=1.0, group_size=3, lr=0.7, beta=0.2, iterations=1)
+    d = make_difficulties(cfg)
+    p = 1 / (1 + np.exp(d))
+    w_sum, u_sum = 0.0, np.zeros(2)
+    for k1, k2 in itertools.product(range(4), range(4)):
+        prob = stats.binom.pmf(k1, 3, p[0]) * stats.binom.pmf(k2, 3, p[1])
+        w1, u1, _ = count_update(np.zeros(1), np.zeros((1, 2)), None, np.array([[k1, k2]]), np.ones((1, 2)),
+                                 cfg, d, -d[None])
+        w_sum, u_sum = w_sum + prob * w1[0], u_sum + prob * u1[0]
+    e = expected_run(cfg)
+    assert e.w[1, 0] == pytest.approx(w_sum, abs=1e-12)
+    np.testing.assert_allclose(e.u[1, 0], u_sum, atol=1e-12)
+
+
+@pytest.mark.parametrize("extra", [dict(), dict(dynamic_sampling=True, max_redraws=16, iterations=60)])
+def test_expected_run_tracks_mean_of_sampled_runs(extra):
+    """The average-run line vs the mean of 256 sampled runs (200 iterations; 60 with dynamic sampling,
+    whose expected run assumes unlimited redraws: 16 rounds leave a slot empty with probability q^17).
+
+    Tolerance 0.03 in accuracy: the seed mean has a standard error of about 0.005 here, and the
+    deterministic path x + E[update | x] differs from E[x_t] by the curvature of the update (small for lr 0.2).
+    """
+    cfg = ToyConfig(**extra)
+    h, e = run_toy(dataclasses.replace(cfg, n_seeds=256)), expected_run(cfg)
+    assert np.abs(h.accuracy.mean(axis=1) - e.accuracy[:, 0]).max() < 0.03
+    assert np.abs(h.frac_all_correct.mean(axis=1) - e.frac_all_correct[:, 0]).max() < 0.05
+    assert np.abs(h.answers[-1].mean() / e.answers[-1, 0] - 1) < 0.02
+
+
+# ------------------------------------------------------------------------------------------------
+# The chapter's story under the defaults
+
+
+def test_defaults_show_the_chapter_story():
+    h = run_toy(ToyConfig(n_seeds=64, seed=11))
+    acc = h.accuracy.mean(axis=1)
+    assert acc[0] == pytest.approx(0.245, abs=0.005)  # mean_j sigmoid(-d_j), d from -2 to 7
+    assert acc[200] > 0.9
+    hardest = h.p[:, :, -1]  # (T+1, S)
+    assert (hardest[:80] < 0.1).all(axis=0).mean() >= 0.9  # stuck while its groups are all wrong
+    assert hardest[200].mean() > 0.3  # then lifted once w has risen
+    assert (h.w[200] > 3).all()
+    easiest = h.p[:, :, 0]
+    assert (easiest[50] > 0.97).all()  # easy prompts saturate early
+    allc = h.frac_all_correct.mean(axis=1)
+    assert allc[:20].mean() < 0.1 and allc[-20:].mean() > 0.6  # wasted all-correct groups climb
+    assert (np.diff(h.entropy.mean(axis=1)[20:]) < 0.01).all()  # entropy falls once learning starts
+
+
+# ------------------------------------------------------------------------------------------------
+# Contracts: seeds, prefix, validation, export
+
+
+@pytest.mark.parametrize("extra", [dict(), dict(dynamic_sampling=True, mu=2, beta=0.1)])
+def test_same_seed_same_history_and_prefix(extra):
+    cfg = ToyConfig(iterations=40, n_seeds=5, **extra)
+    a, b = run_toy(cfg), run_toy(cfg)
+    short = run_toy(dataclasses.replace(cfg, iterations=15))
+    for name in ("p", "w", "counts", "answers", "loss", "grad_norm", "kl", "frac_all_correct"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+        np.testing.assert_array_equal(getattr(a, name)[: getattr(short, name).shape[0]], getattr(short, name))
+    other = run_toy(dataclasses.replace(cfg, seed=1))
+    assert not np.array_equal(a.counts, other.counts)
+
+
+def test_history_shapes_and_finite():
+    cfg = ToyConfig(iterations=7, n_seeds=3, n_prompts=5, beta=0.1)
+    h = run_toy(cfg)
+    assert h.p.shape == h.u.shape == (8, 3, 5) and h.counts.shape == (7, 3, 5)
+    for name in ("accuracy", "w", "kl", "entropy", "answers"):
+        assert getattr(h, name).shape == (8, 3)
+    for name in ("frac_all_correct", "frac_all_wrong", "expected_zero_frac", "mean_abs_adv", "kl_k3",
+                 "grad_norm", "loss", "clip_frac", "n_groups"):
+        assert getattr(h, name).shape == (7, 3)
+        assert np.isfinite(getattr(h, name)).all()
+    assert (h.kl[0] == 0).all() and (h.kl[1:] > 0).all()
+    assert (h.answers[:, 0] == np.arange(8) * 5 * 8).all()
+    np.testing.assert_allclose(h.entropy[0], np.mean([stats.bernoulli.entropy(x) for x in h.p[0, 0]]))
+
+
+def test_on_step_called_each_iteration():
+    seen = []
+    run_toy(ToyConfig(iterations=4), on_step=lambda t, m: seen.append((t, float(m["loss"][0]))))
+    assert [t for t, _ in seen] == [1, 2, 3, 4]
+
+
+BAD = [
+    ("group_size", 1), ("group_size", 1025), ("group_size", 2.5), ("lr", -0.1), ("lr", float("nan")),
+    ("lr_w", float("inf")), ("beta", -1.0), ("iterations", 0), ("iterations", 5001), ("n_seeds", 0),
+    ("n_seeds", 1025), ("scale", "std"), ("baseline", "median"), ("ddof", 2), ("mu", 0), ("clip_eps", 0.0),
+    ("clip_eps_high", -0.1), ("eps", 0.0), ("d_min", float("nan")), ("n_prompts", 0), ("max_redraws", -1),
+    ("seed", -1), ("dynamic_sampling", "yes"), ("difficulties", (1.0, 2.0)), ("u_init", float("nan")),
+]
+
+
+@pytest.mark.parametrize("field,value", BAD)
+def test_bad_config_names_the_field(field, value):
+    with pytest.raises(ValueError, match=field):
+        ToyConfig(**{field: value})
+
+
+def test_too_large_run_is_refused():
+    with pytest.raises(ValueError, match="iterations \\* n_seeds \\* n_prompts"):
+        ToyConfig(iterations=5000, n_seeds=1024)
+
+
+def test_divergence_is_an_error_or_finite():
+    """Extreme settings never give a silent NaN history."""
+    for cfg in (ToyConfig(lr=1000, beta=100, iterations=50), ToyConfig(lr=1000, scale="none", baseline="none")):
+        try:
+            h = run_toy(cfg)
+        except ValueError as err:
+            assert "diverged" in str(err)
+        else:
+            assert all(np.isfinite(getattr(h, n)).all() for n in ("p", "w", "kl", "loss", "grad_norm"))
+
+
+def test_history_rows():
+    h = run_toy(ToyConfig(iterations=5, n_seeds=3, n_prompts=4))
+    rows = history_rows(h)
+    assert len(rows) == 6 and [r["iteration"] for r in rows] == list(range(6))
+    assert rows[0]["frac_all_correct"] is None and rows[3]["frac_all_correct"] == pytest.approx(
+        h.frac_all_correct[2].mean())
+    assert rows[5]["accuracy"] == pytest.approx(h.accuracy[5].mean())
+    assert rows[2]["p_3"] == pytest.approx(h.p[2, :, 3].mean())
+    assert rows[4]["accuracy_seed1"] == pytest.approx(h.accuracy[4, 1])
+    json.dumps(rows)  # plain Python values

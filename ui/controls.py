@@ -8,8 +8,9 @@ drops values equal to the default from the URL).
 Values arriving from a URL are user input. Streamlit on its own silently drops an out-of-range
 or unparsable value and accepts an off-step one (`?G=7.5` on an integer slider becomes 7). Here
 the raw value is checked first (`parse_url_value`): a non-number falls back to the default, an
-out-of-range number is clamped to the nearest end, an off-step number is snapped to the grid,
-and each correction shows a visible `st.warning` naming the parameter and the value used.
+out-of-range number is clamped to the nearest end, a fraction for an integer control is
+truncated (what Streamlit does), and each correction shows a visible `st.warning` naming the
+parameter and the value used.
 
 Classroom mode: `?classroom=1` enlarges the type; `?hide=G,beta` hides those controls and uses
 the value the link carries (validated the same way). `classroom_link_builder` writes such links.
@@ -50,7 +51,7 @@ class Num:
         return all(isinstance(v, int) for v in (self.lo, self.hi, self.default, self.step))
 
     def describe(self) -> str:
-        return f"a number from {self.lo} to {self.hi} in steps of {self.step}"
+        return f"a number from {self.lo} to {self.hi}"
 
 
 @dataclass(frozen=True)
@@ -87,41 +88,39 @@ class Flag:
 Spec = Num | Choice | Flag
 
 
-def _snap(spec: Num, x: float) -> float | int:
-    k = round((x - spec.lo) / spec.step)
-    v = min(max(spec.lo + k * spec.step, spec.lo), spec.hi)
-    return int(round(v)) if spec.integer else round(v, 10)
-
-
 def parse_url_value(spec: Spec, raw: str) -> tuple[object, str | None]:
     """(value to use, problem or None) for the raw URL string `raw` of `spec`.
 
-    Non-numbers and unknown options fall back to the default; numbers out of range are clamped;
-    numbers off the step grid are snapped to the nearest grid point.
+    Non-numbers and unknown options fall back to the default; numbers out of range are clamped to
+    the nearest end; a fraction for an integer control is truncated, as Streamlit itself does.
     """
     if isinstance(spec, Flag):
         low = raw.strip().lower()
-        if low in ("true", "1", "on", "yes"):
-            return True, None
-        if low in ("false", "0", "off", "no"):
-            return False, None
-        return spec.default, f"must be {spec.describe()}"
+        if low in ("true", "false"):
+            return low == "true", None
+        return spec.default, f"is not {spec.describe()}"
     if isinstance(spec, Choice):
         if raw in spec.options:
             return raw, None
-        return spec.default, f"must be {spec.describe()}"
+        return spec.default, f"is not {spec.describe()}"
     try:
         x = float(raw)
     except ValueError:
-        return spec.default, f"must be {spec.describe()}"
+        x = math.nan
     if not math.isfinite(x):
-        return spec.default, f"must be {spec.describe()}"
+        return spec.default, f"is not {spec.describe()}"
     if x < spec.lo or x > spec.hi:
-        return _snap(spec, min(max(x, spec.lo), spec.hi)), f"is outside {spec.lo}–{spec.hi}"
-    v = _snap(spec, x)
-    if not math.isclose(v, x, rel_tol=0, abs_tol=1e-9):
-        return v, f"is not on the {spec.step} step grid"
-    return v, None
+        return min(max(x, spec.lo), spec.hi), f"is outside the allowed range {spec.lo} to {spec.hi}"
+    if spec.integer and not x.is_integer():
+        return int(x), "is not a whole number"
+    return (int(x) if spec.integer else x), None
+
+
+def _number(raw: str) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        return math.nan
 
 
 def hidden_keys() -> set[str]:
@@ -131,7 +130,7 @@ def hidden_keys() -> set[str]:
 
 
 def _warn(spec: Spec, raw: str, value: object, problem: str) -> None:
-    st.warning(f"URL parameter `{spec.key}={raw}` {problem} ({spec.describe()}); using {spec.key} = {value}.")
+    st.warning(f"URL parameter `{spec.key}={raw}` {problem}; using {spec.key} = {value}.", icon="⚠️")
 
 
 def _url_value(spec: Spec) -> tuple[object, bool]:
@@ -154,6 +153,8 @@ def _prepare_bound(spec: Spec) -> None:
     if problem is None:
         return  # Streamlit seeds the widget from the URL itself
     _warn(spec, raw, value, problem)
+    if isinstance(spec, Num) and spec.lo <= _number(raw) <= spec.hi:
+        return  # in range but fractional: Streamlit seeds int(x) itself, which is the value we announced
     try:
         del st.query_params[spec.key]  # stop Streamlit seeding the raw value; the widget rewrites it
     except Exception:  # already bound in this session: the URL value is ignored anyway

@@ -1,0 +1,293 @@
+"""The Streamlit app under streamlit.testing.v1.AppTest: every page runs, controls change the numbers,
+Play / Step / Reset / New seed / Pin work, URL values are validated with a visible warning.
+
+Fragments run inline on each AppTest run() (run_every never fires), so "Play" is checked by
+running the script again while playing.
+"""
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit import config as st_config
+from streamlit.testing.v1 import AppTest
+
+from ui.controls import Choice, Flag, Num, parse_url_value, share_query
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [
+    "pages/one_group.py",
+    "pages/training.py",
+    "pages/wasted.py",
+    "pages/std_scaling.py",
+    "pages/passk.py",
+    "pages/kl_clip.py",
+]
+TIMEOUT = 60
+
+
+@pytest.fixture(autouse=True)
+def full_error_details():
+    """Show a page's real exception in a failing test (the app itself shows only its type)."""
+    old = st_config.get_option("client.showErrorDetails")
+    st_config.set_option("client.showErrorDetails", "full")
+    yield
+    st_config.set_option("client.showErrorDetails", old)
+
+
+def page(path: str, **query) -> AppTest:
+    at = AppTest.from_file(str(ROOT / path), default_timeout=TIMEOUT)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def chart(at: AppTest, key: str) -> dict:
+    """The plotly figure drawn under `key`, with numpy arrays decoded (plotly 7 ships them as base64)."""
+    for el in at.get("plotly_chart"):
+        spec = json.loads(el.proto.spec)
+        if el.proto.id.endswith(key) or key in el.proto.id:
+            return _decode(spec)
+    raise AssertionError(f"no chart {key!r}")
+
+
+def _decode(x):
+    if isinstance(x, dict):
+        if set(x) >= {"dtype", "bdata"}:
+            arr = np.frombuffer(base64.b64decode(x["bdata"]), dtype=x["dtype"])
+            return arr.reshape(x["shape"]) if "shape" in x and isinstance(x["shape"], list) else arr
+        return {k: _decode(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_decode(v) for v in x]
+    return x
+
+
+def trace(fig: dict, name: str) -> dict:
+    return next(t for t in fig["data"] if (t.get("name") or "").startswith(name))
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+# ---- every page -------------------------------------------------------------------------------
+
+
+def test_home_lists_every_page():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+    assert not at.exception
+    links = [el.proto.page for el in at.get("page_link")]
+    for p in PAGES:
+        assert Path(p).stem in links
+    assert len(at.get("latex")) >= 1
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_runs_at_defaults(path):
+    at = page(path)
+    assert not at.exception, at.exception
+    assert not at.error and not at.warning
+    assert len(at.get("plotly_chart")) >= 1
+
+
+# ---- One group --------------------------------------------------------------------------------
+
+
+def test_one_group_worked_example_numbers_and_controls():
+    at = page("pages/one_group.py")
+    m = metrics(at)
+    # default: G = 4, 2 correct -> mean 0.5, population std 0.5, sample std sqrt(1/3) = 0.577
+    assert m["mean(r)"] == "0.500" and m["std, population (chapter)"] == "0.500"
+    assert m["std, sample (TRL)"] == "0.577"
+    assert m["loss at ratio 1"] == "0.0000"
+    assert float(m["gradient norm ‖∂L/∂log π‖"]) == pytest.approx(0.5, abs=1e-3)  # sqrt(G)/G
+    adv = chart(at, "adv_chart")
+    np.testing.assert_allclose(trace(adv, "population")["y"], [1, 1, -1, -1], atol=1e-3)
+    np.testing.assert_allclose(trace(adv, "sample")["y"], [0.866, 0.866, -0.866, -0.866], atol=1e-3)
+    credit = at.dataframe[1].value
+    first = credit[credit["position"] == 0].set_index("token")["weight"]
+    assert first["8"] == pytest.approx(0.1042, abs=2e-4) and first["7"] == pytest.approx(-0.0833, abs=2e-4)
+
+    at.slider(key="c").set_value(1).run()  # 1 of 4: std 0.433, A = 1.732, -0.577
+    assert metrics(at)["std, population (chapter)"] == "0.433"
+    np.testing.assert_allclose(
+        trace(chart(at, "adv_chart"), "population")["y"], [1.732, -0.577, -0.577, -0.577], atol=1e-3
+    )
+    at.toggle(key="std").set_value(False).run()  # no std: A = r - mean = 0.75, -0.25
+    np.testing.assert_allclose(trace(chart(at, "adv_chart"), "population")["y"], [0.75, -0.25, -0.25, -0.25], atol=1e-9)
+    assert float(metrics(at)["gradient norm ‖∂L/∂log π‖"]) == pytest.approx(0.2165, abs=1e-4)
+
+
+def test_one_group_pick_each_answer():
+    at = page("pages/one_group.py")
+    at.radio(key="mode").set_value("each").run()
+    at.slider(key="G").set_value(8).run()
+    at.get("button_group")[0].set_value([3]).run()
+    m = metrics(at)
+    assert m["correct"] == "1 / 8" and m["mean(r)"] == "0.125"
+    y = trace(chart(at, "adv_chart"), "population")["y"]
+    assert np.argmax(y) == 2 and y[2] == pytest.approx(0.875 / np.sqrt(0.125 * 0.875), abs=1e-3)
+
+
+# ---- Training dynamics ------------------------------------------------------------------------
+
+
+def test_training_g_changes_the_expected_zero_fraction():
+    at = page("pages/training.py")
+    before = trace(chart(at, "zero_chart"), "expected")["y"]
+    at.slider(key="G").set_value(32).run()
+    after = trace(chart(at, "zero_chart"), "expected")["y"]
+    # bigger groups waste fewer groups at the start: mean_j p^G + (1-p)^G falls with G
+    assert after[0] < before[0]
+    assert not at.exception
+
+
+def test_training_step_play_reset_new_seed_pin():
+    at = page("pages/training.py")
+    assert at.session_state.t == 0
+    at.button(key="step").click().run()
+    assert at.session_state.t == 1
+    acc = chart(at, "acc_chart")
+    assert len(trace(acc, "mean of seeds")["y"]) == 2  # iterations 0 and 1 drawn
+
+    at.button(key="play").click().run()  # the fragment advances `speed` = 4 iterations per run
+    assert at.session_state.playing and at.session_state.t == 5
+    at.run()
+    assert at.session_state.t == 9
+    at.button(key="pause").click().run()
+    assert not at.session_state.playing and at.session_state.t == 9
+    at.run()
+    assert at.session_state.t == 9
+
+    at.button(key="reset").click().run()
+    assert at.session_state.t == 0 and at.slider(key="seed").value == 0
+
+    at.button(key="new_seed").click().run()
+    assert at.session_state.t == 0 and at.slider(key="seed").value == at.session_state.seed
+
+    at.button(key="pin").click().run()
+    at.slider(key="beta").set_value(0.04).run()
+    assert at.session_state.pinned["beta"] == 0.0
+    names = [t.get("name") or "" for t in chart(at, "acc_chart")["data"]]
+    assert any(n.startswith("pinned (beta=0.0") for n in names)
+
+
+def test_training_play_stops_at_the_end():
+    at = page("pages/training.py", T="50", speed="20")
+    at.button(key="play").click().run()
+    at.run()
+    at.run()  # 20 + 20 + 10: reaches T = 50 and stops
+    assert at.session_state.t == 50 and not at.session_state.playing
+
+
+def test_training_std_off_changes_the_run_and_export():
+    at = page("pages/training.py")
+    on = trace(chart(at, "acc_chart"), "expected")["y"]
+    at.toggle(key="std").set_value(False).run()
+    off = trace(chart(at, "acc_chart"), "expected")["y"]
+    assert not np.allclose(on, off)
+    code = at.get("code")
+    assert any("scale_rewards='none'" in c.proto.code_text for c in code)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Run history (CSV)" in labels and "Settings (JSON)" in labels
+
+
+# ---- other pages react to their controls --------------------------------------------------------
+
+
+def test_wasted_groups_chapter_numbers():
+    at = page("pages/wasted.py")
+    m = metrics(at)
+    assert m["P(signal)"] == "33.7%" and m["P(signal) at G = 64"] == "96.2%"  # 1-0.95^8, 1-0.95^64
+    at.slider(key="p").set_value(0.5).run()
+    assert metrics(at)["P(signal)"] == "99.2%"  # 1 - 2 * 0.5^8
+
+
+def test_std_scaling_exercise_numbers():
+    at = page("pages/std_scaling.py")
+    text = at.success[0].value
+    assert "0.66" in text and "0.22" in text and "1.00" in text and "0.50" in text
+    at.slider(key="G").set_value(16).run()
+    assert not at.success  # the G = 8 note only at G = 8
+    assert len(trace(chart(at, "std_chart"), "with std")["y"]) == 17
+
+
+def test_kl_clip_chapter_numbers():
+    at = page("pages/kl_clip.py")
+    m = metrics(at)
+    assert m["u = π_ref / π"] == "0.833" and m["k3"] == "0.0157" and m["d k3 / d log π = 1 − u"] == "0.167"
+    assert "1.250" in at.info[0].value and "is clipped" in at.info[0].value
+    at.slider(key="eps").set_value(0.3).run()
+    assert "still pushed" in at.info[0].value
+
+
+def test_passk_estimator_reacts():
+    at = page("pages/passk.py")
+    first = list(metrics(at).values())[0]
+    at.slider(key="c").set_value(0).run()
+    assert list(metrics(at).values())[0] == "0.0000"
+    assert first != "0.0000"
+
+
+# ---- URL state ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw, used, words",
+    [
+        ("999", 64, "outside the allowed range"),
+        ("abc", 4, "not a number"),
+        ("7.5", 7, "not a whole number"),
+        ("-3", 2, "outside"),
+    ],
+)
+def test_invalid_url_value_warns_and_falls_back(raw, used, words):
+    at = page("pages/one_group.py", G=raw)
+    assert not at.exception
+    assert at.slider(key="G").value == used
+    text = " ".join(w.value for w in at.warning)
+    assert f"G={raw}" in text and words in text and f"using G = {used}" in text
+
+
+def test_valid_url_values_are_restored():
+    at = page("pages/training.py", G="16", beta="0.04", std="false", baseline="RLOO", seed="42")
+    assert not at.warning
+    assert at.slider(key="G").value == 16 and at.slider(key="beta").value == pytest.approx(0.04)
+    assert at.toggle(key="std").value is False and at.radio(key="baseline").value == "RLOO"
+    assert at.slider(key="seed").value == 42
+
+
+def test_bad_choice_and_flag_from_url():
+    at = page("pages/training.py", baseline="PPO", std="maybe")
+    text = " ".join(w.value for w in at.warning)
+    assert "baseline=PPO" in text and "std=maybe" in text
+    assert at.radio(key="baseline").value == "GRPO" and at.toggle(key="std").value is True
+
+
+def test_classroom_link_hides_controls_and_keeps_values():
+    at = page("pages/training.py", G="16", hide="G,beta", classroom="1")
+    assert not at.exception
+    keys = [s.key for s in at.slider]
+    assert "G" not in keys and "beta" not in keys and "lr" in keys
+    assert at.session_state.current_cfg.group_size == 16  # hidden, but the link's value is used
+    assert any("font-size" in h.proto.body for h in at.get("html"))
+
+
+def test_parse_url_value_rules():
+    g = Num("G", "G", 2, 64, 8, 1)
+    assert parse_url_value(g, "16") == (16, None)
+    assert parse_url_value(g, "1e9")[0] == 64
+    assert parse_url_value(g, "nan")[0] == 8
+    beta = Num("beta", "b", 0.0, 0.2, 0.0, 0.01)
+    assert parse_url_value(beta, "0.04") == (0.04, None)
+    assert parse_url_value(beta, "-1")[0] == 0.0
+    assert parse_url_value(Flag("std", "s", True), "FALSE") == (False, None)
+    assert parse_url_value(Choice("b", "b", ("GRPO", "RLOO"), "GRPO"), "rloo")[0] == "GRPO"  # exact match only
+
+
+def test_share_query_leaves_defaults_out():
+    specs = [Num("G", "G", 2, 64, 8, 1), Flag("std", "s", True), Num("beta", "b", 0.0, 0.2, 0.0, 0.01)]
+    q = share_query(specs, {"G": 16, "std": True, "beta": 0.04}, hide=("std",), classroom=True)
+    assert q == "G=16&std=true&beta=0.04&classroom=1&hide=std"

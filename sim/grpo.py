@@ -30,8 +30,8 @@ def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
 
 
 def _check_clip(clip_eps: float, clip_eps_high: float | None) -> None:
-    if not 0.0 <= clip_eps < 1.0:
-        raise ValueError(f"clip_eps must be in [0, 1), got {clip_eps}")
+    if not 0.0 <= clip_eps <= 1.0:
+        raise ValueError(f"clip_eps must be in [0, 1], got {clip_eps}")
     if clip_eps_high is not None and clip_eps_high < 0.0:
         raise ValueError(f"clip_eps_high must be >= 0 (or None for clip_eps), got {clip_eps_high}")
 
@@ -76,8 +76,9 @@ def group_advantages(
     """
     _check_choice("baseline", baseline, BASELINES)
     _check_choice("scale", scale, SCALES)
-    if group_size < 1 or rewards.numel() % group_size != 0:
-        raise ValueError(f"group_size must divide the number of rewards ({rewards.numel()}), got {group_size}")
+    n = rewards.numel()
+    if group_size < 1 or n % group_size != 0:
+        raise ValueError(f"group_size must be >= 1 and divide the number of rewards ({n}), got {group_size}")
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {ddof}")
     if eps < 0:
@@ -161,7 +162,10 @@ def aggregate(
       "grpo":    mean over each response's real tokens, then over responses (the chapter's
                  formula, DeepSeekMath): (1/B) sum_i (1/|y_i|) sum_t l_it
       "bnpo", "dapo":  one mean over all real tokens of the batch: sum l_it / sum |y_i|
-                 (TRL's default "dapo"; on a single process the two coincide)
+                 (TRL's default is "dapo". TRL divides "dapo" by the token count of the whole
+                 generation batch over all processes and "bnpo" by the local one; with one
+                 process, no gradient accumulation and steps_per_generation=1, as here, both
+                 are this token mean. tests/test_trl_parity.py checks it.)
       "dr_grpo": sum l_it / (B * max_completion_length), a constant normaliser (Dr. GRPO)
     """
     _check_choice("loss_type", loss_type, LOSS_TYPES)
@@ -235,8 +239,13 @@ def policy_loss(
     gradient, so the KL gradient changes (per token: (1 - u) + k3 instead of 1 - u).
 
     Shapes: logp, old_logp, ref_logp, mask (B, T); advantages (B,).
-    Metrics (TRL's names, token means over the mask): "kl", "clip_ratio/low_mean",
-    "clip_ratio/high_mean", "clip_ratio/region_mean".
+    Metrics (TRL's names, token means over the mask): "kl" (the k3, times rho if
+    kl_times_ratio, as in the loss; reported whenever ref_logp is given, while TRL logs it only
+    when beta != 0), "clip_ratio/low_mean" (rho < 1 - clip_eps with A < 0),
+    "clip_ratio/high_mean" (rho > 1 + clip_eps_high with A > 0), "clip_ratio/region_mean".
+    Equal to TRL 1.16.0's GRPOTrainer._compute_loss in loss, gradient and these metrics
+    (tests/test_trl_parity.py), with the names mapped: clip_eps -> epsilon,
+    clip_eps_high -> epsilon_high, kl_times_ratio -> use_bias_correction_kl.
     """
     if beta < 0:
         raise ValueError(f"beta must be >= 0, got {beta}")
@@ -291,7 +300,9 @@ def token_weights(advantages: torch.Tensor, lengths: torch.Tensor) -> torch.Tens
         weight_i = A_i / (G * |y_i|)          (one group of G responses)
 
     Chapter: advantages +1, -1, -1, +1 with lengths 3, 3, 4, 3 give +1/12, -1/12, -1/16, +1/12.
-    Returned per response, shape (G,); every token of response i carries weight_i.
+    Returned per response, shape (G,); every token of response i carries weight_i. For a batch
+    of P groups pass all B = P*G advantages: the "grpo" loss averages over all B responses, so
+    the divisor is B. Equal to -d loss / d logp of policy_loss (tests/test_grpo.py).
     """
     G = advantages.numel()
     return advantages / (G * lengths.to(advantages.dtype))

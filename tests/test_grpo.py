@@ -214,7 +214,7 @@ def test_clipped_surrogate_curve():
 # ---------------------------------------------------------------- properties: advantages
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     st.integers(1, 4).flatmap(
         lambda P: st.integers(2, 6).flatmap(
@@ -448,7 +448,7 @@ def test_engine_does_not_import_trl_or_ui():
         (lambda: policy_loss(torch.zeros(2, 3), None, torch.zeros(3, 3), t(1, 1), torch.ones(2, 3)), "ref_logp"),
         (lambda: policy_loss(torch.zeros(2, 3), None, None, t(1, 1, 1), torch.ones(2, 3)), "advantages"),
         (lambda: policy_loss(torch.zeros(2, 3), None, None, t(1, 1), torch.ones(2, 3), loss_type="x"), "loss_type"),
-        (lambda: clipped_surrogate(t(1.0), 1.0, clip_eps=1.0), "clip_eps"),
+        (lambda: clipped_surrogate(t(1.0), 1.0, clip_eps=1.5), "clip_eps"),
     ],
 )
 def test_bad_input_raises_value_error_naming_the_field(call, field):

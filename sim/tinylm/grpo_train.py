@@ -1,0 +1,231 @@
+"""GRPO on TinyLM against the exact-match verifier: the chapter's algorithm box, for real.
+
+One iteration (Chapter 15, "GRPO, one iteration"):
+  1. draw P training prompts; 2. sample G responses each with the current policy (pi_old);
+  3. score them with the verifier; 4. group advantages (sim.grpo.group_advantages);
+  5. log pi_old and log pi_ref of every sampled token, without gradients;
+  6. mu times: loss = sim.grpo.policy_loss(...), one AdamW step; 7. the policy becomes pi_old.
+
+Every formula comes from sim/grpo.py; this file only moves tensors between them.
+Metrics carry TRL's names so they read the same as a TRL log.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+
+from sim.grpo import BASELINES, LOSS_TYPES, SCALES, group_advantages, policy_loss
+from sim.tinylm.data import completion_mask, prompt_text, prompt_tokens, response_text, rewards, split
+from sim.tinylm.evaluate import expected_pass_at_1
+from sim.tinylm.model import TinyLM, generate, response_logprobs
+from sim.tinylm.tokens import MAX_NEW_TOKENS
+
+METRICS = (
+    "reward",
+    "reward_std",
+    "frac_reward_zero_std",
+    "kl",
+    "entropy",
+    "clip_ratio/region_mean",
+    "completions/mean_length",
+    "loss",
+    "grad_norm",
+    "step_time",
+)
+
+
+@dataclass(frozen=True)
+class GRPOConfig:
+    iterations: int = 150  # GRPO iterations (one batch of P*G samples each)
+    prompts_per_iter: int = 16  # P, prompts per iteration
+    group_size: int = 8  # G, responses per prompt
+    lr: float = 5e-4  # AdamW learning rate (peak)
+    warmup: int = 0  # iterations of linear learning-rate warmup from 0 to lr
+    beta: float = 0.0  # KL coefficient (TRL's default 0; DeepSeekMath 0.04)
+    mu: int = 1  # inner gradient steps per batch (TRL's num_iterations); > 1 makes the clip matter
+    clip_eps: float = 0.2  # PPO clip range, low side (and high side unless clip_eps_high is set)
+    clip_eps_high: float | None = None  # DAPO clip-higher, e.g. 0.28
+    baseline: str = "mean"  # "mean" (GRPO), "loo" (RLOO), "none"
+    scale: str = "group"  # std scaling: "group" (GRPO), "batch" (TRL option), "none" (Dr. GRPO)
+    ddof: int = 0  # std convention: 0 population (chapter), 1 sample (TRL)
+    eps: float = 1e-4  # added to the std
+    loss_type: str = "grpo"  # "grpo" (chapter), "bnpo", "dapo" (TRL default), "dr_grpo"
+    temperature: float = 1.0  # sampling temperature (the loss uses the same tempered distribution)
+    max_grad_norm: float = 1.0  # gradient clipping, as TRL; 0 turns it off
+    weight_decay: float = 0.0  # AdamW weight decay
+    eval_every: int = 10  # iterations between held-out pass@1 checks (exact, temperature 1)
+    keep_groups: int = 8  # groups kept for the completions table
+    seed: int = 0  # prompt order and sampling
+    threads: int = 1  # torch.set_num_threads
+
+    def __post_init__(self):
+        _range("iterations", self.iterations, 0, 100_000)
+        _range("prompts_per_iter", self.prompts_per_iter, 1, 4096)
+        _range("group_size", self.group_size, 2, 1024)
+        _range("lr", self.lr, 0.0, 1.0)
+        _range("warmup", self.warmup, 0, 100_000)
+        _range("beta", self.beta, 0.0, 100.0)
+        _range("mu", self.mu, 1, 64)
+        _range("clip_eps", self.clip_eps, 0.0, 1.0)
+        if self.clip_eps_high is not None:
+            _range("clip_eps_high", self.clip_eps_high, 0.0, 10.0)
+        for name, allowed in (("baseline", BASELINES), ("scale", SCALES), ("loss_type", LOSS_TYPES)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if self.ddof not in (0, 1):
+            raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {self.ddof}")
+        _range("eps", self.eps, 0.0, 1.0)
+        _range("temperature", self.temperature, 0.05, 10.0)
+        _range("max_grad_norm", self.max_grad_norm, 0.0, 1e6)
+        _range("weight_decay", self.weight_decay, 0.0, 10.0)
+        _range("eval_every", self.eval_every, 1, 100_000)
+        _range("keep_groups", self.keep_groups, 0, 4096)
+        _range("seed", self.seed, 0, 2**63 - 1)
+        _range("threads", self.threads, 1, 256)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _range(name, value, low, high):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}")
+
+
+class GRPOTrainer:
+    """Owns a trainable copy of the policy, a frozen reference copy and the optimizer.
+
+    >>> trainer = GRPOTrainer(sft_model, GRPOConfig(iterations=5))   # doctest: +SKIP
+    >>> for metrics in trainer.steps(): print(metrics["reward"])     # doctest: +SKIP
+    """
+
+    def __init__(self, policy: TinyLM, cfg: GRPOConfig = GRPOConfig()):
+        self.cfg = cfg
+        torch.set_num_threads(cfg.threads)
+        self.policy = copy.deepcopy(policy).train()
+        self.ref = copy.deepcopy(policy).eval().requires_grad_(False)  # pi_ref, frozen
+        self.opt = torch.optim.AdamW(self.policy.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.train_problems, self.heldout = split()
+        self.train_prompts = prompt_tokens(self.train_problems)  # (N, 6), tokenised once
+        self.rng = np.random.default_rng(cfg.seed)
+        self.gen = torch.Generator().manual_seed(cfg.seed)
+        self.iteration = 0
+        self.history: list[dict] = []  # one metrics dict per iteration
+        self.latest_groups: list[dict] = []  # prompt, responses, rewards, advantages
+        self.pass_at_1: list[tuple[int, float]] = [(0, expected_pass_at_1(self.policy, self.heldout))]
+
+    def step(self) -> dict:
+        """One GRPO iteration; returns its metrics (TRL names, plus "iteration" and maybe "pass_at_1")."""
+        cfg, G = self.cfg, self.cfg.group_size
+        t0 = time.perf_counter()
+        idx = np.repeat(self.rng.integers(0, len(self.train_problems), size=cfg.prompts_per_iter), G)  # (P*G,)
+        problems = self.train_problems[idx]  # (P*G, 2), grouped: G copies of each prompt in a row
+        prompts = self.train_prompts[torch.from_numpy(idx)]  # (P*G, 6)
+        self.policy.eval()
+        responses = generate(self.policy, prompts, self.gen, temperature=cfg.temperature)  # (P*G, T)
+        self.policy.train()
+        mask = completion_mask(responses)  # (P*G, T)
+        r = rewards(responses, problems)  # (P*G,)
+        adv = group_advantages(r, G, baseline=cfg.baseline, scale=cfg.scale, ddof=cfg.ddof, eps=cfg.eps)
+
+        with torch.no_grad():
+            ref_logp, _ = response_logprobs(self.ref, prompts, responses, cfg.temperature)
+            old_logp = response_logprobs(self.policy, prompts, responses, cfg.temperature)[0] if cfg.mu > 1 else None
+
+        for group in self.opt.param_groups:
+            group["lr"] = cfg.lr * min(1.0, (self.iteration + 1) / (cfg.warmup + 1))
+        sums: dict[str, float] = {}
+        for _ in range(cfg.mu):
+            logp, entropy = response_logprobs(self.policy, prompts, responses, cfg.temperature)
+            loss, m = policy_loss(
+                logp, old_logp, ref_logp, adv, mask,
+                loss_type=cfg.loss_type, beta=cfg.beta, clip_eps=cfg.clip_eps, clip_eps_high=cfg.clip_eps_high,
+                max_completion_length=MAX_NEW_TOKENS,
+            )  # fmt: skip
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            gn = _clip_grad(self.policy, cfg.max_grad_norm)
+            self.opt.step()
+            m |= {"loss": loss.item(), "grad_norm": gn, "entropy": _masked_mean(entropy.detach(), mask)}
+            for k, v in m.items():
+                sums[k] = sums.get(k, 0.0) + v
+
+        self.iteration += 1
+        groups = r.view(-1, G)  # (P, G)
+        metrics = {k: v / cfg.mu for k, v in sums.items()}
+        metrics |= {
+            "iteration": self.iteration,
+            "reward": r.mean().item(),
+            "reward_std": r.std().item(),  # TRL: sample std over the batch
+            "frac_reward_zero_std": (groups.max(1).values == groups.min(1).values).float().mean().item(),
+            "completions/mean_length": mask.sum(1).mean().item(),
+        }
+        self._keep_groups(problems, responses, r, adv)
+        if self.iteration % cfg.eval_every == 0 or self.iteration == cfg.iterations:
+            metrics["pass_at_1"] = expected_pass_at_1(self.policy, self.heldout)
+            self.pass_at_1.append((self.iteration, metrics["pass_at_1"]))
+        metrics["step_time"] = time.perf_counter() - t0
+        self.history.append(metrics)
+        return metrics
+
+    def _keep_groups(self, problems, responses, r, adv) -> None:
+        G, rows = self.cfg.group_size, []
+        for p in range(min(self.cfg.keep_groups, len(problems) // G)):
+            sl = slice(p * G, (p + 1) * G)
+            a, b = problems[p * G]
+            rows.append({
+                "prompt": prompt_text(a, b),
+                "responses": [response_text(x.tolist()) for x in responses[sl]],
+                "rewards": r[sl].tolist(),
+                "advantages": adv[sl].tolist(),
+            })  # fmt: skip
+        self.latest_groups = rows
+
+    def steps(self, stop=None, pause=None) -> Iterator[dict]:
+        """Run the remaining iterations, yielding each one's metrics.
+
+        `stop` and `pause` are optional threading.Event objects checked before every iteration:
+        stop ends the run; while pause is set the loop waits (still honouring stop).
+        """
+        while self.iteration < self.cfg.iterations:
+            while pause is not None and pause.is_set():
+                if stop is not None and stop.wait(0.05):
+                    return
+            if stop is not None and stop.is_set():
+                return
+            yield self.step()
+
+
+def _masked_mean(x: torch.Tensor, mask: torch.Tensor) -> float:
+    return float((x * mask).sum() / mask.sum().clamp(min=1.0))
+
+
+def _clip_grad(model: torch.nn.Module, max_norm: float) -> float:
+    """Global L2 norm of the gradient (before clipping), clipped to max_norm when max_norm > 0."""
+    params = [p for p in model.parameters() if p.grad is not None]
+    if max_norm > 0:
+        return float(torch.nn.utils.clip_grad_norm_(params, max_norm))
+    return float(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params])))
+
+
+def train_grpo(
+    policy: TinyLM,
+    cfg: GRPOConfig = GRPOConfig(),
+    *,
+    on_step: Callable[[int, dict], None] | None = None,
+    stop=None,
+    pause=None,
+) -> GRPOTrainer:
+    """Run GRPO for cfg.iterations (or until `stop` is set); returns the trainer (policy, history)."""
+    trainer = GRPOTrainer(policy, cfg)
+    for metrics in trainer.steps(stop=stop, pause=pause):
+        if on_step is not None:
+            on_step(metrics["iteration"], metrics)
+    trainer.policy.eval()
+    return trainer

@@ -1,0 +1,130 @@
+"""Supervised fine-tuning from scratch, stopped at the chapter's starting point (~50% pass@1).
+
+Next-token cross-entropy on the response tokens only (the answer's digits and <eos>):
+
+    loss = - mean over real response tokens of log pi(y_t | prompt, y_<t)
+
+Training stops the first time the held-out pass@1 at temperature 1 reaches `target_pass_at_1`.
+That pass@1 is computed exactly, as the mean over problems of pi(answer | prompt) (see
+evaluate.expected_pass_at_1), so the stopping point is deterministic for a given seed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from sim.tinylm.data import answer_tokens, prompt_tokens, split
+from sim.tinylm.evaluate import expected_pass_at_1
+from sim.tinylm.model import ModelConfig, TinyLM, build_model
+from sim.tinylm.tokens import PAD
+
+
+@dataclass(frozen=True)
+class SFTConfig:
+    model: ModelConfig = field(default_factory=ModelConfig)  # architecture
+    seed: int = 0  # model init and batch order
+    lr: float = 3e-3  # AdamW learning rate
+    batch_size: int = 128  # problems per step
+    max_steps: int = 3000  # give up after this many steps
+    target_pass_at_1: float = 0.5  # stop once held-out pass@1 (temperature 1) reaches this
+    eval_every: int = 10  # steps between held-out checks
+    weight_decay: float = 0.0  # AdamW weight decay
+    label_noise: float = 0.0  # fraction of demonstrations that are near misses (answer +-1 or +-10)
+    threads: int = 1  # torch.set_num_threads
+
+    def __post_init__(self):
+        _check_range("lr", self.lr, 0.0, 1.0, low_open=True)
+        _check_range("batch_size", self.batch_size, 1, 65536)
+        _check_range("max_steps", self.max_steps, 1, 10**6)
+        _check_range("target_pass_at_1", self.target_pass_at_1, 0.0, 1.0, low_open=True)
+        _check_range("eval_every", self.eval_every, 1, 10**6)
+        _check_range("weight_decay", self.weight_decay, 0.0, 10.0)
+        _check_range("label_noise", self.label_noise, 0.0, 1.0)
+        _check_range("threads", self.threads, 1, 256)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _check_range(name, value, low, high, *, low_open=False):
+    bad = value <= low if low_open else value < low
+    if bad or value > high:
+        left = "(" if low_open else "["
+        raise ValueError(f"{name} must be in {left}{low}, {high}], got {value}")
+
+
+def sft_loss(model: TinyLM, prompts: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of the target responses (P, 4), <pad> positions ignored."""
+    ids = torch.cat([prompts, targets[:, :-1]], dim=1)  # (P, 9)
+    logits, _ = model(ids)
+    logits = logits[:, prompts.shape[1] - 1 :]  # (P, 4, V)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=PAD)
+
+
+NEAR_MISSES = np.array([-10, -1, 1, 10])
+
+
+def noisy_targets(problems: np.ndarray, label_noise: float, rng: np.random.Generator) -> torch.Tensor:
+    """Demonstrations from an imperfect teacher: with probability label_noise the written answer is
+    a near miss, a + b + d with d drawn uniformly from (-10, -1, +1, +10). (P, 2) -> (P, 4) ids."""
+    wrong = rng.random(len(problems)) < label_noise  # (P,)
+    delta = np.where(wrong, rng.choice(NEAR_MISSES, size=len(problems)), 0)  # (P,)
+    # answer_tokens writes a + b; shifting b by delta writes a + b + delta (b may leave 10..99, harmless here)
+    return answer_tokens(np.stack([problems[:, 0], problems[:, 1] + delta], axis=1))
+
+
+@dataclass
+class SFTResult:
+    model: TinyLM
+    steps: int
+    pass_at_1: float  # exact held-out pass@1 at temperature 1 when training stopped
+    seconds: float
+    history: list[dict]  # {"step", "loss", "pass_at_1"} at every held-out check
+
+
+def train_sft(
+    cfg: SFTConfig = SFTConfig(),
+    *,
+    on_step: Callable[[int, dict], None] | None = None,
+    stop=None,
+) -> SFTResult:
+    """Train a TinyLM from scratch until held-out pass@1 >= cfg.target_pass_at_1 (or max_steps).
+
+    `on_step(step, {"loss", "pass_at_1"})` is called at every held-out check; `stop` is an optional
+    threading.Event: when set, training ends after the current step.
+    """
+    torch.set_num_threads(cfg.threads)
+    t0 = time.perf_counter()
+    train, heldout = split()
+    rng = np.random.default_rng(cfg.seed)
+    model = build_model(cfg.model, cfg.seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    train_prompts, train_targets = prompt_tokens(train), answer_tokens(train)  # (N, 6), (N, 4)
+    history: list[dict] = []
+    score = 0.0
+    step = 0
+    for step in range(1, cfg.max_steps + 1):
+        idx = rng.integers(0, len(train), size=cfg.batch_size)
+        targets = noisy_targets(train[idx], cfg.label_noise, rng) if cfg.label_noise > 0 else train_targets[idx]
+        loss = sft_loss(model, train_prompts[torch.from_numpy(idx)], targets)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if step % cfg.eval_every == 0:
+            score = expected_pass_at_1(model, heldout)
+            row = {"step": step, "loss": loss.item(), "pass_at_1": score}
+            history.append(row)
+            if on_step is not None:
+                on_step(step, row)
+            if score >= cfg.target_pass_at_1:
+                break
+        if stop is not None and stop.is_set():
+            break
+    model.eval()
+    return SFTResult(model, step, score, time.perf_counter() - t0, history)

@@ -426,33 +426,34 @@ class BinomialSampler:
     """Draws k ~ Binomial(G, p) for many different p at once, by inversion: k = min{k : U < F(k; p)}.
 
     numpy's Generator.binomial costs ~250 ns per draw when every draw has its own p, more than the
-    whole GRPO update. Here F(k; p) is tabulated on a grid p = i/N (N+1 rows, each with a guide table
-    for the search). For p in [a, b] = [i/N, (i+1)/N], F(k; b) <= F(k; p) <= F(k; a), so the
-    inverse at grid point a, k_a (a guide table then a short binary search), is the answer whenever
-    U < F(k_a; b) too; the rare other draws
-    (probability about G/N) are finished with the exact CDF scipy.special.bdtr at p itself. The result
-    is the exact inverse-CDF transform of U (up to float rounding of F), so its law is Binomial(G, p).
-    Tables are cached per G (a few MB at most).
+    whole GRPO update, and grows with G. Here the CDF F(k; p) is tabulated on a grid p = i/N. For p in
+    [a, b] = [i/N, (i+1)/N], F(k; b) <= F(k; p) <= F(k; a), so the inverse at grid point a, k_a, is
+    the answer whenever U < F(k_a; b) too. k_a comes from a guide table (for U in [m/L, (m+1)/L) it
+    lies in [lo, hi], usually a single value) or, where it does not, a count along the row; the rare
+    draws the bracket does not settle (probability about G/N) finish with the exact CDF
+    scipy.special.bdtr at p itself. So k is the exact inverse-CDF transform of U (up to the float
+    rounding of F) and its law is Binomial(G, p). Tables are cached per G (at most ~20 MB, at G = 1024).
     """
 
-    def __init__(self, group_size: int, max_table: int = 2**20):
+    def __init__(self, group_size: int, max_table: int = 2**21):
         G = self.G = group_size
-        self.N = N = int(min(4096, max(64, max_table // (G + 1))))  # grid cells in p
-        self.L = L = 2 * (G + 1)  # guide-table resolution in U
+        self.N = N = int(min(4096, max(256, max_table // (G + 1))))  # grid cells in p
+        self.L = L = int(min(16 * (G + 1), max(G + 1, max_table // (N + 1))))  # guide resolution in U
         cdf = np.minimum(np.cumsum(binomial_pmf(np.arange(N + 1) / N, G), axis=1), 1.0)  # (N+1, G+1) at p = i/N
         cdf[:, G] = 1.0
         self.cdf = np.concatenate([cdf, cdf[-1:]]).ravel()  # ((N+2)*(G+1),): row N+1 repeats p = 1
-        # For U in [m/L, (m+1)/L) the inverse at row i lies in [lo[i, m], hi[i, m]] (margins of 1e-9 keep
-        # the bounds safe against rounding of the offset trick that searches all rows at once).
-        offsets = np.arange(N + 1)[:, None]
-        flat = (offsets + cdf).ravel()  # sorted: row i lives in [i, i + 1]
+        # lo[i, m] = #{k : F(k; i/N) <= m/L} and hi[i, m] = #{k : F(k; i/N) <= (m+1)/L} bound the inverse of
+        # any U in [m/L, (m+1)/L); F <= m/L  <=>  ceil(F L) <= m, so both are cumulative histograms of ceil(F L)
+        # (with 1e-9 margins so that rounding can only widen the bracket).
+        rows = np.arange(N + 1)[:, None] * (L + 2)
 
-        def count_below(x: np.ndarray) -> np.ndarray:  # (N+1, L): #{k : F(k; i/N) <= x[m]}
-            below = np.searchsorted(flat, (offsets + x).ravel(), side="right").reshape(N + 1, L)
-            return np.clip(below - offsets * (G + 1), 0, G).astype(np.int64)
+        def count_at_most(level: np.ndarray) -> np.ndarray:  # (N+1, L+2) cumulative counts of ceil(F L)
+            bins = np.clip(np.ceil(level), 0, L + 1).astype(np.int64)
+            hist = np.bincount((rows + bins).ravel(), minlength=(N + 1) * (L + 2)).reshape(N + 1, L + 2)
+            return np.minimum(np.cumsum(hist, axis=1), G)
 
-        self.lo = count_below(np.arange(L) / L - 1e-9).ravel()
-        self.hi = count_below(np.arange(1, L + 1) / L + 1e-9).ravel()
+        self.lo = count_at_most(cdf * L + 1e-9)[:, :L].astype(np.int16).ravel()  # ((N+1)*L,)
+        self.hi = count_at_most(cdf * L - 1e-9)[:, 1 : L + 1].astype(np.int16).ravel()
 
     def __call__(self, rng: np.random.Generator, p: np.ndarray) -> np.ndarray:
         """k ~ Binomial(G, p) elementwise, one uniform per draw; p any shape with values in [0, 1]."""
@@ -460,26 +461,22 @@ class BinomialSampler:
 
     def invert(self, U: np.ndarray, p: np.ndarray) -> np.ndarray:
         """The inverse CDF min{k : U < F(k; p)}, elementwise (U, p of one shape)."""
-        G, cdf = self.G, self.cdf
+        G, cdf, shape = self.G, self.cdf, p.shape
+        U, p = U.ravel(), p.ravel()
         i = (p * self.N).astype(np.int64)  # grid cell [i/N, (i+1)/N] holding p (row N+1 pads p = 1)
-        row = i * (G + 1)  # offset of row i in the flat CDF table
         guide = i * self.L + (U * self.L).astype(np.int64)
-        k, hi = self.lo[guide], self.hi[guide]  # the inverse at grid point i/N lies in [k, hi]
-        todo = np.flatnonzero(k < hi)
-        while todo.size:  # binary search at the grid point, only where the bracket is open
-            lo_t, hi_t = k.flat[todo], hi.flat[todo]
-            mid = (lo_t + hi_t) // 2
-            up = U.flat[todo] >= cdf[row.flat[todo] + mid]
-            k.flat[todo] = np.where(up, mid + 1, lo_t)
-            hi.flat[todo] = np.where(up, hi_t, mid)
-            todo = todo[k.flat[todo] < hi.flat[todo]]
-        todo = np.flatnonzero(U >= cdf[row + (G + 1) + k])  # not settled by the bracket: F at p itself
-        p_todo = p.flat[todo]
-        while todo.size:
-            step = U.flat[todo] >= bdtr(k.flat[todo], G, p_todo)
-            k.flat[todo[step]] += 1
-            todo, p_todo = todo[step], p_todo[step]
-        return k
+        k, hi = self.lo[guide].astype(np.int64), self.hi[guide]  # inverse at grid point i/N is in [k, hi]
+        table = cdf.reshape(-1, G + 1)  # (N+2, G+1)
+        todo = np.flatnonzero(k < hi)  # bracket open (a tail of the CDF): count along the whole row
+        k[todo] = (U[todo, None] >= table[i[todo]]).sum(axis=1)
+        todo = np.flatnonzero(U >= cdf[i * (G + 1) + (G + 1) + k])  # not settled: p's own CDF decides
+        k_b = (U[todo, None] >= table[i[todo] + 1]).sum(axis=1)  # the inverse at b bounds the answer
+        while todo.size:  # usually one step: k_p in [k_a, k_b], k_b - k_a small
+            up = U[todo] >= bdtr(k[todo], G, p[todo])
+            k[todo[up]] += 1
+            keep = up & (k[todo] < k_b)
+            todo, k_b = todo[keep], k_b[keep]
+        return k.reshape(shape)
 
 
 @functools.lru_cache(maxsize=8)

@@ -1,0 +1,85 @@
+"""Benchmark of the GRPO toy: count-based numpy path (run_toy) vs the per-answer torch reference.
+
+    OMP_NUM_THREADS=1 python scripts/bench_toy.py            # full (about a minute)
+    OMP_NUM_THREADS=1 python scripts/bench_toy.py --quick    # fewer repeats
+
+Prints medians over repeats of wall time and of process CPU time (CPU time is the steadier figure on a
+shared machine: it does not count time spent waiting for a core). Targets from the issue:
+  a 300-iteration run with 64 seeds (G = 8) under 50 ms; cost at G = 64 within 1.5x of G = 8;
+  at least 20x the straightforward per-answer version at G = 64.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from sim.toy import ToyConfig, binomial_sampler, run_toy, run_toy_reference  # noqa: E402
+
+
+def measure(fn, repeats: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of fn() over `repeats` calls (after one warm-up call)."""
+    fn()
+    walls, cpus = [], []
+    for _ in range(repeats):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 repeats instead of 7, shorter reference runs")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    repeats = 3 if args.quick else 7
+
+    print("cold start: exact binomial sampler tables (built once per G, then cached)")
+    for G in (8, 64):
+        binomial_sampler.cache_clear()
+        t0 = time.process_time()
+        binomial_sampler(G)
+        print(f"  G={G:<3} {1e3 * (time.process_time() - t0):7.1f} ms CPU")
+
+    print("\nfast path, run_toy (numpy, count-based), 300 iterations")
+    print(f"  {'G':>3} {'seeds':>5} {'wall ms':>9} {'CPU ms':>9} {'iter/s (CPU)':>13} {'seed-iter/s (CPU)':>18}")
+    fast = {}
+    for G in (8, 64):
+        for S in (1, 64, 256):
+            cfg = ToyConfig(group_size=G, n_seeds=S, iterations=300)
+            wall, cpu = measure(lambda cfg=cfg: run_toy(cfg), repeats)
+            fast[G, S] = cpu
+            print(f"  {G:>3} {S:>5} {1e3 * wall:9.1f} {1e3 * cpu:9.1f} {300 / cpu:13.0f} {300 * S / cpu:18.0f}")
+
+    n_ref = 10 if args.quick else 30
+    print(f"\nstraightforward path, run_toy_reference (every answer, sim.grpo + autograd), {n_ref} iterations")
+    print(f"  {'G':>3} {'seeds':>5} {'wall ms':>9} {'CPU ms':>9} {'seed-iter/s (CPU)':>18}")
+    ref = {}
+    for G in (8, 64):
+        cfg = ToyConfig(group_size=G, n_seeds=2, iterations=n_ref)
+        wall, cpu = measure(lambda cfg=cfg: run_toy_reference(cfg), max(3, repeats // 2))
+        ref[G] = cpu / (2 * n_ref)  # CPU seconds per seed-iteration; it loops over seeds, so it scales with S
+        print(f"  {G:>3} {2:>5} {1e3 * wall:9.1f} {1e3 * cpu:9.1f} {1 / ref[G]:18.0f}")
+
+    print("\nagainst the targets")
+    t64 = fast[8, 64]
+    print(f"  300 iterations x 64 seeds, G=8: {1e3 * t64:.1f} ms CPU (target < 50 ms)")
+    for S in (1, 64, 256):
+        print(f"  cost G=64 / G=8 at {S} seeds: {fast[64, S] / fast[8, S]:.2f}x (target <= 1.5x)")
+    for S in (1, 64, 256):
+        speedup = ref[64] / (fast[64, S] / (300 * S))
+        print(f"  speed-up over the straightforward version at G=64, {S} seeds: {speedup:.0f}x (target >= 20x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -270,6 +270,12 @@ def count_advantages(
     return a_c, a_w
 
 
+@functools.lru_cache(maxsize=64)
+def _advantage_table(G: int, baseline: str, scale: str, ddof: int, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """count_advantages for every k = 0..G, each (G+1,) (scale "group" or "none" only)."""
+    return count_advantages(np.arange(G + 1), G, baseline=baseline, scale=scale, ddof=ddof, eps=eps)
+
+
 def count_update(
     w: np.ndarray,
     u: np.ndarray,
@@ -311,12 +317,15 @@ def count_update(
     n_c, n_w = weight * k, weight * (G - k)  # (S, N) weighted answer counts
     B = G * weight.sum(axis=1)  # (S,) answers in the batch
     inv_B = np.divide(1.0, B, out=np.zeros_like(B), where=B > 0)[:, None]  # (S, 1); empty batch: no update
-    batch_std = None
-    if cfg.scale == "batch":
+    if cfg.scale == "batch":  # the batch std couples the groups: advantages per slot
         m = n_c.sum(axis=1, keepdims=True) * inv_B  # (S, 1) mean reward of the batch
         batch_std = np.sqrt(B[:, None] * m * (1.0 - m) / np.maximum(B[:, None] - cfg.ddof, 1.0))
-    a_c, a_w = count_advantages(k, G, baseline=cfg.baseline, scale=cfg.scale, ddof=cfg.ddof, eps=cfg.eps,
-                                batch_std=batch_std)  # (S, N) each
+        a_c, a_w = count_advantages(k, G, baseline=cfg.baseline, scale=cfg.scale, ddof=cfg.ddof, eps=cfg.eps,
+                                    batch_std=batch_std)  # (S, N) each
+    else:  # the advantages depend on k alone: look them up in a table over k = 0..G
+        table_c, table_w = _advantage_table(G, cfg.baseline, cfg.scale, cfg.ddof, cfg.eps)
+        k_int = k.astype(np.int64)
+        a_c, a_w = table_c[k_int], table_w[k_int]  # (S, N) each
     identity = prompt is None  # slot j holds prompt j
 
     def gather(x: np.ndarray) -> np.ndarray:  # (S, P) -> (S, N): the value at each slot's prompt

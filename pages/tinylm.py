@@ -1,0 +1,160 @@
+"""TinyLM: a real GRPO run on a small transformer that learns two-digit addition (sim.tinylm)."""
+
+import streamlit as st
+
+from sim.grpo import BASELINES, LOSS_TYPES, SCALES
+from sim.tinylm.checkpoint import CheckpointError, load_checkpoint
+from sim.tinylm.grpo_train import METRICS, GRPOConfig
+from sim.tinylm.job import MAX_CONCURRENT, TrainingJob
+from ui.charts import COLORS, figure, show
+
+CHARTS = [("reward", "pass_at_1"), ("entropy",), ("kl",), ("frac_reward_zero_std",), ("completions/mean_length",),
+          ("grad_norm",), ("clip_ratio/region_mean",), ("step_time",)]  # fmt: skip
+D = GRPOConfig()
+
+
+@st.cache_resource(show_spinner=False, max_entries=1)
+def checkpoint_status() -> str | None:
+    """None if the shipped SFT checkpoint loads, else the error message."""
+    try:
+        load_checkpoint()
+    except CheckpointError as e:
+        return str(e)
+    return None
+
+
+def start_job(cfg: GRPOConfig, eval_samples: int, from_scratch: bool) -> None:
+    old = st.session_state.get("tinylm_job")
+    if old is not None:
+        old.stop()
+    st.session_state.tinylm_job = TrainingJob(cfg, eval_samples=eval_samples, from_scratch=from_scratch).start()
+
+
+def job_call(method: str) -> None:
+    job = st.session_state.get("tinylm_job")
+    if job is not None:
+        getattr(job, method)()
+
+
+st.title("TinyLM: GRPO on a real model")
+st.markdown(
+    "A two-layer transformer learned two-digit addition by supervised fine-tuning and stopped at about half "
+    "right (pass@1 ≈ 0.5 at temperature 1). GRPO now samples a group of answers per prompt, scores them with "
+    "the exact-match verifier and pushes up the answers that beat their group. Watch the reward rise and the "
+    "entropy fall, then compare pass@k before and after on 300 held-out problems."
+)
+on = st.toggle("Trainer on", value=False, key="tinylm_on", help="Off by default so the app stays light.")
+if not on:
+    st.info("Switch the trainer on to set up a run.")
+    st.stop()
+
+with st.sidebar:
+    st.subheader("GRPO settings")
+    iterations = st.slider("Iterations", 1, 600, D.iterations, key="tl_iters")
+    P = st.slider("Prompts per iteration P", 1, 64, D.prompts_per_iter, key="tl_P")
+    G = st.slider("Group size G", 2, 32, D.group_size, key="tl_G")
+    lr = st.select_slider("Learning rate", [1e-4, 2e-4, 3e-4, 5e-4, 1e-3, 2e-3], D.lr, key="tl_lr")
+    beta = st.select_slider("KL coefficient β", [0.0, 0.001, 0.01, 0.04, 0.1], D.beta, key="tl_beta")
+    mu = st.slider("Inner steps μ", 1, 4, D.mu, key="tl_mu")
+    scale = st.selectbox("Std scaling", SCALES, SCALES.index(D.scale), key="tl_scale")
+    baseline = st.selectbox("Baseline", BASELINES, BASELINES.index(D.baseline), key="tl_baseline")
+    loss_type = st.selectbox("Loss aggregation", LOSS_TYPES, LOSS_TYPES.index(D.loss_type), key="tl_loss")
+    seed = st.number_input("Seed", 0, 9999, 0, key="tl_seed")
+    eval_samples = st.select_slider("Samples per held-out problem", [4, 8, 16, 32, 64], 64, key="tl_eval")
+
+cfg = GRPOConfig(iterations=iterations, prompts_per_iter=P, group_size=G, lr=lr, beta=beta, mu=mu, scale=scale,
+                 baseline=baseline, loss_type=loss_type, seed=int(seed), threads=1, eval_every=5)  # fmt: skip
+
+problem = checkpoint_status()
+from_scratch = st.session_state.get("tl_from_scratch", False)
+if problem and not from_scratch:
+    st.error(problem)
+    st.button("Train SFT from scratch", key="tl_scratch", on_click=st.session_state.__setitem__,
+              args=("tl_from_scratch", True))  # fmt: skip
+    st.stop()
+
+job: TrainingJob | None = st.session_state.get("tinylm_job")
+running = job is not None and job.running
+c1, c2, c3, c4 = st.columns(4)
+c1.button("Start", key="tl_start", type="primary", on_click=start_job, args=(cfg, eval_samples, from_scratch))
+c2.button("Pause", key="tl_pause", disabled=not running, on_click=job_call, args=("pause",))
+c3.button("Resume", key="tl_resume", disabled=not running, on_click=job_call, args=("resume",))
+c4.button("Stop", key="tl_stop", disabled=not running, on_click=job_call, args=("stop",))
+st.caption(f"At most {MAX_CONCURRENT} trainings run at once on this server; others wait their turn.")
+
+
+def metric_chart(snap: dict, names: tuple[str, ...]) -> None:
+    fig = figure(names[0], "iteration", names[0], height=260)
+    hist = snap["history"]
+    xs = [m["iteration"] for m in hist]
+    fig.add_scatter(x=xs, y=[m[names[0]] for m in hist], name=names[0], line=dict(color=COLORS["main"]))
+    if "pass_at_1" in names:
+        pts = snap["pass_at_1"]
+        fig.add_scatter(x=[i for i, _ in pts], y=[p for _, p in pts], name="held-out pass@1",
+                        line=dict(color=COLORS["good"], width=3))  # fmt: skip
+    show(fig, key=f"tl_chart_{names[0]}")
+
+
+def groups_table(snap: dict) -> None:
+    rows = []
+    for g in snap["groups"]:
+        for resp, r, a in zip(g["responses"], g["rewards"], g["advantages"], strict=True):
+            rows.append({"prompt": g["prompt"], "response": resp, "reward": r, "advantage": round(a, 3)})
+    st.dataframe(rows, hide_index=True, height=300)
+
+
+def results(res: dict) -> None:
+    fig = figure("pass@k on 300 held-out problems", "k (log scale)", "pass@k", y_range=[0, 1.02])
+    fig.add_scatter(x=res["ks"], y=res["pass_at_k_before"], name="SFT", line=dict(color=COLORS["grey"], width=3))
+    fig.add_scatter(x=res["ks"], y=res["pass_at_k_after"], name="GRPO", line=dict(color=COLORS["main"], width=3))
+    fig.update_xaxes(type="log")
+    show(fig, key="tl_passk")
+    cross = res["crossover_k"]
+    st.markdown("The curves " + ("do not cross." if cross is None else f"cross at k ≈ {cross:.1f}."))
+    a, b = st.columns(2)
+    a.metric("Never solved by SFT", len(res["never_solved_before"]))
+    a.write(", ".join(res["never_solved_before"]) or "none")
+    b.metric("Never solved after GRPO", len(res["never_solved_after"]))
+    b.write(", ".join(res["never_solved_after"]) or "none")
+
+
+@st.fragment(run_every=0.5 if running else None)
+def progress() -> None:
+    job = st.session_state.get("tinylm_job")
+    if job is None:
+        st.info("Press Start to run GRPO from the shipped SFT checkpoint.")
+        return
+    snap = job.snapshot()
+    state = snap["state"]
+    if state == "queued":
+        st.info(f"Waiting for a free trainer: place {snap['queue_position']} in line.")
+    elif state == "error":
+        st.error(snap["error"])
+        if snap["checkpoint_error"]:
+            st.button("Train SFT from scratch", key="tl_scratch2", on_click=st.session_state.__setitem__,
+                      args=("tl_from_scratch", True))  # fmt: skip
+    label = {"sft": "training SFT from scratch", "grpo": "GRPO", "eval": "evaluating pass@k", "done": "done",
+             "stopped": "stopped"}.get(state, state)  # fmt: skip
+    if snap["paused"] and state == "grpo":
+        label = "paused"
+    st.progress(min(snap["iteration"] / snap["iterations"], 1.0), text=f"{label}: {snap['iteration']} / "
+                f"{snap['iterations']} iterations")  # fmt: skip
+    if snap["history"]:
+        last = snap["history"][-1]
+        cols = st.columns(4)
+        for col, name in zip(cols, ("reward", "entropy", "kl", "frac_reward_zero_std"), strict=True):
+            col.metric(name, f"{last[name]:.3f}")
+        left, right = st.columns(2)
+        for i, names in enumerate(CHARTS):
+            with left if i % 2 == 0 else right:
+                metric_chart(snap, names)
+        st.subheader("Latest groups (as in TRL's completions log)")
+        groups_table(snap)
+    if state == "done":
+        results(snap["result"])
+    if running and not job.running:
+        st.rerun()  # the job ended: redraw the buttons once
+
+
+progress()
+st.caption("Metrics use TRL's names: " + ", ".join(METRICS) + ".")

@@ -113,7 +113,7 @@ def test_count_update_empty_batch_is_no_update():
 # The binomial sampler is the exact inverse CDF
 
 
-@pytest.mark.parametrize("G", [2, 8, 64, 300])
+@pytest.mark.parametrize("G", [2, 8, 64, 200])
 def test_binomial_sampler_is_exact_inverse_cdf(G):
     sampler = BinomialSampler(G)
     rng = np.random.default_rng(G)
@@ -145,12 +145,21 @@ def test_no_signal_from_logs_equals_p_no_signal():
 # Distribution of whole runs: fast path vs the per-answer torch reference
 
 
+@pytest.fixture
+def one_torch_thread():
+    """The reference does thousands of tiny torch ops: one thread avoids thread-pool overhead on 2 cores."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.mark.parametrize("extra", [dict(), dict(dynamic_sampling=True, max_redraws=2, mu=2, beta=0.1)])
-def test_run_toy_same_distribution_as_reference(extra):
+def test_run_toy_same_distribution_as_reference(extra, one_torch_thread):
     """Different random streams, same law: two-sample KS on w after 3 iterations (and answers spent)."""
     cfg = ToyConfig(iterations=3, lr=0.5, **extra)
     fast = run_toy(dataclasses.replace(cfg, n_seeds=1000, seed=1))
-    slow = run_toy_reference(dataclasses.replace(cfg, n_seeds=150, seed=2))
+    slow = run_toy_reference(dataclasses.replace(cfg, n_seeds=100, seed=2))
     assert stats.ks_2samp(fast.w[-1], slow.w[-1]).pvalue > 1e-3
     assert stats.ks_2samp(fast.accuracy[-1], slow.accuracy[-1]).pvalue > 1e-3
     if cfg.dynamic_sampling:

@@ -26,14 +26,13 @@ os.environ["HF_DATASETS_OFFLINE"] = "1"
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
-
-from sim.grpo import group_advantages, policy_loss  # noqa: E402
-
-trl = pytest.importorskip("trl", minversion="1.16.0")
+import trl  # noqa: E402  (a hard import: parity is a test, so a missing TRL must fail, not skip)
 from datasets import Dataset  # noqa: E402
 from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
+
+from sim.grpo import group_advantages, policy_loss  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
 
@@ -114,6 +113,11 @@ def trainer_for(tiny, **config) -> GRPOTrainer:
     trainer = _trainers[key]
     trainer._metrics["train"].clear()
     return trainer
+
+
+def test_trl_is_the_version_parity_was_established_for():
+    # a TRL upgrade must be a conscious step: re-run this file, then move the pin in requirements-dev.txt
+    assert trl.__version__ == "1.16.0"
 
 
 def test_building_the_trainer_is_fast_and_offline(tiny):

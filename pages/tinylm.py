@@ -53,7 +53,7 @@ with st.sidebar:
     iterations = st.slider("Iterations", 1, 600, D.iterations, key="tl_iters")
     P = st.slider("Prompts per iteration P", 1, 64, D.prompts_per_iter, key="tl_P")
     G = st.slider("Group size G", 2, 32, D.group_size, key="tl_G")
-    lr = st.select_slider("Learning rate", [1e-4, 2e-4, 3e-4, 5e-4, 1e-3, 2e-3], D.lr, key="tl_lr")
+    lr = st.select_slider("Learning rate", [1e-4, 2e-4, 3e-4, 5e-4, 1e-3], D.lr, key="tl_lr")
     beta = st.select_slider("KL coefficient β", [0.0, 0.001, 0.01, 0.04, 0.1], D.beta, key="tl_beta")
     mu = st.slider("Inner steps μ", 1, 4, D.mu, key="tl_mu")
     scale = st.selectbox("Std scaling", SCALES, SCALES.index(D.scale), key="tl_scale")

@@ -47,6 +47,8 @@ class GRPOConfig:
     group_size: int = 8  # G, responses per prompt
     lr: float = 3e-4  # AdamW learning rate (peak); 1e-3 overshoots: one step can drop pass@1 from 0.53 to 0.11
     warmup: int = 0  # iterations of linear learning-rate warmup from 0 to lr
+    adam_beta1: float = 0.9  # AdamW first-moment decay (TRL/transformers name and default)
+    adam_beta2: float = 0.999  # AdamW second-moment decay
     beta: float = 0.0  # KL coefficient (TRL's default 0; DeepSeekMath 0.04)
     mu: int = 1  # inner gradient steps per batch (TRL's num_iterations); > 1 makes the clip matter
     clip_eps: float = 0.2  # PPO clip range, low side (and high side unless clip_eps_high is set)
@@ -70,6 +72,8 @@ class GRPOConfig:
         _range("group_size", self.group_size, 2, 1024)
         _range("lr", self.lr, 0.0, 1.0)
         _range("warmup", self.warmup, 0, 100_000)
+        _range("adam_beta1", self.adam_beta1, 0.0, 0.9999)
+        _range("adam_beta2", self.adam_beta2, 0.0, 0.99999)
         _range("beta", self.beta, 0.0, 100.0)
         _range("mu", self.mu, 1, 64)
         _range("clip_eps", self.clip_eps, 0.0, 1.0)
@@ -110,7 +114,9 @@ class GRPOTrainer:
         torch.set_num_threads(cfg.threads)
         self.policy = copy.deepcopy(policy).train()
         self.ref = copy.deepcopy(policy).eval().requires_grad_(False)  # pi_ref, frozen
-        self.opt = torch.optim.AdamW(self.policy.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.opt = torch.optim.AdamW(
+            self.policy.parameters(), lr=cfg.lr, betas=(cfg.adam_beta1, cfg.adam_beta2), weight_decay=cfg.weight_decay
+        )
         self.train_problems, self.heldout = split()
         self.train_prompts = prompt_tokens(self.train_problems)  # (N, 6), tokenised once
         self.rng = np.random.default_rng(cfg.seed)

@@ -245,3 +245,21 @@ def test_cli_errors(capsys, tmp_path):
     assert "group_size" in err and "Traceback" not in err
     assert cli_main(["--checkpoint", str(tmp_path / "nope.pt")]) == 1
     assert "--from-scratch" in capsys.readouterr().err
+
+
+def test_logged_grad_norm_equals_sim_grpo_grad_norm():
+    from sim.grpo import grad_norm
+    from sim.tinylm.grpo_train import _clip_grad
+
+    model = _sft()
+    problems = split()[0][:8]
+    prompts = prompt_tokens(np.repeat(problems, 4, axis=0))
+    resp = generate(model, prompts, torch.Generator().manual_seed(0))
+    adv = torch.linspace(-1, 1, 32)
+    logp, _ = response_logprobs(model, prompts, resp)
+    loss, _ = policy_loss(logp, None, None, adv, completion_mask(resp))
+    oracle = grad_norm(loss, list(model.parameters()))
+    model.zero_grad()
+    loss.backward()
+    assert _clip_grad(model, 0.0) == pytest.approx(oracle, rel=1e-5)
+    model.zero_grad()

@@ -5,7 +5,7 @@ import streamlit as st
 
 from sim.pages_support import clip_example, kl_check, kl_estimators, surrogate_curve
 from ui.charts import COLORS, figure, show
-from ui.controls import Num, apply_classroom_style, classroom_link_builder, control
+from ui.controls import Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
 
 PI_SPEC = Num("pi", "Policy probability π", 0.05, 1.0, 0.6, 0.01, fmt="%.2f")
 REF_SPEC = Num("pi_ref", "Reference probability π_ref", 0.05, 1.0, 0.5, 0.01, fmt="%.2f")
@@ -14,6 +14,7 @@ OLD_SPEC = Num("p_old", "Token probability before (π_old)", 0.05, 1.0, 0.4, 0.0
 NEW_SPEC = Num("p_new", "Token probability after one inner step", 0.05, 1.0, 0.5, 0.01, fmt="%.2f")
 SPECS = [PI_SPEC, REF_SPEC, EPS_SPEC, OLD_SPEC, NEW_SPEC]
 
+ensure_app_navigation()
 apply_classroom_style()
 st.title("KL and clipping")
 with st.sidebar:

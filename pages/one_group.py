@@ -5,7 +5,7 @@ import streamlit as st
 from sim.exercises import WORKED_EXAMPLE_REWARDS, WORKED_EXAMPLE_TOKENS, credit_table, per_token_weights
 from sim.pages_support import group_summary
 from ui.charts import COLORS, figure, show
-from ui.controls import Choice, Flag, Num, apply_classroom_style, classroom_link_builder, control
+from ui.controls import Choice, Flag, Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
 
 G_SPEC = Num("G", "Group size G", 2, 64, 4, 1, help="responses sampled for the prompt")
 MODE_SPEC = Choice("mode", "Choose correct answers by", ("count", "each"), "count")
@@ -13,6 +13,7 @@ C_SPEC = Num("c", "Number correct c", 0, 64, 2, 1, help="the first c answers are
 STD_SPEC = Flag("std", "Divide by the group std", True, help="GRPO divides; Dr. GRPO does not")
 SPECS = [G_SPEC, MODE_SPEC, C_SPEC, STD_SPEC]
 
+ensure_app_navigation()
 apply_classroom_style()
 st.title("One group")
 st.markdown(

@@ -7,7 +7,7 @@ from sim.passk import mean_pass_at_k_known_p, pass_at_k
 from sim.sharpen import CHAPTER_P_AFTER, CHAPTER_P_BEFORE, SharpenConfig, sharpening_summary, train
 from sim.toy import ToyConfig, expected_run
 from ui.charts import COLORS, figure, show
-from ui.controls import Num, apply_classroom_style, classroom_link_builder, control
+from ui.controls import Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
 
 N_SPEC = Num("n", "Samples per problem n", 1, 200, 64, 1)
 C_SPEC = Num("c", "Correct samples c", 0, 200, 5, 1)
@@ -39,6 +39,7 @@ def curves_chart(title: str, before, after, key: str, names=("before RL", "after
     show(fig, key)
 
 
+ensure_app_navigation()
 apply_classroom_style()
 st.title("pass@k")
 st.markdown(

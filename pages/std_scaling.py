@@ -7,7 +7,7 @@ from sim.exercises import mean_abs_advantage
 from sim.pages_support import seed_band
 from sim.toy import ToyConfig, run_toy
 from ui.charts import COLORS, figure, show
-from ui.controls import Num, apply_classroom_style, classroom_link_builder, control
+from ui.controls import Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
 
 G_SPEC = Num("G", "Group size G", 2, 64, 8, 1)
 LR_SPEC = Num("lr", "Learning rate (toy)", 0.05, 2.0, 0.3, 0.05, fmt="%.2f")
@@ -25,6 +25,7 @@ def both_runs(G: int, lr: float, seed: int):
     return out
 
 
+ensure_app_navigation()
 apply_classroom_style()
 st.title("Std scaling (Exercise 15.4)")
 st.markdown(

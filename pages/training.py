@@ -13,7 +13,16 @@ from sim.export import history_csv, settings_json, trl_grpo_config, trl_snippet
 from sim.pages_support import gave_signal, rows_to_columns, seed_band
 from sim.toy import ToyConfig, expected_run, history_rows, run_toy
 from ui.charts import COLORS, figure, show
-from ui.controls import Choice, Flag, Num, apply_classroom_style, classroom_link_builder, control, current_values
+from ui.controls import (
+    Choice,
+    Flag,
+    Num,
+    apply_classroom_style,
+    classroom_link_builder,
+    control,
+    current_values,
+    ensure_app_navigation,
+)
 
 BASELINES = {"GRPO": "mean", "RLOO": "loo", "none": "none"}
 SPECS = [
@@ -29,10 +38,10 @@ SPECS = [
     Num("seeds", "Seeds in the band", 1, 64, 16, 1),
     Num("T", "Iterations", 50, 500, 200, 10),
     Num(
-        "speed", "Speed (iterations per tick)", 1, 20, 4, 1, help="Play advances this many iterations 4 times a second"
+        "speed", "Speed (iterations per tick)", 1, 20, 8, 1, help="Play advances this many iterations twice a second"
     ),
 ]
-TICK_S = 0.25
+TICK_S = 0.5  # a tick redraws 5 charts; slower ticks with more iterations each keep a busy server responsive
 
 
 def toy_config(v: dict) -> ToyConfig:
@@ -96,6 +105,7 @@ def unpin() -> None:
 st.session_state.setdefault("t", 0)
 st.session_state.setdefault("playing", False)
 
+ensure_app_navigation()
 apply_classroom_style()
 st.title("Training dynamics")
 st.markdown(
@@ -121,16 +131,24 @@ T = cfg.iterations
 st.session_state.t = min(max(int(st.session_state.t), 0), T)
 
 b = st.columns([1, 1, 1, 1, 1.3, 1.3, 3])
-b[0].button("▶ Play", key="play", on_click=set_playing, args=(True,), disabled=st.session_state.t >= T)
-b[1].button("⏸ Pause", key="pause", on_click=set_playing, args=(False,))
-b[2].button("⏭ Step", key="step", on_click=step, disabled=st.session_state.t >= T)
-b[3].button("⏮ Reset", key="reset", on_click=reset, help="back to iteration 0, same seed")
-b[4].button("🎲 New seed", key="new_seed", on_click=new_seed)
+b[0].button(
+    "Play",
+    icon=":material/play_arrow:",
+    key="play",
+    on_click=set_playing,
+    args=(True,),
+    disabled=st.session_state.t >= T,
+)
+b[1].button("Pause", icon=":material/pause:", key="pause", on_click=set_playing, args=(False,))
+b[2].button("Step", icon=":material/skip_next:", key="step", on_click=step, disabled=st.session_state.t >= T)
+b[3].button("Reset", icon=":material/replay:", key="reset", on_click=reset, help="back to iteration 0, same seed")
+b[4].button("New seed", icon=":material/casino:", key="new_seed", on_click=new_seed)
 if "pinned" in st.session_state:
     b[5].button("Unpin", key="unpin", on_click=unpin)
 else:
     b[5].button(
-        "📌 Pin this run",
+        "Pin this run",
+        icon=":material/push_pin:",
         key="pin",
         on_click=pin,
         args=(current_values(SPECS),),
@@ -152,7 +170,9 @@ def pinned_label() -> str:
 
 
 def accuracy_chart(t: int) -> go.Figure:
-    fig = figure("Mean accuracy over the 24 prompts", "iteration", "accuracy  mean_j p_j", y_range=[0, 1])
+    fig = figure(
+        f"Mean accuracy over the 24 prompts (G = {cfg.group_size})", "iteration", "accuracy  mean_j p_j", y_range=[0, 1]
+    )
     band = seed_band(run.accuracy[: t + 1])
     xs = list(range(t + 1))
     fig.add_scatter(x=xs, y=band["hi"], mode="lines", line=dict(width=0), showlegend=False, hoverinfo="skip")
@@ -186,7 +206,7 @@ def accuracy_chart(t: int) -> go.Figure:
 
 
 def zero_chart(t: int) -> go.Figure:
-    fig = figure("Groups with zero gradient", "iteration", "fraction of groups", y_range=[0, 1])
+    fig = figure(f"Groups with zero gradient (G = {cfg.group_size})", "iteration", "fraction of groups", y_range=[0, 1])
     xs = list(range(1, t + 1))
     fig.add_scatter(
         x=xs, y=run.frac_all_wrong[:t].mean(axis=1), stackgroup="z", name="all wrong", line=dict(color=COLORS["bad"])

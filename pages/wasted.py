@@ -6,12 +6,13 @@ import streamlit as st
 
 from sim.exercises import no_signal_table, p_no_signal
 from ui.charts import COLORS, figure, show
-from ui.controls import Num, apply_classroom_style, classroom_link_builder, control
+from ui.controls import Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
 
 P_SPEC = Num("p", "Solve rate p of the prompt", 0.0, 1.0, 0.05, 0.01, fmt="%.2f")
 G_SPEC = Num("G", "Group size G", 2, 64, 8, 1)
 SPECS = [P_SPEC, G_SPEC]
 
+ensure_app_navigation()
 apply_classroom_style()
 st.title("Wasted groups")
 st.markdown(

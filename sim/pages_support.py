@@ -8,12 +8,14 @@ Plain floats and numpy arrays out, ready to draw. Shapes: G group size, N grid p
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-from sim.grpo import clipped_surrogate, grad_norm, group_advantages, k1_kl, k2_kl, k3_kl, policy_loss
+# torch and sim.grpo are imported inside the functions that need them: the Training page uses only
+# the numpy helpers at the bottom, and importing torch slows every script run that first touches it.
 
 
-def _rewards(rewards) -> torch.Tensor:
+def _rewards(rewards):
+    import torch
+
     r = torch.as_tensor([float(x) for x in rewards], dtype=torch.float64)  # (G,)
     if r.numel() < 2:
         raise ValueError(f"rewards: a group needs at least 2 responses, got {r.numel()}")
@@ -28,6 +30,10 @@ def group_summary(rewards, *, scale_std: bool = True, ddof: int = 0, eps: float 
     G log-probabilities; it reads 0 because the advantages sum to 0, while its gradient,
     -A_i / G per response, does not vanish unless every A_i does.
     """
+    import torch
+
+    from sim.grpo import grad_norm, group_advantages, policy_loss
+
     r = _rewards(rewards)
     G = r.numel()
     adv = group_advantages(r, G, scale="group" if scale_std else "none", ddof=ddof, eps=eps)  # (G,)
@@ -48,6 +54,10 @@ def kl_estimators(u) -> dict[str, np.ndarray]:
 
     Taking log pi = 0 and log pi_ref = log u gives exactly their ratio u.
     """
+    import torch
+
+    from sim.grpo import k1_kl, k2_kl, k3_kl
+
     u = torch.as_tensor(np.asarray(u, dtype=float))  # (N,)
     if torch.any(u <= 0):
         raise ValueError("u = pi_ref / pi must be > 0")
@@ -59,6 +69,10 @@ def kl_check(pi: float, pi_ref: float) -> dict[str, float]:
     """The chapter's numeric check at one token: u, k1, k2, k3 and d k3 / d log pi (by autograd)."""
     if not (0 < pi <= 1 and 0 < pi_ref <= 1):
         raise ValueError("pi and pi_ref must be probabilities in (0, 1]")
+    import torch
+
+    from sim.grpo import k1_kl, k2_kl, k3_kl
+
     logp = torch.tensor(float(np.log(pi)), dtype=torch.float64, requires_grad=True)
     ref = torch.tensor(float(np.log(pi_ref)), dtype=torch.float64)
     k3 = k3_kl(logp, ref)
@@ -74,6 +88,10 @@ def kl_check(pi: float, pi_ref: float) -> dict[str, float]:
 
 def surrogate_curve(ratio, advantage: float, clip_eps: float) -> dict[str, np.ndarray]:
     """PPO's clipped surrogate and its slope d s / d rho over a grid of ratios (N,), for one A."""
+    import torch
+
+    from sim.grpo import clipped_surrogate
+
     rho = torch.as_tensor(np.asarray(ratio, dtype=float)).requires_grad_(True)  # (N,)
     s = clipped_surrogate(rho, torch.tensor(float(advantage), dtype=torch.float64), clip_eps)
     (slope,) = torch.autograd.grad(s.sum(), rho)

@@ -152,14 +152,14 @@ def test_training_step_play_reset_new_seed_pin():
     acc = chart(at, "acc_chart")
     assert len(trace(acc, "mean of seeds")["y"]) == 2  # iterations 0 and 1 drawn
 
-    at.button(key="play").click().run()  # the fragment advances `speed` = 4 iterations per run
-    assert at.session_state.playing and at.session_state.t == 5
+    at.button(key="play").click().run()  # the fragment advances `speed` = 8 iterations per run
+    assert at.session_state.playing and at.session_state.t == 9
     at.run()
-    assert at.session_state.t == 9
+    assert at.session_state.t == 17
     at.button(key="pause").click().run()
-    assert not at.session_state.playing and at.session_state.t == 9
+    assert not at.session_state.playing and at.session_state.t == 17
     at.run()
-    assert at.session_state.t == 9
+    assert at.session_state.t == 17
 
     at.button(key="reset").click().run()
     assert at.session_state.t == 0 and at.slider(key="seed").value == 0

@@ -238,3 +238,20 @@ def classroom_link_builder(specs: list[Spec]) -> None:
         big = st.checkbox("Presenter mode (larger type)", value=True, key="_classroom_big")
         st.caption("Classroom link (hidden controls keep the values above):")
         st.code(f"{base}?{share_query(specs, values, hide=tuple(hide), classroom=big)}", language=None, wrap_lines=True)
+
+
+def ensure_app_navigation() -> None:
+    """Make a page opened straight from a link go through app.py's st.navigation.
+
+    Streamlit 1.67 treats a `pages/` folder beside the main script as a v1 multipage app until
+    some session runs `st.navigation`: on a freshly started server, a first visit to /training
+    runs pages/training.py on its own (lowercase file names in the sidebar, no wide layout). Here
+    the page switches the process to v2 and reruns, so app.py runs and resolves the same URL.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a later Streamlit without the v1 fallback
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()

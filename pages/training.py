@@ -130,8 +130,8 @@ except ValueError as e:  # a setting the engine refuses: say which, never a trac
 T = cfg.iterations
 st.session_state.t = min(max(int(st.session_state.t), 0), T)
 
-b = st.columns([1, 1, 1, 1, 1.3, 1.3, 3])
-b[0].button(
+row = st.container(horizontal=True)  # the media-player bar
+row.button(
     "Play",
     icon=":material/play_arrow:",
     key="play",
@@ -139,14 +139,14 @@ b[0].button(
     args=(True,),
     disabled=st.session_state.t >= T,
 )
-b[1].button("Pause", icon=":material/pause:", key="pause", on_click=set_playing, args=(False,))
-b[2].button("Step", icon=":material/skip_next:", key="step", on_click=step, disabled=st.session_state.t >= T)
-b[3].button("Reset", icon=":material/replay:", key="reset", on_click=reset, help="back to iteration 0, same seed")
-b[4].button("New seed", icon=":material/casino:", key="new_seed", on_click=new_seed)
+row.button("Pause", icon=":material/pause:", key="pause", on_click=set_playing, args=(False,))
+row.button("Step", icon=":material/skip_next:", key="step", on_click=step, disabled=st.session_state.t >= T)
+row.button("Reset", icon=":material/replay:", key="reset", on_click=reset, help="back to iteration 0, same seed")
+row.button("New seed", icon=":material/casino:", key="new_seed", on_click=new_seed)
 if "pinned" in st.session_state:
-    b[5].button("Unpin", key="unpin", on_click=unpin)
+    row.button("Unpin", key="unpin", on_click=unpin)
 else:
-    b[5].button(
+    row.button(
         "Pin this run",
         icon=":material/push_pin:",
         key="pin",

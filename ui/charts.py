@@ -17,10 +17,10 @@ def figure(title: str, x: str, y: str, *, height: int = 380, y_range=None) -> go
         xaxis=dict(title=dict(text=x)),
         yaxis=dict(title=dict(text=y)),
         height=height,
-        margin=dict(l=60, r=20, t=50, b=40),
+        margin=dict(l=60, r=20, t=50, b=30),
         font=dict(size=15),
         hovermode="x unified",
-        legend=dict(orientation="h", yanchor="top", y=-0.22, x=0, xanchor="left"),
+        legend=dict(orientation="h", yanchor="top", y=-0.3, x=0, xanchor="left"),
     )
     fig = go.Figure(layout=layout)
     if y_range is not None:

@@ -37,7 +37,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import bdtr, expit, gammaln, xlog1py, xlogy
+from scipy.special import expit
+
+from sim.binomial import BinomialSampler, binomial_pmf, binomial_sampler  # noqa: F401 (re-exported)
 
 SCALES = ("group", "batch", "none")
 BASELINES = ("mean", "loo", "none")
@@ -204,22 +206,41 @@ def policy(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
 
 
 def bernoulli_kl(p_c, p_w, lp_c, lp_w, lr_c, lr_w) -> np.ndarray:
-    """Exact KL(pi || pi_ref) of Bernoullis, elementwise (nats), from policy() of z and of z_ref:
+    """Exact KL(pi || pi_ref) of Bernoullis (nats), averaged over the last axis (prompts), from policy()
+    of z and of z_ref:
 
         KL = p log(p / p_ref) + (1 - p) log((1 - p) / (1 - p_ref))
     """
-    return p_c * (lp_c - lr_c) + p_w * (lp_w - lr_w)
+    return (_dot(p_c, lp_c - lr_c) + _dot(p_w, lp_w - lr_w)) / p_c.shape[-1]
 
 
 def bernoulli_entropy(p_c, p_w, lp_c, lp_w) -> np.ndarray:
-    """Entropy H = -p log p - (1 - p) log(1 - p) of Bernoullis, elementwise (nats), from policy(z)."""
-    return -(p_c * lp_c + p_w * lp_w)
+    """Entropy H = -p log p - (1 - p) log(1 - p) of Bernoullis (nats), averaged over the last axis
+    (prompts), from policy(z)."""
+    return -(_dot(p_c, lp_c) + _dot(p_w, lp_w)) / p_c.shape[-1]
 
 
-def no_signal_from_logs(lp_c: np.ndarray, lp_w: np.ndarray, group_size: int) -> np.ndarray:
-    """sim.exercises.p_no_signal, p^G + (1 - p)^G, from log p and log(1 - p): exp is ~4x cheaper than
-    pow here. A test proves it equal to p_no_signal."""
-    return np.exp(group_size * lp_c) + np.exp(group_size * lp_w)
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """sum(a * b) over the last axis, in one pass (no temporary)."""
+    return np.einsum("...p,...p->...", a, b)
+
+
+def no_signal(p_c: np.ndarray, p_w: np.ndarray, group_size: int) -> np.ndarray:
+    """sim.exercises.p_no_signal, p^G + (1 - p)^G, from p and 1 - p = policy(z)[:2] (accurate near p = 1),
+    by repeated squaring: ~3x cheaper than exp(G log p) or pow here. A test proves it equal to p_no_signal."""
+    return _int_power(p_c, group_size) + _int_power(p_w, group_size)
+
+
+def _int_power(x: np.ndarray, n: int) -> np.ndarray:
+    """x**n for an integer n >= 1 by binary exponentiation (at most 2 log2 n multiplications)."""
+    out = None
+    while True:
+        if n & 1:
+            out = x if out is None else out * x
+        n >>= 1
+        if not n:
+            return out
+        x = x * x
 
 
 # ----------------------------------------------------------------------------------------------
@@ -428,74 +449,6 @@ def reference_update(
 
 
 # ----------------------------------------------------------------------------------------------
-# Exact binomial sampling at a cost independent of G
-
-
-class BinomialSampler:
-    """Draws k ~ Binomial(G, p) for many different p at once, by inversion: k = min{k : U < F(k; p)}.
-
-    numpy's Generator.binomial costs ~250 ns per draw when every draw has its own p, more than the
-    whole GRPO update, and grows with G. Here the CDF F(k; p) is tabulated on a grid p = i/N. For p in
-    [a, b] = [i/N, (i+1)/N], F(k; b) <= F(k; p) <= F(k; a), so the inverse at grid point a, k_a, is
-    the answer whenever U < F(k_a; b) too. k_a comes from a guide table (for U in [m/L, (m+1)/L) it
-    lies in [lo, hi], usually a single value) or, where it does not, a count along the row; the rare
-    draws the bracket does not settle (probability about G/N) finish with the exact CDF
-    scipy.special.bdtr at p itself. So k is the exact inverse-CDF transform of U (up to the float
-    rounding of F) and its law is Binomial(G, p). Tables are cached per G (about 25 MB at G = 1024, where
-    half the draws need the slow exact finish: G = 1024 costs ~10x G = 8).
-    """
-
-    def __init__(self, group_size: int, max_table: int = 2**21):
-        G = self.G = group_size
-        self.N = N = int(min(4096, max(256, max_table // (G + 1))))  # grid cells in p
-        self.L = L = int(min(16 * (G + 1), max(G + 1, max_table // (N + 1))))  # guide resolution in U
-        cdf = np.minimum(np.cumsum(binomial_pmf(np.arange(N + 1) / N, G), axis=1), 1.0)  # (N+1, G+1) at p = i/N
-        cdf[:, G] = 1.0
-        self.cdf = np.concatenate([cdf, cdf[-1:]]).ravel()  # ((N+2)*(G+1),): row N+1 repeats p = 1
-        # lo[i, m] = #{k : F(k; i/N) <= m/L} and hi[i, m] = #{k : F(k; i/N) <= (m+1)/L} bound the inverse of
-        # any U in [m/L, (m+1)/L); F <= m/L  <=>  ceil(F L) <= m, so both are cumulative histograms of ceil(F L)
-        # (with 1e-9 margins so that rounding can only widen the bracket).
-        rows = np.arange(N + 1)[:, None] * (L + 2)
-
-        def count_at_most(level: np.ndarray) -> np.ndarray:  # (N+1, L+2) cumulative counts of ceil(F L)
-            bins = np.clip(np.ceil(level), 0, L + 1).astype(np.int64)
-            hist = np.bincount((rows + bins).ravel(), minlength=(N + 1) * (L + 2)).reshape(N + 1, L + 2)
-            return np.minimum(np.cumsum(hist, axis=1), G)
-
-        self.lo = count_at_most(cdf * L + 1e-9)[:, :L].astype(np.int16).ravel()  # ((N+1)*L,)
-        self.hi = count_at_most(cdf * L - 1e-9)[:, 1 : L + 1].astype(np.int16).ravel()
-
-    def __call__(self, rng: np.random.Generator, p: np.ndarray) -> np.ndarray:
-        """k ~ Binomial(G, p) elementwise, one uniform per draw; p any shape with values in [0, 1]."""
-        return self.invert(rng.random(p.shape), p)
-
-    def invert(self, U: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """The inverse CDF min{k : U < F(k; p)}, elementwise (U, p of one shape)."""
-        G, cdf, shape = self.G, self.cdf, p.shape
-        U, p = U.ravel(), p.ravel()
-        i = (p * self.N).astype(np.int64)  # grid cell [i/N, (i+1)/N] holding p (row N+1 pads p = 1)
-        guide = i * self.L + (U * self.L).astype(np.int64)
-        k, hi = self.lo[guide].astype(np.int64), self.hi[guide]  # inverse at grid point i/N is in [k, hi]
-        table = cdf.reshape(-1, G + 1)  # (N+2, G+1)
-        todo = np.flatnonzero(k < hi)  # bracket open (a tail of the CDF): count along the whole row
-        k[todo] = (U[todo, None] >= table[i[todo]]).sum(axis=1)
-        todo = np.flatnonzero(U >= cdf[i * (G + 1) + (G + 1) + k])  # not settled: p's own CDF decides
-        k_b = (U[todo, None] >= table[i[todo] + 1]).sum(axis=1)  # the inverse at b bounds the answer
-        while todo.size:  # usually one step: k_p in [k_a, k_b], k_b - k_a small
-            up = U[todo] >= bdtr(k[todo], G, p[todo])
-            k[todo[up]] += 1
-            keep = up & (k[todo] < k_b)
-            todo, k_b = todo[keep], k_b[keep]
-        return k.reshape(shape)
-
-
-@functools.lru_cache(maxsize=4)
-def binomial_sampler(group_size: int) -> BinomialSampler:
-    """The cached BinomialSampler for G."""
-    return BinomialSampler(group_size)
-
-
-# ----------------------------------------------------------------------------------------------
 # Sampled runs
 
 
@@ -539,25 +492,55 @@ def _init_state(cfg: ToyConfig, S: int):
     return d, w, u, w[:, None] + u - d  # z_ref (S, P): the initial policy is the KL reference
 
 
+# An array of more than ~128 kB is fresh memory from the OS on every call, and touching a fresh page
+# first is costly (~10 us per 4 kB page on the 2-core VM, more than the arithmetic on it). So work over
+# (T, S, P) goes a few iterations at a time, through temporaries of at most CHUNK_CELLS values.
+CHUNK_CELLS = 16384
+STATE_METRICS = ("accuracy", "kl", "entropy", "no_signal")
+
+
+def _chunk_rows(cells: int) -> int:
+    """Rows of `cells` values (an (S, P) state: S * P) per chunk, at least one."""
+    return max(1, CHUNK_CELLS // cells)
+
+
+def _state_metrics(out: dict, rows: slice, pol: tuple, ref: tuple, G: int) -> None:
+    """Means over prompts of p, KL(pi || pi_ref), H(pi) and p^G + (1 - p)^G for the states pol =
+    policy(z) (n, S, P), written to out[name][rows]; ref = (lp_c, lp_w) (S, P) of the KL reference."""
+    p_c, p_w, lp_c, lp_w = pol
+    out["accuracy"][rows] = p_c.mean(axis=-1)
+    out["kl"][rows] = bernoulli_kl(p_c, p_w, lp_c, lp_w, *ref)
+    out["entropy"][rows] = bernoulli_entropy(p_c, p_w, lp_c, lp_w)
+    out["no_signal"][rows] = no_signal(p_c, p_w, G).mean(axis=-1)
+
+
 def _finish(cfg: ToyConfig, d: np.ndarray, w: np.ndarray, u: np.ndarray, steps: dict, answers: np.ndarray,
-            counts: np.ndarray, pol: tuple | None = None) -> ToyHistory:
-    """Build the history from the parameters w (T+1, S), u (T+1, S, P) and the step records; the state
-    metrics are computed here in one vectorised pass (pol = policy(z) over all states, if already known)."""
-    z = w[:, :, None] + u - d  # (T+1, S, P)
-    if not np.isfinite(z).all():
-        t = int(np.argmax(~np.isfinite(z).all(axis=(1, 2))))
-        raise ValueError(f"the run diverged at iteration {t} (logits not finite): lower lr, lr_w or beta")
-    p_c, p_w, lp_c, lp_w = policy(z) if pol is None else pol
+            counts: np.ndarray, p: np.ndarray | None = None, states: dict | None = None) -> ToyHistory:
+    """Build the history from the parameters w (T+1, S), u (T+1, S, P) and the step records. Unless the
+    caller has them (p = pi(correct) (T+1, S, P) and `states` from _state_metrics), the policy and the
+    state metrics are computed here, a few states at a time."""
+    T1, S, P = u.shape
     G = cfg.group_size
+    if states is None:
+        p, states = np.empty((T1, S, P)), {name: np.empty((T1, S)) for name in STATE_METRICS}
+        rows = _chunk_rows(S * P)
+        for a in range(0, T1, rows):
+            z = w[a : a + rows, :, None] + u[a : a + rows] - d  # (n, S, P)
+            if not np.isfinite(z).all():
+                t = a + int(np.argmax(~np.isfinite(z).all(axis=(1, 2))))
+                raise ValueError(f"the run diverged at iteration {t} (logits not finite): lower lr, lr_w or beta")
+            now = policy(z)
+            if a == 0:
+                ref = (now[2][0], now[3][0])  # the KL reference is the state at t = 0
+            p[a : a + rows] = now[0]
+            _state_metrics(states, slice(a, a + rows), now, ref, G)
     if "frac_all_correct" not in steps:  # sampled runs: from the counts (expected_run passes its own)
-        steps["frac_all_correct"] = (counts == G).mean(axis=2)
-        steps["frac_all_wrong"] = (counts == 0).mean(axis=2)
-    steps["expected_zero_frac"] = no_signal_from_logs(lp_c[:-1], lp_w[:-1], G).mean(axis=2)
-    kl = bernoulli_kl(p_c, p_w, lp_c, lp_w, lp_c[:1], lp_w[:1])  # the reference is the state at t = 0
+        steps["frac_all_correct"] = np.count_nonzero(counts == G, axis=2) / P
+        steps["frac_all_wrong"] = np.count_nonzero(counts == 0, axis=2) / P
+    steps["expected_zero_frac"] = states["no_signal"][:-1]
     return ToyHistory(
-        config=cfg, difficulties=d, p=p_c, u=u, w=w, accuracy=p_c.mean(axis=2), kl=kl.mean(axis=2),
-        entropy=bernoulli_entropy(p_c, p_w, lp_c, lp_w).mean(axis=2),
-        answers=np.concatenate([np.zeros((1, w.shape[1])), np.cumsum(answers, axis=0)]),
+        config=cfg, difficulties=d, p=p, u=u, w=w, accuracy=states["accuracy"], kl=states["kl"],
+        entropy=states["entropy"], answers=np.concatenate([np.zeros((1, S)), np.cumsum(answers, axis=0)]),
         counts=counts, **{name: steps[name] for name in STEP_METRICS},
     )
 
@@ -570,13 +553,24 @@ def run_toy(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = None) 
     first t iterations do not depend on cfg.iterations. Seed s of a run depends on (seed, n_seeds):
     the S runs share one Generator. `on_step(t, metrics)` is called after iteration t (1..T) with the
     step's metrics, (S,) arrays. A run whose logits overflow raises ValueError (never a NaN history).
+
+    Two loops give the same history: _run_lean for mu = 1 without dynamic sampling, the batch std or
+    on_step (the defaults; several times faster), and _run_general for everything; a test proves them equal.
     """
+    if on_step is None and cfg.mu == 1 and not cfg.dynamic_sampling and cfg.scale != "batch":
+        h = _run_lean(cfg)
+        if h is not None:
+            return h
+    return _run_general(cfg, on_step)
+
+
+def _run_general(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = None) -> ToyHistory:
+    """run_toy for any cfg: _draw_batch and count_update every iteration."""
     S, T = cfg.n_seeds, cfg.iterations
     rng = np.random.default_rng(cfg.seed)
     d, w, u, z_ref = _init_state(cfg, S)
     P = len(d)
     ws, us = np.empty((T + 1, S)), np.empty((T + 1, S, P))
-    pol = tuple(np.empty((T + 1, S, P)) for _ in range(4))  # policy(z) of every state
     counts, answers = np.empty((T, S, P)), np.empty((T, S))
     steps = {name: np.zeros((T, S)) for name in STEP_METRICS if not name.startswith("frac_all")}
     ws[0], us[0] = w, u
@@ -584,8 +578,6 @@ def run_toy(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = None) 
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         for t in range(T):
             now = policy(w[:, None] + u - d)  # (S, P) each
-            for store, x in zip(pol, now, strict=True):
-                store[t] = x
             k0, prompt, k, weight, answers[t] = _draw_batch(rng, now[0], cfg)
             w, u, m = count_update(w, u, prompt, k, weight, cfg, d, z_ref, now=now, ref=ref)
             if not np.isfinite(u.sum() + w.sum()):
@@ -596,9 +588,106 @@ def run_toy(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = None) 
                 steps[name][t] = value
             if on_step is not None:
                 on_step(t + 1, m)
-        for store, x in zip(pol, policy(w[:, None] + u - d), strict=True):
-            store[T] = x
-        return _finish(cfg, d, ws, us, steps, answers, counts, pol)
+        return _finish(cfg, d, ws, us, steps, answers, counts)
+
+
+def _run_lean(cfg: ToyConfig) -> ToyHistory | None:
+    """run_toy for mu = 1 without dynamic sampling or the batch std: _run_general's arithmetic, bit for
+    bit, on the same random stream, with little more than the dynamics inside the loop.
+
+    With rho = 1, slot j holding prompt j and advantages that depend on k alone, count_update's step is
+
+        dL/dz = -(1/B) [k g_c(k) sigmoid(-z) - (G - k) g_w(k) sigmoid(z)],   g = A(k) - beta (1 - pi_ref / pi)
+
+    so each iteration computes the policy, draws the counts and looks k A(k) up in a table over k. The
+    metrics are computed every few iterations for the whole chunk at once (_lean_step_metrics).
+    Returns None where it would leave _run_general's arithmetic (a probability that underflows to 0,
+    or a non-finite step, only possible with beta > 0): run_toy then takes the general loop.
+    """
+    S, T, G, beta = cfg.n_seeds, cfg.iterations, cfg.group_size, cfg.beta
+    rng = np.random.default_rng(cfg.seed)
+    d, w, u, _ = _init_state(cfg, S)
+    P = len(d)
+    draw = binomial_sampler(G)
+    a_c, a_w = _advantage_table(G, cfg.baseline, cfg.scale, cfg.ddof, cfg.eps)  # (G+1,) each
+    n_c = np.arange(G + 1.0)  # (G+1,) correct answers in a group with k correct, and G - k wrong ones
+    n_w = G - n_c
+    w_c, w_w = n_c * a_c, n_w * a_w  # (G+1,) n A(k): the weights of dL/dz at beta = 0
+    neg_inv_B = -(1.0 / (G * float(P)))
+    C = _chunk_rows(S * P)  # iterations per chunk
+    p, us, ws, counts = np.empty((T + 1, S, P)), np.empty((T + 1, S, P)), np.empty((T + 1, S)), np.empty((T, S, P))
+    states = {name: np.empty((T + 1, S)) for name in STATE_METRICS}
+    steps = {name: np.empty((T, S)) for name in ("loss", "kl_k3", "mean_abs_adv", "grad_norm")}
+    # the chunk's policy (p_c is p), dL/dz, and k A_c(k), (G - k) A_w(k) per slot
+    p_w, lp_c, lp_w, dz, nA_c, nA_w = (np.empty((C, S, P)) for _ in range(6))
+    k, dw, z, tmp = np.empty((C, S, P), dtype=np.intp), np.empty((C, S)), np.empty((S, P)), np.empty((S, P))
+    ws[0], us[0] = w, u
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        for t0 in range(0, T + 1, C):  # states t0..t1-1 and the steps taken from them
+            t1 = min(t0 + C, T + 1)
+            n = min(t1, T) - t0  # steps in this chunk
+            uniforms = rng.random((n, S, P))  # (n, S, P) the uniforms _draw_batch would draw, in order
+            offsets = draw.offsets(uniforms)
+            for t in range(t0, t1):
+                j = t - t0
+                np.add(ws[t][:, None], us[t], out=z)
+                z -= d  # (S, P) logits w + u - d
+                expit(z, out=p[t])  # policy(z), less its guard for sigmoid(z) == 0 (checked below)
+                np.log(p[t], out=lp_c[j])
+                np.subtract(lp_c[j], z, out=lp_w[j])
+                np.exp(lp_w[j], out=p_w[j])
+                if t == 0:
+                    ref = (p[0].copy(), p_w[0].copy(), lp_c[0].copy(), lp_w[0].copy())  # the initial policy
+                if t == T:
+                    break
+                k[j] = draw.invert(uniforms[j], p[t], offsets[j])
+                w_c.take(k[j], out=nA_c[j])
+                w_w.take(k[j], out=nA_w[j])
+                if beta == 0:
+                    np.multiply(nA_c[j], p_w[j], out=dz[j])
+                    np.multiply(nA_w[j], p[t], out=tmp)
+                else:
+                    g_c = a_c.take(k[j]) - beta * (1.0 - ref[0] / p[t])
+                    g_w = a_w.take(k[j]) - beta * (1.0 - ref[1] / p_w[j])
+                    np.multiply(n_c.take(k[j]) * g_c, p_w[j], out=dz[j])
+                    np.multiply(n_w.take(k[j]) * g_w, p[t], out=tmp)
+                dz[j] -= tmp
+                dz[j] *= neg_inv_B  # (S, P) dL/dz = dL/du
+                dw[j] = dz[j].sum(axis=1)  # (S,) dL/dw
+                np.subtract(us[t], np.multiply(dz[j], cfg.lr, out=tmp), out=us[t + 1])
+                ws[t + 1] = ws[t] - cfg.lr_shared * dw[j]
+                if beta > 0 and not np.isfinite(us[t + 1].sum() + ws[t + 1].sum()):
+                    return None
+            pol = (p[t0:t1], p_w[: t1 - t0], lp_c[: t1 - t0], lp_w[: t1 - t0])
+            _state_metrics(states, slice(t0, t1), pol, ref[2:], G)
+            counts[t0 : t0 + n] = k[:n]
+            _lean_step_metrics(steps, slice(t0, t0 + n), cfg, counts[t0 : t0 + n], tuple(x[:n] for x in pol), ref,
+                               nA_c[:n], nA_w[:n], dz[:n], dw[:n])
+    if not (p.min() > 0 and np.isfinite(ws[T].sum() + us[T].sum())):
+        return None
+    steps |= {"clip_frac": np.zeros((T, S)), "n_groups": np.full((T, S), float(P))}
+    return _finish(cfg, d, ws, us, steps, np.full((T, S), float(G * P)), counts, p, states)
+
+
+def _lean_step_metrics(out: dict, rows: slice, cfg: ToyConfig, n_c: np.ndarray, pol: tuple, ref: tuple,
+                       nA_c: np.ndarray, nA_w: np.ndarray, dz: np.ndarray, dw: np.ndarray) -> None:
+    """count_update's metrics at its first (here only) step, for n iterations at once, into out[name][rows].
+
+    n_c (n, S, P) counts k, pol = policy of the states sampled from, ref = policy of the reference (S, P),
+    nA_c, nA_w = k A_c(k), (G - k) A_w(k) (n, S, P), dz = dL/du (n, S, P), dw = dL/dw (n, S).
+    A_c >= 0 >= A_w under every baseline, so sum |A| = nA_c - nA_w.
+    """
+    G, P = cfg.group_size, n_c.shape[2]
+    inv_B = 1.0 / (G * float(P))
+    p_c, p_w, lp_c, lp_w = pol
+    k3_c = ref[0] / p_c - (ref[2] - lp_c) - 1.0  # k3 = u - log u - 1, u = pi_ref / pi
+    k3_w = ref[1] / p_w - (ref[3] - lp_w) - 1.0
+    kl = (_dot(n_c, k3_c) + _dot(G - n_c, k3_w)) * inv_B
+    sum_c, sum_w = nA_c.sum(axis=2), nA_w.sum(axis=2)  # (n, S)
+    out["kl_k3"][rows] = kl
+    out["loss"][rows] = -(sum_c + sum_w) * inv_B + cfg.beta * kl
+    out["mean_abs_adv"][rows] = (sum_c - sum_w) * inv_B
+    out["grad_norm"][rows] = np.sqrt(_dot(dz, dz) + dw * dw)
 
 
 def run_toy_reference(cfg: ToyConfig) -> ToyHistory:
@@ -643,15 +732,6 @@ def run_toy_reference(cfg: ToyConfig) -> ToyHistory:
 
 # ----------------------------------------------------------------------------------------------
 # The average run
-
-
-def binomial_pmf(p: np.ndarray, group_size: int) -> np.ndarray:
-    """(P, G+1) probability of k = 0..G correct answers out of G for each p_j: C(G, k) p^k (1 - p)^(G - k)."""
-    G = group_size
-    k = np.arange(G + 1)
-    p = np.asarray(p, dtype=float)[:, None]  # (P, 1)
-    log_choose = gammaln(G + 1) - gammaln(k + 1) - gammaln(G - k + 1)  # (G+1,)
-    return np.exp(log_choose + xlogy(k, p) + xlog1py(G - k, -p))
 
 
 def expected_run(cfg: ToyConfig) -> ToyHistory:

@@ -21,7 +21,7 @@ from sim.toy import (
     expected_run,
     history_rows,
     make_difficulties,
-    no_signal_from_logs,
+    no_signal,
     policy,
     reference_update,
     run_toy,
@@ -133,11 +133,11 @@ def test_binomial_sampler_distribution():
     assert stats.chisquare(observed, expected).pvalue > 1e-3
 
 
-def test_no_signal_from_logs_equals_p_no_signal():
+def test_no_signal_equals_p_no_signal():
     z = np.linspace(-30, 30, 601)
-    _, _, lp_c, lp_w = policy(z)
+    p_c, p_w, _, _ = policy(z)
     for G in (2, 8, 64, 1024):
-        np.testing.assert_allclose(no_signal_from_logs(lp_c, lp_w, G), p_no_signal(1 / (1 + np.exp(-z)), G),
+        np.testing.assert_allclose(no_signal(p_c, p_w, G), p_no_signal(1 / (1 + np.exp(-z)), G),
                                    rtol=1e-9, atol=1e-300)
 
 

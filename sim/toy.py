@@ -574,8 +574,8 @@ def _run_general(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = N
     counts, answers = np.empty((T, S, P)), np.empty((T, S))
     steps = {name: np.zeros((T, S)) for name in STEP_METRICS if not name.startswith("frac_all")}
     ws[0], us[0] = w, u
-    ref = policy(z_ref)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        ref = policy(z_ref)
         for t in range(T):
             now = policy(w[:, None] + u - d)  # (S, P) each
             k0, prompt, k, weight, answers[t] = _draw_batch(rng, now[0], cfg)

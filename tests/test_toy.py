@@ -9,13 +9,15 @@ import numpy as np
 import pytest
 import torch
 from scipy import stats
-from scipy.special import bdtr
 
 from sim import grpo
 from sim.exercises import p_no_signal
 from sim.toy import (
-    BinomialSampler,
     ToyConfig,
+    _run_general,
+    _run_lean,
+    bernoulli_entropy,
+    bernoulli_kl,
     count_advantages,
     count_update,
     expected_run,
@@ -110,27 +112,7 @@ def test_count_update_empty_batch_is_no_update():
 
 
 # ------------------------------------------------------------------------------------------------
-# The binomial sampler is the exact inverse CDF
-
-
-@pytest.mark.parametrize("G", [2, 8, 64, 200])
-def test_binomial_sampler_is_exact_inverse_cdf(G):
-    sampler = BinomialSampler(G)
-    rng = np.random.default_rng(G)
-    grid = np.arange(sampler.N + 1) / sampler.N
-    p = np.concatenate([rng.random(200_000 // G), [0.0, 1.0, 1e-12, 1 - 1e-12], grid, grid + 1e-13])
-    p = np.clip(p, 0.0, 1.0)
-    U = rng.random(p.shape)
-    brute = (U[:, None] >= bdtr(np.arange(G + 1)[None, :], G, p[:, None])).sum(axis=1)  # min{k: U < F(k)}
-    np.testing.assert_array_equal(sampler.invert(U, p), brute)
-
-
-def test_binomial_sampler_distribution():
-    # 200k draws at p = 0.3, G = 8: chi-square against the binomial pmf (deterministic seed).
-    k = BinomialSampler(8)(np.random.default_rng(0), np.full(200_000, 0.3))
-    observed = np.bincount(k, minlength=9)
-    expected = stats.binom.pmf(np.arange(9), 8, 0.3) * k.size
-    assert stats.chisquare(observed, expected).pvalue > 1e-3
+# Closed forms
 
 
 def test_no_signal_equals_p_no_signal():
@@ -139,6 +121,75 @@ def test_no_signal_equals_p_no_signal():
     for G in (2, 8, 64, 1024):
         np.testing.assert_allclose(no_signal(p_c, p_w, G), p_no_signal(1 / (1 + np.exp(-z)), G),
                                    rtol=1e-9, atol=1e-300)
+
+
+def test_bernoulli_kl_and_entropy_equal_scipy():
+    """Means over prompts of KL(pi || pi_ref) and H(pi) against scipy.stats.entropy on explicit [p, 1 - p]."""
+    rng = np.random.default_rng(5)
+    z, z_ref = rng.normal(size=(3, 7)) * 4, rng.normal(size=(3, 7)) * 4
+    now, ref = policy(z), policy(z_ref)
+    pk, qk = np.stack([now[0], now[1]]), np.stack([ref[0], ref[1]])  # (2, 3, 7)
+    np.testing.assert_allclose(bernoulli_kl(*now, ref[2], ref[3]), stats.entropy(pk, qk).mean(axis=-1), rtol=1e-12)
+    np.testing.assert_allclose(bernoulli_entropy(*now), stats.entropy(pk).mean(axis=-1), rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# The lean loop (mu = 1, no dynamic sampling) equals the general loop
+
+LEAN_CASES = {
+    "defaults, 64 seeds": dict(n_seeds=64, iterations=60),
+    "one seed, chunk edge": dict(iterations=682),  # 682 = CHUNK_CELLS // 24: states 0..682 fill two chunks
+    "G 64, beta": dict(group_size=64, beta=0.2, n_seeds=5, iterations=40),
+    "rloo, sample std, lr_w": dict(baseline="loo", ddof=1, lr=0.7, lr_w=0.05, n_seeds=3, iterations=50),
+    "dr grpo no baseline": dict(baseline="none", scale="none", beta=0.1, n_seeds=4, iterations=50),
+    "explicit difficulties": dict(n_prompts=3, difficulties=(-1.0, 0.5, 4.0), u_init=0.3, w_init=-0.2, iterations=70),
+}
+
+
+@pytest.mark.parametrize("name", list(LEAN_CASES))
+def test_lean_loop_equals_general_loop(name):
+    """Same random stream: identical counts and parameters (bit for bit), metrics to 1e-12."""
+    cfg = ToyConfig(**LEAN_CASES[name])
+    lean, general = _run_lean(cfg), _run_general(cfg)
+    assert lean is not None
+    for field in ("counts", "p", "u", "w", "answers", "n_groups", "clip_frac", "frac_all_correct", "frac_all_wrong"):
+        np.testing.assert_array_equal(getattr(lean, field), getattr(general, field), err_msg=field)
+    for field in ("accuracy", "kl", "entropy", "expected_zero_frac", "loss", "kl_k3", "mean_abs_adv", "grad_norm"):
+        np.testing.assert_allclose(getattr(lean, field), getattr(general, field), rtol=1e-12, atol=1e-12,
+                                   err_msg=field)
+    assert (general.counts == 0).any() and (general.counts == cfg.group_size).any()  # flat groups occurred
+
+
+def test_run_toy_takes_the_lean_loop_only_where_it_applies():
+    calls = []
+    cfg = ToyConfig(iterations=5)
+    for extra in (dict(), dict(mu=2), dict(dynamic_sampling=True), dict(scale="batch")):
+        c = dataclasses.replace(cfg, **extra)
+        h = run_toy(c, on_step=lambda t, m: calls.append(t))
+        np.testing.assert_array_equal(h.counts, run_toy(c).counts)  # on_step (general loop) changes nothing
+    assert calls == [1, 2, 3, 4, 5] * 4
+
+
+def test_lean_loop_hands_over_where_sigmoid_underflows(monkeypatch):
+    """policy() takes log sigmoid(z) ~ z where sigmoid(z) == 0; the lean loop does not, so it must give
+    the run to the general loop. Emulate the underflow at z < -20 (it needs z < -745 in float64)."""
+    import sim.toy
+
+    real = sim.toy.expit
+
+    def expit_underflowing(z, out=None):
+        p = np.where(z < -20, 0.0, real(z))
+        if out is None:
+            return p
+        out[...] = p
+        return out
+
+    monkeypatch.setattr(sim.toy, "expit", expit_underflowing)
+    cfg = ToyConfig(d_max=25.0, iterations=20, n_seeds=2)
+    assert _run_lean(cfg) is None
+    h = run_toy(cfg)
+    assert (h.p[:, :, -1] == 0).all() and np.isfinite(h.kl).all()
+    np.testing.assert_array_equal(h.counts, _run_general(cfg).counts)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ KS = np.unique(np.round(np.logspace(0, np.log10(256), 40)).astype(int))
 @st.cache_data(max_entries=16, show_spinner=False)
 def toy_before_after(T: int = 200):
     """p_j of the 24-prompt toy (chapter defaults here) at iteration 0 and T, exact expected run."""
-    h = expected_run(ToyConfig(iterations=T, lr=0.3))
+    h = expected_run(ToyConfig(iterations=T))
     return h.p[0, 0], h.p[-1, 0]
 
 

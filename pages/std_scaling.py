@@ -10,7 +10,7 @@ from ui.charts import COLORS, figure, show
 from ui.controls import Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
 
 G_SPEC = Num("G", "Group size G", 2, 64, 8, 1)
-LR_SPEC = Num("lr", "Learning rate (toy)", 0.05, 2.0, 0.3, 0.05, fmt="%.2f")
+LR_SPEC = Num("lr", "Learning rate (toy)", 0.05, 2.0, ToyConfig().lr, 0.05, fmt="%.2f")
 SEED_SPEC = Num("seed", "Seed", 0, 9999, 0, 1)
 SPECS = [G_SPEC, LR_SPEC, SEED_SPEC]
 

@@ -31,7 +31,7 @@ SPECS = [
     Num("beta", "KL coefficient β", 0.0, 0.2, 0.0, 0.01, help="DeepSeekMath 0.04, TRL default 0", fmt="%.2f"),
     Flag("std", "Divide by the group std", True, help="GRPO divides; Dr. GRPO does not"),
     Choice("baseline", "Baseline", tuple(BASELINES), "GRPO", help="group mean, leave-one-out mean, or none"),
-    Num("lr", "Learning rate", 0.05, 2.0, 0.3, 0.05, help="gradient step on the logits", fmt="%.2f"),
+    Num("lr", "Learning rate", 0.05, 2.0, ToyConfig().lr, 0.05, help="gradient step on the logits", fmt="%.2f"),
     Num("mu", "Updates per batch μ", 1, 8, 1, 1, help="μ > 1 reuses the batch; then the clip matters"),
     Num("eps", "Clip ε", 0.05, 0.5, 0.2, 0.05, fmt="%.2f"),
     Flag("dyn", "Dynamic sampling (DAPO)", False, help="drop all-equal groups and draw more"),

@@ -92,24 +92,25 @@ class BinomialSampler:
         `offsets` = self.offsets(U) if already known."""
         shape = p.shape
         U, p = U.ravel(), p.ravel()
-        i = np.multiply(p, self.N, out=np.empty(p.size, dtype=np.intp), casting="unsafe")  # floor(p N)
+        i = (p * self.N).astype(np.intp)  # floor(p N): p's grid cell
         guide = i * self.L
-        guide += self.offsets(U) if offsets is None else offsets.ravel()
+        guide += self.offsets(U) if offsets is None else offsets.ravel()  # i L + m
         k = self.lo.take(guide).astype(np.intp)
         todo = (U >= self.settle.take(guide)).nonzero()[0]
         if todo.size:
-            k[todo] = self._careful(U[todo], p[todo], i[todo], guide[todo])
+            k[todo] = self._careful(U[todo], p[todo], i[todo], k[todo])
         return k.reshape(shape)
 
-    def _careful(self, U: np.ndarray, p: np.ndarray, i: np.ndarray, guide: np.ndarray) -> np.ndarray:
-        """The inverse for draws the lean path does not settle (1-D arrays of one length, i the grid cell)."""
+    def _careful(self, U: np.ndarray, p: np.ndarray, i: np.ndarray, lo: np.ndarray) -> np.ndarray:
+        """The inverse for draws the lean path does not settle (1-D arrays of one length: i the grid cell,
+        lo the guide table's lower bound)."""
         G = self.G
         if G <= self.ROW_COUNT_MAX:  # count along both rows at once
             k_ab = (self.pairs[i] <= U[:, None]).reshape(-1, 2, G + 1).sum(axis=2)  # (n, 2) inverses at a, b
             k, k_b = k_ab[:, 0], k_ab[:, 1]
             todo = (k < k_b).nonzero()[0]
             return self._bdtr_finish(U, p, k, todo, k_b[todo])
-        k, hi = self.lo[guide].astype(np.intp), self.hi[guide]  # the inverse at grid point a = i/N is in [k, hi]
+        k, hi = lo, self.hi[i * self.L + self.offsets(U)]  # the inverse at grid point a = i/N is in [k, hi]
         table = self.cdf.reshape(-1, G + 1)  # (N+2, G+1)
         todo = np.flatnonzero(k < hi)  # bracket open (a tail of the CDF): count along the whole row
         k[todo] = (U[todo, None] >= table[i[todo]]).sum(axis=1)
@@ -120,9 +121,11 @@ class BinomialSampler:
     def _bdtr_finish(self, U, p, k, todo, k_b) -> np.ndarray:
         """Raise k[todo] (the inverse at a) to the inverse at p, at most to k_b (the inverse at b)."""
         while todo.size:  # usually one step: k_p in [k_a, k_b], k_b - k_a small
-            up = U[todo] >= bdtr(k[todo], self.G, p[todo])
-            k[todo[up]] += 1
-            keep = up & (k[todo] < k_b)
+            k_t = k[todo]
+            up = U[todo] >= bdtr(k_t, self.G, p[todo])
+            k_t += up
+            k[todo] = k_t
+            keep = up & (k_t < k_b)
             todo, k_b = todo[keep], k_b[keep]
         return k
 

@@ -13,6 +13,7 @@ from scipy import stats
 from sim import grpo
 from sim.exercises import p_no_signal
 from sim.toy import (
+    CHUNK_CELLS,
     ToyConfig,
     _run_general,
     _run_lean,
@@ -138,7 +139,7 @@ def test_bernoulli_kl_and_entropy_equal_scipy():
 
 LEAN_CASES = {
     "defaults, 64 seeds": dict(n_seeds=64, iterations=60),
-    "one seed, chunk edge": dict(iterations=682),  # 682 = CHUNK_CELLS // 24: states 0..682 fill two chunks
+    "one seed, chunk edge": dict(iterations=CHUNK_CELLS // 24),  # the last chunk holds state T alone
     "G 64, beta": dict(group_size=64, beta=0.2, n_seeds=5, iterations=40),
     "rloo, sample std, lr_w": dict(baseline="loo", ddof=1, lr=0.7, lr_w=0.05, n_seeds=3, iterations=50),
     "dr grpo no baseline": dict(baseline="none", scale="none", beta=0.1, n_seeds=4, iterations=50),
@@ -158,6 +159,20 @@ def test_lean_loop_equals_general_loop(name):
         np.testing.assert_allclose(getattr(lean, field), getattr(general, field), rtol=1e-12, atol=1e-12,
                                    err_msg=field)
     assert (general.counts == 0).any() and (general.counts == cfg.group_size).any()  # flat groups occurred
+
+
+def test_lean_loop_does_not_depend_on_the_chunk_size(monkeypatch):
+    import sim.toy
+
+    cfg = ToyConfig(n_seeds=3, iterations=23, beta=0.1)
+    a = _run_lean(cfg)
+    for cells in (100, 1):  # 4 iterations per chunk; one (S * P > CHUNK_CELLS)
+        monkeypatch.setattr(sim.toy, "CHUNK_CELLS", cells)
+        b = _run_lean(cfg)
+        for field in ("counts", "p", "u", "w"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+        for field in ("kl", "entropy", "expected_zero_frac", "loss", "kl_k3", "mean_abs_adv", "grad_norm"):
+            np.testing.assert_allclose(getattr(a, field), getattr(b, field), rtol=1e-14, atol=1e-15, err_msg=field)
 
 
 def test_run_toy_takes_the_lean_loop_only_where_it_applies():

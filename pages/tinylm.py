@@ -63,7 +63,7 @@ with st.sidebar:
     eval_samples = st.select_slider("Samples per held-out problem", [4, 8, 16, 32, 64], 64, key="tl_eval")
 
 cfg = GRPOConfig(iterations=iterations, prompts_per_iter=P, group_size=G, lr=lr, beta=beta, mu=mu, scale=scale,
-                 baseline=baseline, loss_type=loss_type, seed=int(seed), threads=1, eval_every=5)  # fmt: skip
+                 baseline=baseline, loss_type=loss_type, seed=int(seed), threads=1, eval_every=10)  # fmt: skip
 
 problem = checkpoint_status()
 from_scratch = st.session_state.get("tl_from_scratch", False)
@@ -85,7 +85,7 @@ st.caption(f"At most {MAX_CONCURRENT} trainings run at once on this server; othe
 
 def metric_chart(snap: dict, names: tuple[str, ...]) -> None:
     fig = figure(names[0], "iteration", names[0], height=260)
-    hist = snap["history"]
+    hist = [m for m in snap["history"] if names[0] in m]  # "kl" is measured every few iterations when β = 0
     xs = [m["iteration"] for m in hist]
     fig.add_scatter(x=xs, y=[m[names[0]] for m in hist], name=names[0], line=dict(color=COLORS["main"]))
     if "pass_at_1" in names:
@@ -140,10 +140,10 @@ def progress() -> None:
     st.progress(min(snap["iteration"] / snap["iterations"], 1.0), text=f"{label}: {snap['iteration']} / "
                 f"{snap['iterations']} iterations")  # fmt: skip
     if snap["history"]:
-        last = snap["history"][-1]
         cols = st.columns(4)
         for col, name in zip(cols, ("reward", "entropy", "kl", "frac_reward_zero_std"), strict=True):
-            col.metric(name, f"{last[name]:.3f}")
+            last = next((m[name] for m in reversed(snap["history"]) if name in m), float("nan"))
+            col.metric(name, f"{last:.3f}")
         left, right = st.columns(2)
         for i, names in enumerate(CHARTS):
             with left if i % 2 == 0 else right:

@@ -24,8 +24,11 @@ from sim.grpo import BASELINES, LOSS_TYPES, SCALES, group_advantages, policy_los
 from sim.tinylm.data import completion_mask, prompt_text, prompt_tokens, response_text, rewards, split
 from sim.tinylm.evaluate import expected_pass_at_1
 from sim.tinylm.model import TinyLM, generate, response_logprobs
+from sim.tinylm.optim import FlatAdamW, clip_grad
 from sim.tinylm.tokens import MAX_NEW_TOKENS
 
+# Logged every iteration, except "kl": with beta = 0 only every kl_every iterations (and iteration 1).
+LR_SCHEDULES = ("constant", "linear")
 METRICS = (
     "reward",
     "reward_std",
@@ -42,12 +45,13 @@ METRICS = (
 
 @dataclass(frozen=True)
 class GRPOConfig:
-    iterations: int = 200  # GRPO iterations (one batch of P*G samples each)
+    iterations: int = 300  # GRPO iterations (one batch of P*G samples each)
     prompts_per_iter: int = 16  # P, prompts per iteration
     group_size: int = 8  # G, responses per prompt
-    lr: float = 3e-4  # AdamW learning rate (peak); 1e-3 overshoots: one step can drop pass@1 from 0.53 to 0.11
-    warmup: int = 0  # iterations of linear learning-rate warmup from 0 to lr
-    adam_beta1: float = 0.9  # AdamW first-moment decay (TRL/transformers name and default)
+    lr: float = 1e-3  # AdamW peak learning rate; constant 1e-3 oscillates, decayed it ends stable
+    warmup: int = 10  # iterations of linear learning-rate warmup from 0 to lr
+    lr_schedule: str = "linear"  # after warmup: "constant" or "linear" decay to 0 at the last iteration (TRL's default)
+    adam_beta1: float = 0.98  # AdamW first-moment decay (TRL name; its default 0.9 is noisier at P*G = 128)
     adam_beta2: float = 0.999  # AdamW second-moment decay
     beta: float = 0.0  # KL coefficient (TRL's default 0; DeepSeekMath 0.04)
     mu: int = 1  # inner gradient steps per batch (TRL's num_iterations); > 1 makes the clip matter
@@ -62,6 +66,7 @@ class GRPOConfig:
     max_grad_norm: float = 1.0  # gradient clipping, as TRL; 0 turns it off
     weight_decay: float = 0.0  # AdamW weight decay
     eval_every: int = 10  # iterations between held-out pass@1 checks (exact, temperature 1)
+    kl_every: int = 10  # with beta = 0 the KL is only a metric: measure it every kl_every iterations
     keep_groups: int = 8  # groups kept for the completions table
     seed: int = 0  # prompt order and sampling
     threads: int = 1  # torch.set_num_threads
@@ -79,7 +84,8 @@ class GRPOConfig:
         _range("clip_eps", self.clip_eps, 0.0, 1.0)
         if self.clip_eps_high is not None:
             _range("clip_eps_high", self.clip_eps_high, 0.0, 10.0)
-        for name, allowed in (("baseline", BASELINES), ("scale", SCALES), ("loss_type", LOSS_TYPES)):
+        choices = (("baseline", BASELINES), ("scale", SCALES), ("loss_type", LOSS_TYPES), ("lr_schedule", LR_SCHEDULES))
+        for name, allowed in choices:
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.ddof not in (0, 1):
@@ -89,6 +95,7 @@ class GRPOConfig:
         _range("max_grad_norm", self.max_grad_norm, 0.0, 1e6)
         _range("weight_decay", self.weight_decay, 0.0, 10.0)
         _range("eval_every", self.eval_every, 1, 100_000)
+        _range("kl_every", self.kl_every, 1, 100_000)
         _range("keep_groups", self.keep_groups, 0, 4096)
         _range("seed", self.seed, 0, 2**63 - 1)
         _range("threads", self.threads, 1, 256)
@@ -100,6 +107,17 @@ class GRPOConfig:
 def _range(name, value, low, high):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
         raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}")
+
+
+def learning_rate(cfg: GRPOConfig, iteration: int) -> float:
+    """The learning rate of iteration `iteration` (0-based): linear warmup, then constant or linear decay.
+
+        lr_t = lr * min(1, (t + 1) / (warmup + 1)) * (1 - t / iterations if lr_schedule == "linear" else 1)
+    """
+    lr = cfg.lr * min(1.0, (iteration + 1) / (cfg.warmup + 1))
+    if cfg.lr_schedule == "linear":
+        lr *= max(0.0, 1.0 - iteration / max(cfg.iterations, 1))
+    return lr
 
 
 class GRPOTrainer:
@@ -114,7 +132,7 @@ class GRPOTrainer:
         torch.set_num_threads(cfg.threads)
         self.policy = copy.deepcopy(policy).train()
         self.ref = copy.deepcopy(policy).eval().requires_grad_(False)  # pi_ref, frozen
-        self.opt = torch.optim.AdamW(
+        self.opt = FlatAdamW(
             self.policy.parameters(), lr=cfg.lr, betas=(cfg.adam_beta1, cfg.adam_beta2), weight_decay=cfg.weight_decay
         )
         self.train_problems, self.heldout = split()
@@ -130,34 +148,37 @@ class GRPOTrainer:
         """One GRPO iteration; returns its metrics (TRL names, plus "iteration" and maybe "pass_at_1")."""
         cfg, G = self.cfg, self.cfg.group_size
         t0 = time.perf_counter()
-        idx = np.repeat(self.rng.integers(0, len(self.train_problems), size=cfg.prompts_per_iter), G)  # (P*G,)
+        unique = self.rng.integers(0, len(self.train_problems), size=cfg.prompts_per_iter)  # (P,)
+        idx = np.repeat(unique, G)  # (P*G,)
         problems = self.train_problems[idx]  # (P*G, 2), grouped: G copies of each prompt in a row
-        prompts = self.train_prompts[torch.from_numpy(idx)]  # (P*G, 6)
+        prompts = self.train_prompts[torch.from_numpy(unique)]  # (P, 6), each read once for its G responses
         self.policy.eval()
-        responses = generate(self.policy, prompts, self.gen, temperature=cfg.temperature)  # (P*G, T)
+        responses = generate(self.policy, prompts, self.gen, temperature=cfg.temperature, group_size=G)  # (P*G, T)
         self.policy.train()
         mask = completion_mask(responses)  # (P*G, T)
         r = rewards(responses, problems)  # (P*G,)
         adv = group_advantages(r, G, baseline=cfg.baseline, scale=cfg.scale, ddof=cfg.ddof, eps=cfg.eps)
 
+        # pi_ref costs a forward pass; with beta = 0 it only feeds the "kl" metric, so skip it mostly
+        want_ref = cfg.beta > 0 or self.iteration % cfg.kl_every == 0
         with torch.no_grad():
-            ref_logp, _ = response_logprobs(self.ref, prompts, responses, cfg.temperature)
-            old_logp = response_logprobs(self.policy, prompts, responses, cfg.temperature)[0] if cfg.mu > 1 else None
+            ref_logp = response_logprobs(self.ref, prompts, responses, cfg.temperature, G)[0] if want_ref else None
+            old_logp = response_logprobs(self.policy, prompts, responses, cfg.temperature, G)[0] if cfg.mu > 1 else None
 
-        for group in self.opt.param_groups:
-            group["lr"] = cfg.lr * min(1.0, (self.iteration + 1) / (cfg.warmup + 1))
+        self.opt.lr = learning_rate(cfg, self.iteration)
         sums: dict[str, float] = {}
         for _ in range(cfg.mu):
-            logp, entropy = response_logprobs(self.policy, prompts, responses, cfg.temperature)
+            logp, entropy = response_logprobs(self.policy, prompts, responses, cfg.temperature, G)
             loss, m = policy_loss(
                 logp, old_logp, ref_logp, adv, mask,
                 loss_type=cfg.loss_type, beta=cfg.beta, clip_eps=cfg.clip_eps, clip_eps_high=cfg.clip_eps_high,
                 max_completion_length=MAX_NEW_TOKENS,
             )  # fmt: skip
-            self.opt.zero_grad(set_to_none=True)
+            self.opt.zero_grad()
             loss.backward()
-            gn = _clip_grad(self.policy, cfg.max_grad_norm)
-            self.opt.step()
+            grad = self.opt.flat_grad()  # (N,) every parameter's gradient
+            gn = clip_grad(grad, cfg.max_grad_norm)
+            self.opt.step(grad)
             m |= {"loss": loss.item(), "grad_norm": gn, "entropy": _masked_mean(entropy.detach(), mask)}
             for k, v in m.items():
                 sums[k] = sums.get(k, 0.0) + v
@@ -210,14 +231,6 @@ class GRPOTrainer:
 
 def _masked_mean(x: torch.Tensor, mask: torch.Tensor) -> float:
     return float((x * mask).sum() / mask.sum().clamp(min=1.0))
-
-
-def _clip_grad(model: torch.nn.Module, max_norm: float) -> float:
-    """Global L2 norm of the gradient (before clipping), clipped to max_norm when max_norm > 0."""
-    params = [p for p in model.parameters() if p.grad is not None]
-    if max_norm > 0:
-        return float(torch.nn.utils.clip_grad_norm_(params, max_norm))
-    return float(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params])))
 
 
 def train_grpo(

@@ -48,6 +48,8 @@ class SelfAttention(nn.Module):
         self.n_head = cfg.n_head
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        causal = torch.ones(cfg.block_size, cfg.block_size, dtype=torch.bool).tril()
+        self.register_buffer("causal", causal, persistent=False)  # (T, T) lower triangle
 
     def forward(self, x, past: tuple[torch.Tensor, torch.Tensor] | None = None):
         B, T, C = x.shape
@@ -56,12 +58,13 @@ class SelfAttention(nn.Module):
         if past is not None:
             k = torch.cat([past[0], k], dim=2)  # (B, H, T_past + T, C/H)
             v = torch.cat([past[1], v], dim=2)
-        # Without a cache the mask is causal. With one, we only ever feed one new token, which may
-        # look at everything before it, so no mask is needed.
-        causal = past is None and T > 1
-        if past is not None and T > 1:
-            raise ValueError("with a cache, feed one token at a time")
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # (B, H, T, C/H)
+        # New token i sits at position T_past + i and may look at every position up to its own: rows
+        # T_past .. T_past+T-1 of the causal mask. One new token sees everything, so it needs no mask.
+        # An explicit boolean mask rather than is_causal=True: on this CPU at B=128, T=9 the
+        # forward+backward takes 3 ms instead of 5 ms.
+        start = 0 if past is None else past[0].shape[2]
+        mask = self.causal[start : start + T, : start + T] if T > 1 else None  # (T, T_past + T), True = may attend
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, H, T, C/H)
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
         return self.proj(y), (k, v)
 
@@ -73,7 +76,7 @@ class Block(nn.Module):
         self.attn = SelfAttention(cfg)
         self.ln2 = nn.LayerNorm(cfg.d_model)
         C = cfg.d_model
-        self.mlp = nn.Sequential(nn.Linear(C, 4 * C), nn.GELU(), nn.Linear(4 * C, C))
+        self.mlp = nn.Sequential(nn.Linear(C, 4 * C), nn.ReLU(), nn.Linear(4 * C, C))  # ReLU: 1/8 of GELU's cost on CPU
 
     def forward(self, x, past=None):
         a, kv = self.attn(self.ln1(x), past)
@@ -105,7 +108,7 @@ class TinyLM(nn.Module):
             nn.init.normal_(m.weight, std=0.02)
 
     def forward(self, ids: torch.Tensor, cache: KVCache | None = None) -> tuple[torch.Tensor, KVCache]:
-        """ids (B, T) -> logits (B, T, V) and the updated cache. With a cache, T must be 1."""
+        """ids (B, T) -> logits (B, T, V) and the updated cache; the ids continue the cached tokens, if any."""
         B, T = ids.shape
         start = 0 if cache is None else cache[0][0].shape[2]
         if start + T > self.cfg.block_size:
@@ -126,6 +129,11 @@ def build_model(cfg: ModelConfig, seed: int) -> TinyLM:
         return TinyLM(cfg)
 
 
+def expand_cache(cache: KVCache, group_size: int) -> KVCache:
+    """Repeat each row's cache G times: (P, H, T, C/H) -> (P*G, H, T, C/H) per layer (differentiable)."""
+    return [(k.repeat_interleave(group_size, dim=0), v.repeat_interleave(group_size, dim=0)) for k, v in cache]
+
+
 @torch.no_grad()
 def generate(
     model: TinyLM,
@@ -134,41 +142,58 @@ def generate(
     *,
     temperature: float = 1.0,
     max_new_tokens: int = MAX_NEW_TOKENS,
+    group_size: int = 1,
 ) -> torch.Tensor:
-    """Sample responses for a batch of equal-length prompts with a key/value cache.
+    """Sample `group_size` responses per prompt for a batch of equal-length prompts, with a key/value cache.
 
-    prompts (B, 6) -> responses (B, max_new_tokens). Every row runs all steps (batched lockstep);
-    whatever follows a row's first <eos> is ignored by the verifier and masked in the loss.
-    temperature=0 means greedy.
+    prompts (P, 6) -> responses (P*G, max_new_tokens), grouped: rows p*G .. p*G+G-1 answer prompt p.
+    Each prompt is read once and its cache copied G times (the G rows would compute the same thing).
+    Every row runs all steps (batched lockstep); whatever follows a row's first <eos> is ignored by
+    the verifier and masked in the loss. temperature=0 means greedy.
     """
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
-    logits, cache = model(prompts)  # (B, 6, V)
-    logits = logits[:, -1]  # (B, V)
+    if group_size < 1:
+        raise ValueError(f"group_size must be >= 1, got {group_size}")
+    logits, cache = model(prompts)  # (P, 6, V)
+    logits = logits[:, -1].repeat_interleave(group_size, dim=0)  # (P*G, V)
+    if group_size > 1:
+        cache = expand_cache(cache, group_size)
     out = []
     for t in range(max_new_tokens):
         if temperature == 0:
-            nxt = logits.argmax(dim=-1, keepdim=True)  # (B, 1)
+            nxt = logits.argmax(dim=-1, keepdim=True)  # (P*G, 1)
         else:
-            probs = F.softmax(logits / temperature, dim=-1)  # (B, V)
-            nxt = torch.multinomial(probs, 1, generator=generator)  # (B, 1)
+            probs = F.softmax(logits / temperature, dim=-1)  # (P*G, V)
+            nxt = torch.multinomial(probs, 1, generator=generator)  # (P*G, 1)
         out.append(nxt)
         if t + 1 < max_new_tokens:
             logits, cache = model(nxt, cache)
             logits = logits[:, -1]
-    return torch.cat(out, dim=1)  # (B, max_new_tokens)
+    return torch.cat(out, dim=1)  # (P*G, max_new_tokens)
 
 
-def response_logprobs(model: TinyLM, prompts: torch.Tensor, responses: torch.Tensor, temperature: float = 1.0):
+def response_logprobs(
+    model: TinyLM, prompts: torch.Tensor, responses: torch.Tensor, temperature: float = 1.0, group_size: int = 1
+):
     """Teacher-forced log-probabilities and entropies of the response tokens (with gradient).
 
-    prompts (B, 6), responses (B, T) -> logp (B, T), entropy (B, T), both at the response positions,
-    under the tempered distribution softmax(logits / temperature) that `generate` samples from.
+    prompts (P, 6), responses (P*G, T) grouped as `generate` returns them -> logp (P*G, T),
+    entropy (P*G, T), at the response positions, under the tempered distribution
+    softmax(logits / temperature) that `generate` samples from.
+
+    Each prompt is read once and its keys/values shared by its G responses, which then read only
+    their own T - 1 input tokens: (6 + G*(T-1)) / (G*(6+T-1)) of a plain forward's tokens, 0.4x at
+    G = 8, T = 4 (tested equal to the plain forward over prompt + response, gradients included).
     """
-    ids = torch.cat([prompts, responses[:, :-1]], dim=1)  # (B, 6 + T - 1): the last token is never input
-    logits, _ = model(ids)
-    logits = logits[:, prompts.shape[1] - 1 :]  # (B, T, V): the positions that predict the response
-    logp_all = F.log_softmax(logits / temperature, dim=-1)  # (B, T, V)
-    logp = logp_all.gather(-1, responses.unsqueeze(-1)).squeeze(-1)  # (B, T)
-    entropy = -(logp_all.exp() * logp_all).sum(-1)  # (B, T)
+    logits, cache = model(prompts)  # (P, 6, V)
+    first = logits[:, -1:].repeat_interleave(group_size, dim=0)  # (P*G, 1, V): predicts response token 0
+    if responses.shape[1] > 1:
+        rest, _ = model(responses[:, :-1], expand_cache(cache, group_size))  # (P*G, T-1, V); last token never input
+        logits = torch.cat([first, rest], dim=1)  # (P*G, T, V)
+    else:
+        logits = first
+    logp_all = F.log_softmax(logits / temperature, dim=-1)  # (P*G, T, V)
+    logp = logp_all.gather(-1, responses.unsqueeze(-1)).squeeze(-1)  # (P*G, T)
+    entropy = -(logp_all.exp() * logp_all).sum(-1)  # (P*G, T)
     return logp, entropy

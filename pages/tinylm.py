@@ -7,10 +7,30 @@ from sim.tinylm.checkpoint import CheckpointError, load_checkpoint
 from sim.tinylm.grpo_train import METRICS, GRPOConfig
 from sim.tinylm.job import MAX_CONCURRENT, TrainingJob
 from ui.charts import COLORS, figure, show
+from ui.controls import Choice, Flag, Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
 
 CHARTS = [("reward", "pass_at_1"), ("entropy",), ("kl",), ("frac_reward_zero_std",), ("completions/mean_length",),
           ("grad_norm",), ("clip_ratio/region_mean",), ("step_time",)]  # fmt: skip
 D = GRPOConfig()
+LRS = ("1e-4", "3e-4", "5e-4", "1e-3", "2e-3")  # peak learning rates (linear decay after a short warmup)
+BETAS = ("0", "0.001", "0.01", "0.04", "0.1")
+EVAL_SAMPLES = ("4", "8", "16", "32", "64")
+# Every setting is a URL parameter (ui.controls), so a link reproduces the run, seed included.
+ON_SPEC = Flag("tinylm_on", "Trainer on", False, help="Off by default so the app stays light.")
+ITERS_SPEC = Num("tl_iters", "Iterations", 1, 600, D.iterations, 1)
+P_SPEC = Num("tl_P", "Prompts per iteration P", 1, 64, D.prompts_per_iter, 1)
+G_SPEC = Num("tl_G", "Group size G", 2, 32, D.group_size, 1)
+LR_SPEC = Choice("tl_lr", "Peak learning rate", LRS, "1e-3")
+BETA_SPEC = Choice("tl_beta", "KL coefficient β", BETAS, "0")
+MU_SPEC = Num("tl_mu", "Inner steps μ", 1, 4, D.mu, 1)
+SCALE_SPEC = Choice("tl_scale", "Std scaling", SCALES, D.scale)
+BASELINE_SPEC = Choice("tl_baseline", "Baseline", BASELINES, D.baseline)
+LOSS_SPEC = Choice("tl_loss", "Loss aggregation", LOSS_TYPES, D.loss_type)
+SEED_SPEC = Num("tl_seed", "Seed", 0, 9999, D.seed, 1)
+EVAL_SPEC = Choice("tl_eval", "Samples per held-out problem", EVAL_SAMPLES, "64")
+SETTINGS = [ITERS_SPEC, P_SPEC, G_SPEC, LR_SPEC, BETA_SPEC, MU_SPEC, SCALE_SPEC, BASELINE_SPEC, LOSS_SPEC, SEED_SPEC,
+            EVAL_SPEC]  # fmt: skip
+SPECS = [ON_SPEC, *SETTINGS]
 
 
 @st.cache_resource(show_spinner=False, max_entries=1)
@@ -36,34 +56,32 @@ def job_call(method: str) -> None:
         getattr(job, method)()
 
 
+ensure_app_navigation()
+apply_classroom_style()
 st.title("TinyLM: GRPO on a real model")
 st.markdown(
-    "A two-layer transformer learned two-digit addition by supervised fine-tuning and stopped at about half "
-    "right (pass@1 ≈ 0.5 at temperature 1). GRPO now samples a group of answers per prompt, scores them with "
-    "the exact-match verifier and pushes up the answers that beat their group. Watch the reward rise and the "
-    "entropy fall, then compare pass@k before and after on 300 held-out problems."
+    "A two-layer transformer learned two-digit addition by supervised fine-tuning on a noisy teacher (30 % "
+    "of its answers off by 1 or 10) and stopped at about half right (pass@1 ≈ 0.5 at temperature 1); its "
+    "most likely answer is usually right, a sample often is not. GRPO now samples a group of answers per "
+    "prompt, scores them with the exact-match verifier and pushes up the answers that beat their group. "
+    "Watch the reward rise and the entropy fall, then compare pass@k before and after on 300 held-out problems."
 )
-on = st.toggle("Trainer on", value=False, key="tinylm_on", help="Off by default so the app stays light.")
+on = control(ON_SPEC)
+classroom_link_builder(SPECS)
 if not on:
     st.info("Switch the trainer on to set up a run.")
     st.stop()
 
 with st.sidebar:
     st.subheader("GRPO settings")
-    iterations = st.slider("Iterations", 1, 600, D.iterations, key="tl_iters")
-    P = st.slider("Prompts per iteration P", 1, 64, D.prompts_per_iter, key="tl_P")
-    G = st.slider("Group size G", 2, 32, D.group_size, key="tl_G")
-    lr = st.select_slider("Learning rate", [1e-4, 2e-4, 3e-4, 5e-4, 1e-3], D.lr, key="tl_lr")
-    beta = st.select_slider("KL coefficient β", [0.0, 0.001, 0.01, 0.04, 0.1], D.beta, key="tl_beta")
-    mu = st.slider("Inner steps μ", 1, 4, D.mu, key="tl_mu")
-    scale = st.selectbox("Std scaling", SCALES, SCALES.index(D.scale), key="tl_scale")
-    baseline = st.selectbox("Baseline", BASELINES, BASELINES.index(D.baseline), key="tl_baseline")
-    loss_type = st.selectbox("Loss aggregation", LOSS_TYPES, LOSS_TYPES.index(D.loss_type), key="tl_loss")
-    seed = st.number_input("Seed", 0, 9999, 0, key="tl_seed")
-    eval_samples = st.select_slider("Samples per held-out problem", [4, 8, 16, 32, 64], 64, key="tl_eval")
+    v = {spec.key: control(spec) for spec in SETTINGS}
 
-cfg = GRPOConfig(iterations=iterations, prompts_per_iter=P, group_size=G, lr=lr, beta=beta, mu=mu, scale=scale,
-                 baseline=baseline, loss_type=loss_type, seed=int(seed), threads=1, eval_every=10)  # fmt: skip
+cfg = GRPOConfig(
+    iterations=v["tl_iters"], prompts_per_iter=v["tl_P"], group_size=v["tl_G"], lr=float(v["tl_lr"]),
+    beta=float(v["tl_beta"]), mu=v["tl_mu"], scale=v["tl_scale"], baseline=v["tl_baseline"], loss_type=v["tl_loss"],
+    seed=v["tl_seed"], threads=1,
+)  # fmt: skip
+eval_samples = int(v["tl_eval"])
 
 problem = checkpoint_status()
 from_scratch = st.session_state.get("tl_from_scratch", False)

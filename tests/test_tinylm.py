@@ -244,6 +244,7 @@ def test_cli_json_keys(capsys):
 
 def test_cli_errors(capsys, tmp_path):
     assert cli_main(["--group-size", "x"]) == 2
+    assert cli_main(["--lr-schedule", "cosine"]) == 2
     assert cli_main(["--group-size", "1", "--iterations", "1"]) == 2
     err = capsys.readouterr().err
     assert "group_size" in err and "Traceback" not in err

@@ -16,7 +16,7 @@ from sim.grpo import BASELINES, LOSS_TYPES, SCALES
 from sim.tinylm.checkpoint import ASSET, REGENERATE, CheckpointError, load_checkpoint, save_checkpoint
 from sim.tinylm.data import split
 from sim.tinylm.evaluate import KS, compare, passk_eval
-from sim.tinylm.grpo_train import GRPOConfig, train_grpo
+from sim.tinylm.grpo_train import LR_SCHEDULES, GRPOConfig, train_grpo
 from sim.tinylm.sft import SFTConfig, train_sft
 
 
@@ -41,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group-size", "-G", type=int, default=d.group_size, help="G, responses per prompt")
     p.add_argument("--lr", type=float, default=d.lr, help="AdamW learning rate")
     p.add_argument("--warmup", type=int, default=d.warmup, help="learning-rate warmup iterations")
+    p.add_argument("--lr-schedule", choices=LR_SCHEDULES, default=d.lr_schedule, help="after warmup")
+    p.add_argument("--adam-beta1", type=float, default=d.adam_beta1, help="AdamW first-moment decay")
     p.add_argument("--beta", type=float, default=d.beta, help="KL coefficient")
     p.add_argument("--mu", type=int, default=d.mu, help="inner steps per batch")
     p.add_argument("--clip-eps", type=float, default=d.clip_eps, help="PPO clip range")
@@ -60,7 +62,8 @@ def run(args: argparse.Namespace) -> dict:
     """The whole story; returns the JSON-able result. Raises CheckpointError or ValueError."""
     grpo_cfg = GRPOConfig(
         iterations=args.iterations, prompts_per_iter=args.prompts, group_size=args.group_size, lr=args.lr,
-        warmup=args.warmup, beta=args.beta, mu=args.mu, clip_eps=args.clip_eps, scale=args.scale,
+        warmup=args.warmup, lr_schedule=args.lr_schedule, adam_beta1=args.adam_beta1, beta=args.beta, mu=args.mu,
+        clip_eps=args.clip_eps, scale=args.scale,
         baseline=args.baseline, ddof=args.ddof, loss_type=args.loss_type, temperature=args.temperature,
         seed=args.seed, threads=args.threads,
     )  # fmt: skip

@@ -3,10 +3,15 @@
 One iteration (Chapter 15, "GRPO, one iteration"):
   1. draw P training prompts; 2. sample G responses each with the current policy (pi_old);
   3. score them with the verifier; 4. group advantages (sim.grpo.group_advantages);
-  5. log pi_old and log pi_ref of every sampled token, without gradients;
+  5. log pi_old (needed when mu > 1) and log pi_ref (needed when beta > 0; otherwise only for the
+     "kl" metric, every kl_every iterations) of every sampled token, without gradients;
   6. mu times: loss = sim.grpo.policy_loss(...), one AdamW step; 7. the policy becomes pi_old.
 
 Every formula comes from sim/grpo.py; this file only moves tensors between them.
+
+Cost: each prompt is read once for its G responses, in sampling and in the loss (model.py), and
+AdamW runs on one flat buffer (optim.py). On one core of the 2-core dev box an iteration at the
+defaults (P = 16, G = 8) takes ~45 ms of CPU: the 300 default iterations ~13-16 s, pass@1 0.51 -> ~0.85.
 Metrics carry TRL's names so they read the same as a TRL log.
 """
 

@@ -329,14 +329,14 @@ def charts() -> None:
 charts()
 
 st.subheader("Export")
-rows = history_rows(run, per_seed=False)
 e1, e2 = st.columns(2)
 e1.download_button(
     "Run history (CSV)",
-    history_csv(rows_to_columns(rows)),
+    lambda h=run: history_csv(rows_to_columns(history_rows(h, per_seed=False))),  # built only when clicked
     file_name="grpo_toy_history.csv",
     mime="text/csv",
     key="dl_csv",
+    on_click="ignore",
 )
 e2.download_button(
     "Settings (JSON)",

@@ -18,7 +18,7 @@ import torch
 from sim.tinylm.model import ModelConfig, TinyLM
 
 FORMAT = "tinylm"
-VERSION = 1
+VERSION = 2  # 2: ReLU MLP (version 1 files hold GELU weights and would load silently into the wrong model)
 ASSET = Path(__file__).resolve().parents[2] / "assets" / "tinylm_sft.pt"  # the shipped SFT model
 REGENERATE = "python -m sim tinylm --save-sft assets/tinylm_sft.pt --iterations 0"
 HINT = f"Train a fresh SFT model with `python -m sim tinylm --from-scratch`, or rebuild the file with `{REGENERATE}`."

@@ -31,7 +31,11 @@ class _UsageError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     d = GRPOConfig()
-    p = _Parser(prog="python -m sim tinylm", description="SFT + GRPO on a tiny transformer learning a+b.")
+    p = _Parser(
+        prog="python -m sim tinylm",
+        description="SFT + GRPO on a tiny transformer learning a+b.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     p.add_argument("--from-scratch", action="store_true", help="train SFT first instead of loading the checkpoint")
     p.add_argument("--checkpoint", default=str(ASSET), help="SFT checkpoint to start from")
     p.add_argument("--save-sft", metavar="PATH", help="with --from-scratch (implied): save the SFT model here")

@@ -386,7 +386,8 @@ def count_update(
         dw = du.sum(axis=1)  # (S,)
         if step == 0:
             k3_c, k3_w = r_c - (lr_c - lp_c) - 1.0, r_w - (lr_w - lp_w) - 1.0  # k3 = u - log u - 1
-            kl = (n_c * k3_c + n_w * k3_w).sum(axis=1) * inv_B[:, 0]
+            # an answer with probability 0 was never sampled: weight 0, even where its k3 is infinite
+            kl = (np.where(n_c > 0, n_c * k3_c, 0.0) + np.where(n_w > 0, n_w * k3_w, 0.0)).sum(axis=1) * inv_B[:, 0]
             metrics["kl_k3"] = kl
             metrics["loss"] = -(n_c * a_c + n_w * a_w).sum(axis=1) * inv_B[:, 0] + cfg.beta * kl
             metrics["mean_abs_adv"] = (n_c * np.abs(a_c) + n_w * np.abs(a_w)).sum(axis=1) * inv_B[:, 0]

@@ -126,12 +126,16 @@ class TrainingJob:
         self._set(state="grpo")
         trainer = GRPOTrainer(model, self.cfg)
         self._set(pass_at_1=list(trainer.pass_at_1))
-        for m in trainer.steps(stop=self.stop_event, pause=self.pause_event):
+        for m in trainer.steps(stop=self.stop_event):
             with self.lock:
                 self._p["iteration"] = m["iteration"]
                 self._p["history"].append(m)
                 self._p["pass_at_1"] = list(trainer.pass_at_1)
                 self._p["groups"] = trainer.latest_groups
+            # Paused: wait here, not inside the trainer, so that a closed tab (no more polls) still ends
+            # the job and frees its slot.
+            while self.pause_event.is_set() and not self._abandoned():
+                self.stop_event.wait(0.05)
             if self._abandoned():
                 break
         if self.stop_event.is_set():

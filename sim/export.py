@@ -23,6 +23,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sim.validate import check_number
+
 BASELINES = ("grpo", "rloo", "none")
 LOSS_TYPES = ("grpo", "bnpo", "dapo", "dr_grpo")
 SCHEMA = "grpo-playground/settings/v1"
@@ -34,11 +36,6 @@ class TrlExport:
 
     args: dict[str, object]
     notes: list[str] = field(default_factory=list)
-
-
-def _check_range(name: str, value, lo, hi) -> None:
-    if not (lo <= value <= hi):
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {value!r}")
 
 
 def trl_grpo_config(
@@ -59,10 +56,10 @@ def trl_grpo_config(
     >>> trl_grpo_config(group_size=8, beta=0.04, scale_std=True).args["scale_rewards"]
     'group'
     """
-    _check_range("group_size", group_size, 2, 4096)
-    _check_range("beta", beta, 0.0, 10.0)
-    _check_range("mu", mu, 1, 100)
-    _check_range("clip_eps", clip_eps, 0.0, 1.0)
+    check_number("group_size", group_size, 2, 4096)
+    check_number("beta", beta, 0.0, 10.0)
+    check_number("mu", mu, 1, 100)
+    check_number("clip_eps", clip_eps, 0.0, 1.0)
     if baseline not in BASELINES:
         raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
     if loss_type not in LOSS_TYPES:

@@ -19,14 +19,11 @@ from __future__ import annotations
 
 import torch
 
+from sim.validate import check_choice
+
 BASELINES = ("mean", "loo", "none")
 SCALES = ("group", "batch", "none")
 LOSS_TYPES = ("grpo", "bnpo", "dapo", "dr_grpo")
-
-
-def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
 
 
 def _check_clip(clip_eps: float, clip_eps_high: float | None) -> None:
@@ -74,8 +71,8 @@ def group_advantages(
     >>> group_advantages(torch.tensor([1., 0., 0., 1.]), 4).round(decimals=3)
     tensor([ 1., -1., -1.,  1.])
     """
-    _check_choice("baseline", baseline, BASELINES)
-    _check_choice("scale", scale, SCALES)
+    check_choice("baseline", baseline, BASELINES)
+    check_choice("scale", scale, SCALES)
     n = rewards.numel()
     if group_size < 1 or n % group_size != 0:
         raise ValueError(f"group_size must be >= 1 and divide the number of rewards ({n}), got {group_size}")
@@ -168,7 +165,7 @@ def aggregate(
                  are this token mean. tests/test_trl_parity.py checks it.)
       "dr_grpo": sum l_it / (B * max_completion_length), a constant normaliser (Dr. GRPO)
     """
-    _check_choice("loss_type", loss_type, LOSS_TYPES)
+    check_choice("loss_type", loss_type, LOSS_TYPES)
     _check_shape("mask", mask, per_token_loss.shape)
     mask = mask.to(per_token_loss.dtype)
     if loss_type == "grpo":

@@ -33,6 +33,7 @@ import torch
 
 from sim.grpo import group_advantages, policy_loss
 from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k_known_p
+from sim.validate import check_number
 
 STRATEGIES = ("common", "detour", "rare")
 PROBLEMS = ("A", "B")
@@ -68,23 +69,16 @@ class SharpenConfig:
             raise ValueError(f"init_probs must have one entry per strategy ({S.shape[1]}), got {pi.shape}")
         if not np.all(pi > 0) or abs(pi.sum() - 1) > 1e-6:
             raise ValueError("init_probs must be positive and sum to 1 (a softmax never reaches 0)")
-        _check_range("group_size", self.group_size, 2, 1024, integer=True)
-        _check_range("groups_per_problem", self.groups_per_problem, 1, 1024, integer=True)
-        _check_range("iterations", self.iterations, 0, 100_000, integer=True)
-        _check_range("lr", self.lr, 0.0, 10.0)
-        _check_range("eps", self.eps, 0.0, 1.0)
-        _check_range("k_eval", self.k_eval, 1, 100_000, integer=True)
+        check_number("group_size", self.group_size, 2, 1024, integer=True)
+        check_number("groups_per_problem", self.groups_per_problem, 1, 1024, integer=True)
+        check_number("iterations", self.iterations, 0, 100_000, integer=True)
+        check_number("lr", self.lr, 0.0, 10.0)
+        check_number("eps", self.eps, 0.0, 1.0)
+        check_number("k_eval", self.k_eval, 1, 100_000, integer=True)
         if self.ddof not in (0, 1):
             raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {self.ddof}")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
-
-
-def _check_range(name: str, value, low, high, *, integer: bool = False) -> None:
-    if integer and (isinstance(value, bool) or not isinstance(value, int | np.integer)):
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
-    if not (low <= value <= high):
-        raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}")
 
 
 # ---------------------------------------------------------------- the model

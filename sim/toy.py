@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -43,6 +42,7 @@ import numpy as np
 from scipy.special import expit
 
 from sim.binomial import BinomialSampler, binomial_pmf, binomial_sampler  # noqa: F401 (re-exported)
+from sim.validate import check_choice, check_number
 
 SCALES = ("group", "batch", "none")
 BASELINES = ("mean", "loo", "none")
@@ -85,36 +85,36 @@ class ToyConfig:
     n_seeds: int = 1  # S, independent runs simulated at once, 1..1024
 
     def __post_init__(self) -> None:
-        _check_int("n_prompts", self.n_prompts, 1, MAX_PROMPTS)
-        _check_float("d_min", self.d_min, -50.0, 50.0)
-        _check_float("d_max", self.d_max, -50.0, 50.0)
+        check_number("n_prompts", self.n_prompts, 1, MAX_PROMPTS, integer=True)
+        check_number("d_min", self.d_min, -50.0, 50.0)
+        check_number("d_max", self.d_max, -50.0, 50.0)
         if self.difficulties is not None:
             d = tuple(self.difficulties)
             if len(d) != self.n_prompts:
                 raise ValueError(f"difficulties must have n_prompts = {self.n_prompts} values, got {len(d)}")
             for x in d:
-                _check_float("difficulties", x, -50.0, 50.0)
-        _check_float("u_init", self.u_init, -50.0, 50.0)
-        _check_float("w_init", self.w_init, -50.0, 50.0)
-        _check_int("group_size", self.group_size, 2, MAX_GROUP_SIZE)
-        _check_float("lr", self.lr, 0.0, 1000.0)
+                check_number("difficulties", x, -50.0, 50.0)
+        check_number("u_init", self.u_init, -50.0, 50.0)
+        check_number("w_init", self.w_init, -50.0, 50.0)
+        check_number("group_size", self.group_size, 2, MAX_GROUP_SIZE, integer=True)
+        check_number("lr", self.lr, 0.0, 1000.0)
         if self.lr_w is not None:
-            _check_float("lr_w", self.lr_w, 0.0, 1000.0)
-        _check_float("beta", self.beta, 0.0, 100.0)
-        _check_choice("scale", self.scale, SCALES)
-        _check_choice("baseline", self.baseline, BASELINES)
-        _check_int("ddof", self.ddof, 0, 1)
-        _check_float("eps", self.eps, 1e-8, 1.0)
-        _check_int("mu", self.mu, 1, MAX_MU)
-        _check_float("clip_eps", self.clip_eps, 0.0, 1.0, low_open=True)
+            check_number("lr_w", self.lr_w, 0.0, 1000.0)
+        check_number("beta", self.beta, 0.0, 100.0)
+        check_choice("scale", self.scale, SCALES)
+        check_choice("baseline", self.baseline, BASELINES)
+        check_number("ddof", self.ddof, 0, 1, integer=True)
+        check_number("eps", self.eps, 1e-8, 1.0)
+        check_number("mu", self.mu, 1, MAX_MU, integer=True)
+        check_number("clip_eps", self.clip_eps, 0.0, 1.0, low_open=True)
         if self.clip_eps_high is not None:
-            _check_float("clip_eps_high", self.clip_eps_high, 0.0, 10.0, low_open=True)
+            check_number("clip_eps_high", self.clip_eps_high, 0.0, 10.0, low_open=True)
         if not isinstance(self.dynamic_sampling, (bool, np.bool_)):
             raise ValueError(f"dynamic_sampling must be True or False, got {self.dynamic_sampling!r}")
-        _check_int("max_redraws", self.max_redraws, 0, MAX_REDRAWS)
-        _check_int("iterations", self.iterations, 1, MAX_ITERATIONS)
-        _check_int("seed", self.seed, 0, 2**63 - 1)
-        _check_int("n_seeds", self.n_seeds, 1, MAX_SEEDS)
+        check_number("max_redraws", self.max_redraws, 0, MAX_REDRAWS, integer=True)
+        check_number("iterations", self.iterations, 1, MAX_ITERATIONS, integer=True)
+        check_number("seed", self.seed, 0, 2**63 - 1, integer=True)
+        check_number("n_seeds", self.n_seeds, 1, MAX_SEEDS, integer=True)
         size = self.iterations * self.n_seeds * self.n_prompts
         if size > MAX_CELLS:
             raise ValueError(f"iterations * n_seeds * n_prompts must be <= {MAX_CELLS:,} (memory), got {size:,}")
@@ -123,27 +123,6 @@ class ToyConfig:
     def lr_shared(self) -> float:
         """Step size on w (lr_w, or lr when lr_w is None)."""
         return self.lr if self.lr_w is None else self.lr_w
-
-
-def _check_int(name: str, value, low: int, high: int) -> None:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
-
-
-def _check_float(name: str, value, low: float, high: float, low_open: bool = False) -> None:
-    bracket = "(" if low_open else "["
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number in {bracket}{low}, {high}], got {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or v > high or v < low or (low_open and v == low):
-        raise ValueError(f"{name} must be a finite number in {bracket}{low}, {high}], got {value}")
-
-
-def _check_choice(name: str, value, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
 
 
 @dataclass

@@ -31,6 +31,7 @@ from sim.tinylm.evaluate import expected_pass_at_1
 from sim.tinylm.model import TinyLM, generate, response_logprobs
 from sim.tinylm.optim import FlatAdamW, clip_grad
 from sim.tinylm.tokens import MAX_NEW_TOKENS
+from sim.validate import check_number
 
 # Logged every iteration, except "kl": with beta = 0 only every kl_every iterations (and iteration 1).
 LR_SCHEDULES = ("constant", "linear")
@@ -77,41 +78,36 @@ class GRPOConfig:
     threads: int = 1  # torch.set_num_threads
 
     def __post_init__(self):
-        _range("iterations", self.iterations, 0, 100_000)
-        _range("prompts_per_iter", self.prompts_per_iter, 1, 4096)
-        _range("group_size", self.group_size, 2, 1024)
-        _range("lr", self.lr, 0.0, 1.0)
-        _range("warmup", self.warmup, 0, 100_000)
-        _range("adam_beta1", self.adam_beta1, 0.0, 0.9999)
-        _range("adam_beta2", self.adam_beta2, 0.0, 0.99999)
-        _range("beta", self.beta, 0.0, 100.0)
-        _range("mu", self.mu, 1, 64)
-        _range("clip_eps", self.clip_eps, 0.0, 1.0)
+        check_number("iterations", self.iterations, 0, 100_000)
+        check_number("prompts_per_iter", self.prompts_per_iter, 1, 4096)
+        check_number("group_size", self.group_size, 2, 1024)
+        check_number("lr", self.lr, 0.0, 1.0)
+        check_number("warmup", self.warmup, 0, 100_000)
+        check_number("adam_beta1", self.adam_beta1, 0.0, 0.9999)
+        check_number("adam_beta2", self.adam_beta2, 0.0, 0.99999)
+        check_number("beta", self.beta, 0.0, 100.0)
+        check_number("mu", self.mu, 1, 64)
+        check_number("clip_eps", self.clip_eps, 0.0, 1.0)
         if self.clip_eps_high is not None:
-            _range("clip_eps_high", self.clip_eps_high, 0.0, 10.0)
+            check_number("clip_eps_high", self.clip_eps_high, 0.0, 10.0)
         choices = (("baseline", BASELINES), ("scale", SCALES), ("loss_type", LOSS_TYPES), ("lr_schedule", LR_SCHEDULES))
         for name, allowed in choices:
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.ddof not in (0, 1):
             raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {self.ddof}")
-        _range("eps", self.eps, 0.0, 1.0)
-        _range("temperature", self.temperature, 0.05, 10.0)
-        _range("max_grad_norm", self.max_grad_norm, 0.0, 1e6)
-        _range("weight_decay", self.weight_decay, 0.0, 10.0)
-        _range("eval_every", self.eval_every, 1, 100_000)
-        _range("kl_every", self.kl_every, 1, 100_000)
-        _range("keep_groups", self.keep_groups, 0, 4096)
-        _range("seed", self.seed, 0, 2**63 - 1)
-        _range("threads", self.threads, 1, 256)
+        check_number("eps", self.eps, 0.0, 1.0)
+        check_number("temperature", self.temperature, 0.05, 10.0)
+        check_number("max_grad_norm", self.max_grad_norm, 0.0, 1e6)
+        check_number("weight_decay", self.weight_decay, 0.0, 10.0)
+        check_number("eval_every", self.eval_every, 1, 100_000)
+        check_number("kl_every", self.kl_every, 1, 100_000)
+        check_number("keep_groups", self.keep_groups, 0, 4096)
+        check_number("seed", self.seed, 0, 2**63 - 1)
+        check_number("threads", self.threads, 1, 256)
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def _range(name, value, low, high):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}")
 
 
 def learning_rate(cfg: GRPOConfig, iteration: int) -> float:

@@ -30,6 +30,7 @@ from sim.tinylm.evaluate import expected_pass_at_1
 from sim.tinylm.model import ModelConfig, TinyLM, build_model
 from sim.tinylm.optim import FlatAdamW
 from sim.tinylm.tokens import PAD
+from sim.validate import check_number
 
 
 @dataclass(frozen=True)
@@ -46,24 +47,17 @@ class SFTConfig:
     threads: int = 1  # torch.set_num_threads
 
     def __post_init__(self):
-        _check_range("lr", self.lr, 0.0, 1.0, low_open=True)
-        _check_range("batch_size", self.batch_size, 1, 65536)
-        _check_range("max_steps", self.max_steps, 1, 10**6)
-        _check_range("target_pass_at_1", self.target_pass_at_1, 0.0, 1.0, low_open=True)
-        _check_range("eval_every", self.eval_every, 1, 10**6)
-        _check_range("weight_decay", self.weight_decay, 0.0, 10.0)
-        _check_range("label_noise", self.label_noise, 0.0, 1.0)
-        _check_range("threads", self.threads, 1, 256)
+        check_number("lr", self.lr, 0.0, 1.0, low_open=True)
+        check_number("batch_size", self.batch_size, 1, 65536)
+        check_number("max_steps", self.max_steps, 1, 10**6)
+        check_number("target_pass_at_1", self.target_pass_at_1, 0.0, 1.0, low_open=True)
+        check_number("eval_every", self.eval_every, 1, 10**6)
+        check_number("weight_decay", self.weight_decay, 0.0, 10.0)
+        check_number("label_noise", self.label_noise, 0.0, 1.0)
+        check_number("threads", self.threads, 1, 256)
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def _check_range(name, value, low, high, *, low_open=False):
-    bad = value <= low if low_open else value < low
-    if bad or value > high:
-        left = "(" if low_open else "["
-        raise ValueError(f"{name} must be in {left}{low}, {high}], got {value}")
 
 
 def sft_loss(model: TinyLM, prompts: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

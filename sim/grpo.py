@@ -21,9 +21,16 @@ import torch
 
 from sim.validate import check_choice
 
+# The vocabulary of every config, page, CLI flag and export: these values, shown with these labels.
 BASELINES = ("mean", "loo", "none")
 SCALES = ("group", "batch", "none")
 LOSS_TYPES = ("grpo", "bnpo", "dapo", "dr_grpo")
+DDOFS = (0, 1)
+BASELINE_LABELS = {"mean": "group mean (GRPO)", "loo": "leave-one-out (RLOO)", "none": "none (REINFORCE)"}
+SCALE_LABELS = {"group": "group std (GRPO)", "batch": "batch std (TRL option)", "none": "none (Dr. GRPO)"}
+LOSS_TYPE_LABELS = {"grpo": "grpo (per response)", "bnpo": "bnpo (token mean)", "dapo": "dapo (token mean, TRL)",
+                    "dr_grpo": "dr_grpo (constant)"}
+DDOF_LABELS = {0: "population (chapter)", 1: "sample (TRL)"}
 
 
 def _check_clip(clip_eps: float, clip_eps_high: float | None) -> None:
@@ -82,7 +89,7 @@ def group_advantages(
         raise ValueError(f"eps must be >= 0, got {eps}")
     G = group_size
     r = rewards.reshape(-1, G)  # (P, G)
-    flat = r.max(dim=1, keepdim=True).values == r.min(dim=1, keepdim=True).values  # (P, 1) no spread
+    flat = zero_std(r)[:, None]  # (P, 1) no spread
 
     if baseline == "mean":
         adv = r - r.mean(dim=1, keepdim=True)
@@ -105,6 +112,38 @@ def group_advantages(
     if baseline != "none":
         adv = torch.where(flat, torch.zeros_like(adv), adv)
     return adv.reshape(-1)
+
+
+def zero_std(rewards):
+    """(P, G) rewards -> (P,) True where every reward of the group is the same: a group that teaches
+    nothing under a mean or leave-one-out baseline (TRL logs the share as frac_reward_zero_std).
+    Works on torch tensors and numpy arrays alike."""
+    if isinstance(rewards, torch.Tensor):
+        return rewards.amax(dim=-1) == rewards.amin(dim=-1)
+    return rewards.max(axis=-1) == rewards.min(axis=-1)
+
+
+def advantage_table(group_size: int, *, baseline: str = "mean", scale: str = "group", ddof: int = 0,
+                    eps: float = 1e-4) -> torch.Tensor:
+    """(G+1, 2) float64: the advantage of a correct and of a wrong answer in a group of 0/1 rewards
+    with k = 0..G correct, by group_advantages on the G+1 reward vectors "k ones, then zeros".
+
+    With 0/1 rewards a group's advantages depend on k alone, so count-based code (the toy, the
+    sharpening toy) looks them up here instead of writing the formula again. Where no answer of a kind
+    exists (no correct one at k = 0, no wrong one at k = G) the entry is 0. scale="batch" couples the
+    groups and is not a function of k: build the table with scale="none" and divide by the batch std + eps.
+
+    >>> advantage_table(4)[2]    # rewards 1, 1, 0, 0: +1 / -1 (eps 1e-4 makes it 0.9998)
+    tensor([ 0.9998, -0.9998], dtype=torch.float64)
+    """
+    check_choice("scale", scale, ("group", "none"))
+    G = group_size
+    k = torch.arange(G + 1)[:, None]  # (G+1, 1)
+    rewards = (torch.arange(G)[None, :] < k).to(torch.float64)  # (G+1, G): k ones, then zeros
+    adv = group_advantages(rewards.reshape(-1), G, baseline=baseline, scale=scale, ddof=ddof, eps=eps).view(G + 1, G)
+    correct = torch.where(k[:, 0] > 0, adv[:, 0], 0.0)  # column 0 holds a correct answer when k > 0
+    wrong = torch.where(k[:, 0] < G, adv[:, -1], 0.0)  # the last column a wrong one when k < G
+    return torch.stack([correct, wrong], dim=1)
 
 
 def k1_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:

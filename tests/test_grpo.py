@@ -5,16 +5,19 @@ code, differentiated, reproduces the numbers the chapter computes on paper.
 """
 
 import doctest
+import itertools
 import math
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sim.grpo
+from sim import grpo
 from sim.grpo import (
     aggregate,
     clipped_surrogate,
@@ -454,3 +457,23 @@ def test_engine_does_not_import_trl_or_ui():
 def test_bad_input_raises_value_error_naming_the_field(call, field):
     with pytest.raises(ValueError, match=field):
         call()
+
+
+@pytest.mark.parametrize("G", [2, 5, 8])
+@pytest.mark.parametrize("baseline,scale,ddof", list(itertools.product(["mean", "loo", "none"],
+                                                                        ["group", "none"], [0, 1])))
+def test_advantage_table_equals_group_advantages_on_shuffled_groups(G, baseline, scale, ddof):
+    """Every 0/1 group with k correct, in any order, gets the table's A_correct / A_wrong."""
+    table = grpo.advantage_table(G, baseline=baseline, scale=scale, ddof=ddof, eps=1e-4)  # (G+1, 2)
+    gen = torch.Generator().manual_seed(G)
+    for k in range(G + 1):
+        r = torch.tensor([1.0] * k + [0.0] * (G - k), dtype=torch.float64)[torch.randperm(G, generator=gen)]
+        adv = grpo.group_advantages(r, G, baseline=baseline, scale=scale, ddof=ddof, eps=1e-4)
+        expect = torch.where(r > 0, table[k, 0], table[k, 1])
+        torch.testing.assert_close(adv, expect, rtol=0, atol=1e-12)
+
+
+def test_zero_std_on_tensors_and_arrays():
+    r = [[1.0, 1.0, 1.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    assert grpo.zero_std(torch.tensor(r)).tolist() == [True, False, True]
+    assert grpo.zero_std(np.array(r)).tolist() == [True, False, True]

@@ -10,50 +10,46 @@ import pytest
 import torch
 from scipy import stats
 
-from sim import grpo
 from sim.exercises import p_no_signal
 from sim.toy import (
-    CHUNK_CELLS,
+    STEP_METRICS,
     ToyConfig,
-    _run_general,
-    _run_lean,
-    bernoulli_entropy,
-    bernoulli_kl,
-    count_advantages,
+    advantage_table,
     count_update,
     expected_run,
     history_rows,
     make_difficulties,
-    no_signal,
+    memory_mb,
     policy,
     reference_update,
     run_toy,
     run_toy_reference,
 )
+from sim.toy.history import CHUNK_CELLS
+from sim.toy.lean import run_lean as _run_lean
+from sim.toy.model import bernoulli_entropy, bernoulli_kl, no_signal
+from sim.toy.runs import _run_general
+
+
+def get(h, name):
+    """A history array by name: a state attribute or a step metric (TRL's names)."""
+    return h.metrics[name] if name in h.metrics else getattr(h, name)
+
 
 # ------------------------------------------------------------------------------------------------
 # The fast path equals the reference (sim.grpo + autograd) on the same samples
 
 
-@pytest.mark.parametrize("G", [2, 5, 8])
-@pytest.mark.parametrize("baseline,scale,ddof", list(itertools.product(["mean", "loo", "none"],
-                                                                        ["group", "none"], [0, 1])))
-def test_count_advantages_equal_group_advantages(G, baseline, scale, ddof):
-    for k in range(G + 1):
-        r = torch.tensor([1.0] * k + [0.0] * (G - k), dtype=torch.float64)
-        ref = grpo.group_advantages(r, G, baseline=baseline, scale=scale, ddof=ddof, eps=1e-4)
-        a_c, a_w = count_advantages(np.array(k), G, baseline=baseline, scale=scale, ddof=ddof, eps=1e-4)
-        expect = np.array([a_c] * k + [a_w] * (G - k), dtype=float)
-        np.testing.assert_allclose(expect, ref.numpy(), rtol=1e-12, atol=1e-12)
-
-
-def test_count_advantages_chapter_example():
+def test_toy_advantage_table_chapter_example():
     # Chapter: rewards 1, 0, 0, 1 -> advantages +1, -1, -1, +1 (mean 0.5, population std 0.5; eps 1e-4
     # makes them 0.5 / 0.5001 = 0.9998). TRL's sample std sqrt(1/3) = 0.57735 gives 0.866.
-    a_c, a_w = count_advantages(np.array(2), 4, eps=1e-4)
-    assert a_c == pytest.approx(0.5 / 0.5001) and a_w == pytest.approx(-0.5 / 0.5001)
-    a_c, _ = count_advantages(np.array(2), 4, ddof=1, eps=0.0 + 1e-12)
-    assert a_c == pytest.approx(0.5 / np.sqrt(1 / 3), rel=1e-9)
+    a_c, a_w = advantage_table(ToyConfig(group_size=4))
+    assert a_c[2] == pytest.approx(0.5 / 0.5001) and a_w[2] == pytest.approx(-0.5 / 0.5001)
+    a_c, _ = advantage_table(ToyConfig(group_size=4, ddof=1, eps=1e-8))
+    assert a_c[2] == pytest.approx(0.5 / np.sqrt(1 / 3), rel=1e-7)
+    # scale "batch" is not a table over k: the toy keeps it unscaled and divides by the batch std itself
+    unscaled = advantage_table(ToyConfig(scale="none"))
+    np.testing.assert_array_equal(advantage_table(ToyConfig(scale="batch"))[0], unscaled[0])
 
 
 UPDATE_CASES = {
@@ -98,10 +94,10 @@ def test_count_update_equals_reference(name, dynamic):
                                        np.ones_like(k), cfg, d, z_ref[None])
         assert abs(w_new[0] - w_ref) < 1e-10
         np.testing.assert_allclose(u_new[0], u_ref, atol=1e-10, rtol=0)
-        for key in ("loss", "grad_norm", "kl_k3", "mean_abs_adv", "clip_frac"):
+        for key in ("loss", "grad_norm", "kl", "mean_abs_adv", "clip_ratio/region_mean"):
             assert abs(m[key][0] - m_ref[key]) < 1e-10, key
         if name == "mu 4 clipped":
-            assert m["clip_frac"][0] > 0  # the clip really acted, so the clipped branch is tested
+            assert m["clip_ratio/region_mean"][0] > 0  # the clip really acted, so the clipped branch is tested
 
 
 def test_count_update_empty_batch_is_no_update():
@@ -153,26 +149,26 @@ def test_lean_loop_equals_general_loop(name):
     cfg = ToyConfig(**LEAN_CASES[name])
     lean, general = _run_lean(cfg), _run_general(cfg)
     assert lean is not None
-    for field in ("counts", "p", "u", "w", "answers", "n_groups", "clip_frac", "frac_all_correct", "frac_all_wrong"):
-        np.testing.assert_array_equal(getattr(lean, field), getattr(general, field), err_msg=field)
-    for field in ("accuracy", "kl", "entropy", "expected_zero_frac", "loss", "kl_k3", "mean_abs_adv", "grad_norm"):
-        np.testing.assert_allclose(getattr(lean, field), getattr(general, field), rtol=1e-12, atol=1e-12,
-                                   err_msg=field)
+    for field in ("counts", "p", "u", "w", "answers", "n_groups", "clip_ratio/region_mean", "frac_all_correct",
+                  "frac_all_wrong", "frac_reward_zero_std", "reward"):
+        np.testing.assert_array_equal(get(lean, field), get(general, field), err_msg=field)
+    for field in ("accuracy", "kl_exact", "entropy", "expected_zero_frac", "loss", "kl", "mean_abs_adv", "grad_norm"):
+        np.testing.assert_allclose(get(lean, field), get(general, field), rtol=1e-12, atol=1e-12, err_msg=field)
     assert (general.counts == 0).any() and (general.counts == cfg.group_size).any()  # flat groups occurred
 
 
 def test_lean_loop_does_not_depend_on_the_chunk_size(monkeypatch):
-    import sim.toy
+    import sim.toy.history
 
     cfg = ToyConfig(n_seeds=3, iterations=23, beta=0.1)
     a = _run_lean(cfg)
     for cells in (100, 1):  # 4 iterations per chunk; one (S * P > CHUNK_CELLS)
-        monkeypatch.setattr(sim.toy, "CHUNK_CELLS", cells)
+        monkeypatch.setattr(sim.toy.history, "CHUNK_CELLS", cells)
         b = _run_lean(cfg)
         for field in ("counts", "p", "u", "w"):
-            np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
-        for field in ("kl", "entropy", "expected_zero_frac", "loss", "kl_k3", "mean_abs_adv", "grad_norm"):
-            np.testing.assert_allclose(getattr(a, field), getattr(b, field), rtol=1e-14, atol=1e-15, err_msg=field)
+            np.testing.assert_array_equal(get(a, field), get(b, field), err_msg=field)
+        for field in ("kl_exact", "entropy", "expected_zero_frac", "loss", "kl", "mean_abs_adv", "grad_norm"):
+            np.testing.assert_allclose(get(a, field), get(b, field), rtol=1e-14, atol=1e-15, err_msg=field)
 
 
 def test_run_toy_takes_the_lean_loop_only_where_it_applies():
@@ -188,9 +184,10 @@ def test_run_toy_takes_the_lean_loop_only_where_it_applies():
 def test_lean_loop_hands_over_where_sigmoid_underflows(monkeypatch):
     """policy() takes log sigmoid(z) ~ z where sigmoid(z) == 0; the lean loop does not, so it must give
     the run to the general loop. Emulate the underflow at z < -20 (it needs z < -745 in float64)."""
-    import sim.toy
+    import sim.toy.lean
+    import sim.toy.model
 
-    real = sim.toy.expit
+    real = sim.toy.model.expit
 
     def expit_underflowing(z, out=None):
         p = np.where(z < -20, 0.0, real(z))
@@ -199,11 +196,12 @@ def test_lean_loop_hands_over_where_sigmoid_underflows(monkeypatch):
         out[...] = p
         return out
 
-    monkeypatch.setattr(sim.toy, "expit", expit_underflowing)
+    monkeypatch.setattr(sim.toy.lean, "expit", expit_underflowing)
+    monkeypatch.setattr(sim.toy.model, "expit", expit_underflowing)
     cfg = ToyConfig(d_max=25.0, iterations=20, n_seeds=2)
     assert _run_lean(cfg) is None
     h = run_toy(cfg)
-    assert (h.p[:, :, -1] == 0).all() and np.isfinite(h.kl).all()
+    assert (h.p[:, :, -1] == 0).all() and np.isfinite(h.kl_exact).all()
     np.testing.assert_array_equal(h.counts, _run_general(cfg).counts)
 
 
@@ -244,8 +242,8 @@ def test_zero_gradient_fraction_matches_closed_form():
     flat = (h.counts == 0) | (h.counts == 8)
     diff = (flat - q).sum()
     assert abs(diff) < 4 * np.sqrt((q * (1 - q)).sum())
-    np.testing.assert_allclose(h.expected_zero_frac, q.mean(axis=2), rtol=1e-9)
-    np.testing.assert_allclose(h.frac_zero, flat.mean(axis=2))
+    np.testing.assert_allclose(h.metrics["expected_zero_frac"], q.mean(axis=2), rtol=1e-9)
+    np.testing.assert_allclose(h.metrics["frac_reward_zero_std"], flat.mean(axis=2))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -279,7 +277,7 @@ def test_expected_run_tracks_mean_of_sampled_runs(extra):
     cfg = ToyConfig(**extra)
     h, e = run_toy(dataclasses.replace(cfg, n_seeds=256)), expected_run(cfg)
     assert np.abs(h.accuracy.mean(axis=1) - e.accuracy[:, 0]).max() < 0.03
-    assert np.abs(h.frac_all_correct.mean(axis=1) - e.frac_all_correct[:, 0]).max() < 0.05
+    assert np.abs(h.metrics["frac_all_correct"].mean(axis=1) - e.metrics["frac_all_correct"][:, 0]).max() < 0.05
     assert np.abs(h.answers[-1].mean() / e.answers[-1, 0] - 1) < 0.02
 
 
@@ -298,7 +296,7 @@ def test_defaults_show_the_chapter_story():
     assert (h.w[200] > 3).all()
     easiest = h.p[:, :, 0]
     assert (easiest[50] > 0.97).all()  # easy prompts saturate early
-    allc = h.frac_all_correct.mean(axis=1)
+    allc = h.metrics["frac_all_correct"].mean(axis=1)
     assert allc[:20].mean() < 0.1 and allc[-20:].mean() > 0.6  # wasted all-correct groups climb
     assert (np.diff(h.entropy.mean(axis=1)[20:]) < 0.01).all()  # entropy falls once learning starts
 
@@ -313,8 +311,8 @@ def test_same_seed_same_history_and_prefix(extra):
     a, b = run_toy(cfg), run_toy(cfg)
     short = run_toy(dataclasses.replace(cfg, iterations=15))
     for name in ("p", "w", "counts", "answers", "loss", "grad_norm", "kl", "frac_all_correct"):
-        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
-        np.testing.assert_array_equal(getattr(a, name)[: getattr(short, name).shape[0]], getattr(short, name))
+        np.testing.assert_array_equal(get(a, name), get(b, name))
+        np.testing.assert_array_equal(get(a, name)[: get(short, name).shape[0]], get(short, name))
     other = run_toy(dataclasses.replace(cfg, seed=1))
     assert not np.array_equal(a.counts, other.counts)
 
@@ -323,13 +321,14 @@ def test_history_shapes_and_finite():
     cfg = ToyConfig(iterations=7, n_seeds=3, n_prompts=5, beta=0.1)
     h = run_toy(cfg)
     assert h.p.shape == h.u.shape == (8, 3, 5) and h.counts.shape == (7, 3, 5)
-    for name in ("accuracy", "w", "kl", "entropy", "answers"):
+    for name in ("accuracy", "w", "kl_exact", "entropy", "answers"):
         assert getattr(h, name).shape == (8, 3)
-    for name in ("frac_all_correct", "frac_all_wrong", "expected_zero_frac", "mean_abs_adv", "kl_k3",
-                 "grad_norm", "loss", "clip_frac", "n_groups"):
-        assert getattr(h, name).shape == (7, 3)
-        assert np.isfinite(getattr(h, name)).all()
-    assert (h.kl[0] == 0).all() and (h.kl[1:] > 0).all()
+    assert set(h.metrics) == set(STEP_METRICS)
+    for name in STEP_METRICS:
+        assert h.metrics[name].shape == (7, 3)
+        assert np.isfinite(h.metrics[name]).all()
+    assert (h.kl_exact[0] == 0).all() and (h.kl_exact[1:] > 0).all()
+    np.testing.assert_allclose(h.metrics["reward"], h.counts.mean(axis=2) / 8)
     assert (h.answers[:, 0] == np.arange(8) * 5 * 8).all()
     np.testing.assert_allclose(h.entropy[0], np.mean([stats.bernoulli.entropy(x) for x in h.p[0, 0]]))
 
@@ -356,8 +355,10 @@ def test_bad_config_names_the_field(field, value):
 
 
 def test_too_large_run_is_refused():
-    with pytest.raises(ValueError, match="iterations \\* n_seeds \\* n_prompts"):
+    # 3 arrays of 5001 x 1024 x 24 float64 = 2,950 MB, over the 480 MB cap: refused before any allocation
+    with pytest.raises(ValueError, match=r"about 2,950 MB of memory .* the cap is 480 MB"):
         ToyConfig(iterations=5000, n_seeds=1024)
+    assert memory_mb(ToyConfig(iterations=500, n_seeds=64)) == pytest.approx(3 * 8 * 501 * 64 * 24 / 1e6)
 
 
 def test_divergence_is_an_error_or_finite():
@@ -368,7 +369,7 @@ def test_divergence_is_an_error_or_finite():
         except ValueError as err:
             assert "diverged" in str(err)
         else:
-            assert all(np.isfinite(getattr(h, n)).all() for n in ("p", "w", "kl", "loss", "grad_norm"))
+            assert all(np.isfinite(get(h, n)).all() for n in ("p", "w", "kl_exact", "loss", "grad_norm"))
 
 
 def test_history_rows():
@@ -376,8 +377,28 @@ def test_history_rows():
     rows = history_rows(h)
     assert len(rows) == 6 and [r["iteration"] for r in rows] == list(range(6))
     assert rows[0]["frac_all_correct"] is None and rows[3]["frac_all_correct"] == pytest.approx(
-        h.frac_all_correct[2].mean())
+        h.metrics["frac_all_correct"][2].mean())
+    assert rows[3]["clip_ratio/region_mean"] == 0.0 and rows[3]["frac_reward_zero_std"] is not None
     assert rows[5]["accuracy"] == pytest.approx(h.accuracy[5].mean())
     assert rows[2]["p_3"] == pytest.approx(h.p[2, :, 3].mean())
     assert rows[4]["accuracy_seed1"] == pytest.approx(h.accuracy[4, 1])
     json.dumps(rows)  # plain Python values
+
+
+def test_a_custom_advantage_table_trains_the_toy():
+    """run_toy / expected_run with advantage_table = the config's own table change nothing; another table
+    (no std division, written by hand as a student might) changes the run; a bad table is refused."""
+    cfg = ToyConfig(iterations=30, n_seeds=4)
+    own = advantage_table(cfg)
+    np.testing.assert_array_equal(run_toy(cfg, advantage_table=own).p, run_toy(cfg).p)
+    np.testing.assert_array_equal(expected_run(cfg, advantage_table=own).p, expected_run(cfg).p)
+    k = np.arange(9.0)
+    no_std = (np.where(k > 0, 1 - k / 8, 0.0), np.where(k < 8, -k / 8, 0.0))  # r - mean, the Dr. GRPO table
+    np.testing.assert_allclose(run_toy(cfg, advantage_table=no_std).p,
+                               run_toy(dataclasses.replace(cfg, scale="none")).p, rtol=1e-12)
+    with pytest.raises(ValueError, match="G \\+ 1 = 9"):
+        run_toy(cfg, advantage_table=(k[:5], k[:5]))
+    with pytest.raises(ValueError, match="NaN"):
+        run_toy(cfg, advantage_table=(k * np.nan, k))
+    with pytest.raises(ValueError, match="batch"):
+        run_toy(dataclasses.replace(cfg, scale="batch"), advantage_table=own)

@@ -1,0 +1,123 @@
+"""The lean loop: run_toy for the defaults (mu = 1, no dynamic sampling, no batch std), fast.
+
+It is runs._run_general's arithmetic, bit for bit, on the same random stream, with little more than the
+dynamics inside the loop: with rho = 1, slot j holding prompt j and advantages that depend on k alone,
+count_update's step is
+
+    dL/dz = -(1/B) [k g_c(k) sigmoid(-z) - (G - k) g_w(k) sigmoid(z)],   g = A(k) - beta (1 - pi_ref / pi)
+
+so each iteration computes the policy, draws the counts and looks k A(k) up in a table over k. The
+metrics are computed every few iterations for a whole chunk at once. tests/test_toy.py proves the two
+loops give the same history.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+from sim.binomial import binomial_sampler
+from sim.toy.history import STATE_METRICS, History, ToyHistory, chunk_rows, state_metrics
+from sim.toy.model import ToyConfig, dot, init_state
+from sim.toy.update import advantage_table
+
+
+def run_lean(cfg: ToyConfig, table: tuple | None = None) -> ToyHistory | None:
+    """run_toy for mu = 1 without dynamic sampling or the batch std: _run_general's arithmetic, bit for
+    bit, on the same random stream, with little more than the dynamics inside the loop.
+
+    With rho = 1, slot j holding prompt j and advantages that depend on k alone, count_update's step is
+
+        dL/dz = -(1/B) [k g_c(k) sigmoid(-z) - (G - k) g_w(k) sigmoid(z)],   g = A(k) - beta (1 - pi_ref / pi)
+
+    so each iteration computes the policy, draws the counts and looks k A(k) up in a table over k. The
+    metrics are computed every few iterations for the whole chunk at once (_lean_step_metrics).
+    `table` = (A_correct, A_wrong) over k replaces advantage_table(cfg).
+    Returns None where it would leave _run_general's arithmetic (a probability that underflows to 0,
+    or a non-finite step, only possible with beta > 0): run_toy then takes the general loop.
+    """
+    S, T, G, beta = cfg.n_seeds, cfg.iterations, cfg.group_size, cfg.beta
+    rng = np.random.default_rng(cfg.seed)
+    d, w, u, _ = init_state(cfg, S)
+    P = len(d)
+    draw = binomial_sampler(G)
+    a_c, a_w = advantage_table(cfg) if table is None else table  # (G+1,) each
+    n_c = np.arange(G + 1.0)  # (G+1,) correct answers in a group with k correct, and G - k wrong ones
+    n_w = G - n_c
+    w_c, w_w = n_c * a_c, n_w * a_w  # (G+1,) n A(k): the weights of dL/dz at beta = 0
+    neg_inv_B = -(1.0 / (G * float(P)))
+    abs_table = n_c * np.abs(a_c) + n_w * np.abs(a_w)  # (G+1,) sum of |A| over a group with k correct
+    C = chunk_rows(S * P)  # iterations per chunk
+    h = History(cfg, S, d, w, u)
+    us, ws, counts, steps = h.u, h.w, h.counts, h.metrics
+    p, states = np.empty((T + 1, S, P)), {name: np.empty((T + 1, S)) for name in STATE_METRICS}
+    # the chunk's policy (p_c is p), dL/dz, and k A_c(k), (G - k) A_w(k) per slot
+    p_w, lp_c, lp_w, dz, nA_c, nA_w = (np.empty((C, S, P)) for _ in range(6))
+    k, dw, z, tmp = np.empty((C, S, P), dtype=np.intp), np.empty((C, S)), np.empty((S, P)), np.empty((S, P))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        for t0 in range(0, T + 1, C):  # states t0..t1-1 and the steps taken from them
+            t1 = min(t0 + C, T + 1)
+            n = min(t1, T) - t0  # steps in this chunk
+            uniforms = rng.random((n, S, P))  # (n, S, P) the uniforms _draw_batch would draw, in order
+            offsets = draw.offsets(uniforms)
+            for t in range(t0, t1):
+                j = t - t0
+                np.add(ws[t][:, None], us[t], out=z)
+                z -= d  # (S, P) logits w + u - d
+                expit(z, out=p[t])  # policy(z), less its guard for sigmoid(z) == 0 (checked below)
+                np.log(p[t], out=lp_c[j])
+                np.subtract(lp_c[j], z, out=lp_w[j])
+                np.exp(lp_w[j], out=p_w[j])
+                if t == 0:
+                    ref = (p[0].copy(), p_w[0].copy(), lp_c[0].copy(), lp_w[0].copy())  # the initial policy
+                if t == T:
+                    break
+                k[j] = draw.invert(uniforms[j], p[t], offsets[j])
+                w_c.take(k[j], out=nA_c[j])
+                w_w.take(k[j], out=nA_w[j])
+                if beta == 0:
+                    np.multiply(nA_c[j], p_w[j], out=dz[j])
+                    np.multiply(nA_w[j], p[t], out=tmp)
+                else:
+                    g_c = a_c.take(k[j]) - beta * (1.0 - ref[0] / p[t])
+                    g_w = a_w.take(k[j]) - beta * (1.0 - ref[1] / p_w[j])
+                    np.multiply(n_c.take(k[j]) * g_c, p_w[j], out=dz[j])
+                    np.multiply(n_w.take(k[j]) * g_w, p[t], out=tmp)
+                dz[j] -= tmp
+                dz[j] *= neg_inv_B  # (S, P) dL/dz = dL/du
+                dw[j] = dz[j].sum(axis=1)  # (S,) dL/dw
+                np.subtract(us[t], np.multiply(dz[j], cfg.lr, out=tmp), out=us[t + 1])
+                ws[t + 1] = ws[t] - cfg.lr_shared * dw[j]
+                if beta > 0 and not np.isfinite(us[t + 1].sum() + ws[t + 1].sum()):
+                    return None
+            pol = (p[t0:t1], p_w[: t1 - t0], lp_c[: t1 - t0], lp_w[: t1 - t0])
+            state_metrics(states, slice(t0, t1), pol, ref[2:], G)
+            counts[t0 : t0 + n] = k[:n]
+            _lean_step_metrics(steps, slice(t0, t0 + n), cfg, counts[t0 : t0 + n], tuple(x[:n] for x in pol), ref,
+                               nA_c[:n], nA_w[:n], abs_table.take(k[:n]), dz[:n], dw[:n])
+    if not (p.min() > 0 and np.isfinite(ws[T].sum() + us[T].sum())):
+        return None
+    steps["n_groups"][:] = P  # every prompt's group is in the batch; clip_ratio/region_mean stays 0 at mu = 1
+    h.answers[:] = G * P
+    return h.finish(p, states)
+
+
+def _lean_step_metrics(out: dict, rows: slice, cfg: ToyConfig, n_c: np.ndarray, pol: tuple, ref: tuple,
+                       nA_c: np.ndarray, nA_w: np.ndarray, absA: np.ndarray, dz: np.ndarray, dw: np.ndarray) -> None:
+    """count_update's metrics at its first (here only) step, for n iterations at once, into out[name][rows].
+
+    n_c (n, S, P) counts k, pol = policy of the states sampled from, ref = policy of the reference (S, P),
+    nA_c, nA_w = k A_c(k), (G - k) A_w(k) (n, S, P), absA = k |A_c(k)| + (G - k) |A_w(k)| (n, S, P),
+    dz = dL/du (n, S, P), dw = dL/dw (n, S).
+    """
+    G, P = cfg.group_size, n_c.shape[2]
+    inv_B = 1.0 / (G * float(P))
+    p_c, p_w, lp_c, lp_w = pol
+    k3_c = ref[0] / p_c - (ref[2] - lp_c) - 1.0  # k3 = u - log u - 1, u = pi_ref / pi
+    k3_w = ref[1] / p_w - (ref[3] - lp_w) - 1.0
+    kl = (dot(n_c, k3_c) + dot(G - n_c, k3_w)) * inv_B
+    sum_c, sum_w = nA_c.sum(axis=2), nA_w.sum(axis=2)  # (n, S)
+    out["kl"][rows] = kl
+    out["loss"][rows] = -(sum_c + sum_w) * inv_B + cfg.beta * kl
+    out["mean_abs_adv"][rows] = absA.sum(axis=2) * inv_B
+    out["grad_norm"][rows] = np.sqrt(dot(dz, dz) + dw * dw)

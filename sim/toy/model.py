@@ -1,0 +1,158 @@
+"""The toy's model: 24 prompts in logit space, and what a state of it looks like.
+
+Prompt j is solved with probability
+
+    p_j = sigmoid(z_j),   z_j = w + u_j - d_j
+
+with d_j a fixed difficulty (increasing left to right), u_j a per-prompt parameter and w a shared
+"skill" that every prompt's gradient moves. The policy for prompt j is a Bernoulli over two one-token
+answers {correct, wrong}: log pi(correct) = log sigmoid(z_j), log pi(wrong) = log sigmoid(-z_j).
+
+This file holds the configuration (every field declared once, with its range, via sim.settings) and
+the closed forms of one state: the policy, KL to the reference, entropy and the chance that a group
+teaches nothing. Shapes: S seeds, P prompts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from sim.grpo import BASELINE_LABELS, BASELINES, DDOF_LABELS, DDOFS, SCALE_LABELS, SCALES
+from sim.settings import setting, validate
+
+# Caps that keep a run from hanging the app or the machine.
+MAX_PROMPTS = 256
+MAX_GROUP_SIZE = 1024
+MAX_ITERATIONS = 5000
+MAX_SEEDS = 1024
+HISTORY_ARRAYS = 3  # (T+1, S, P) float64 arrays a history keeps: p, u and the counts
+MAX_MEMORY_MB = 480.0  # a run whose history would hold more is refused before anything is allocated
+
+
+@dataclass(frozen=True)
+class ToyConfig:
+    """Everything a toy run depends on. An invalid value raises ValueError naming the field and its range."""
+
+    n_prompts: int = setting(24, "number of prompts P in the pool", lo=1, hi=MAX_PROMPTS, integer=True)
+    d_min: float = setting(-2.0, "difficulty of the easiest (leftmost) prompt", lo=-50.0, hi=50.0, step=0.5)
+    d_max: float = setting(7.0, "difficulty of the hardest prompt; d_j spread linearly d_min..d_max",
+                           lo=-50.0, hi=50.0, step=0.5)
+    difficulties: tuple[float, ...] | None = setting(
+        None, "explicit difficulties d_j, one per prompt, overriding d_min/d_max", kind="numbers", lo=-50.0,
+        hi=50.0, optional=True)
+    u_init: float = setting(0.0, "initial per-prompt parameter u_j (the same for every j)", lo=-50.0, hi=50.0)
+    w_init: float = setting(0.0, "initial shared skill w", lo=-50.0, hi=50.0)
+    group_size: int = setting(8, "answers G sampled per prompt", lo=2, hi=MAX_GROUP_SIZE, integer=True, step=1)
+    lr: float = setting(0.2, "step size on the per-prompt parameters u", lo=0.0, hi=1000.0, step=0.05)
+    lr_w: float | None = setting(None, "step size on the shared skill w (none: the same as lr)", lo=0.0,
+                                 hi=1000.0, step=0.05, optional=True)
+    beta: float = setting(0.0, "weight of the k3 KL penalty to the initial policy", lo=0.0, hi=100.0)
+    scale: str = setting("group", "advantage divisor", choices=SCALES, labels=SCALE_LABELS)
+    baseline: str = setting("mean", "advantage baseline", choices=BASELINES, labels=BASELINE_LABELS)
+    ddof: int = setting(0, "std convention", choices=DDOFS, labels=DDOF_LABELS)
+    eps: float = setting(1e-4, "added to the std before dividing", lo=1e-8, hi=1.0)
+    mu: int = setting(1, "inner gradient steps per batch (GRPO's mu); > 1 makes the clip matter", lo=1, hi=16,
+                      integer=True, step=1)
+    clip_eps: float = setting(0.2, "PPO clip range below 1", lo=0.0, hi=1.0, low_open=True, step=0.05)
+    clip_eps_high: float | None = setting(None, "clip range above 1 (none: clip_eps; DAPO's clip-higher 0.28)",
+                                          lo=0.0, hi=10.0, low_open=True, optional=True)
+    dynamic_sampling: bool = setting(False, "DAPO dynamic sampling: drop all-equal groups, draw more to refill")
+    max_redraws: int = setting(8, "refill rounds per iteration under dynamic sampling", lo=0, hi=64, integer=True)
+    iterations: int = setting(200, "training iterations T", lo=1, hi=MAX_ITERATIONS, integer=True, step=10)
+    seed: int = setting(0, "seed of the random generator", lo=0, hi=2**63 - 1, integer=True, step=1)
+    n_seeds: int = setting(1, "independent runs S simulated at once", lo=1, hi=MAX_SEEDS, integer=True, step=1)
+
+    def __post_init__(self) -> None:
+        validate(self)
+        if self.difficulties is not None and len(self.difficulties) != self.n_prompts:
+            raise ValueError(f"difficulties must have n_prompts = {self.n_prompts} values, got "
+                             f"{len(self.difficulties)}")
+        if memory_mb(self) > MAX_MEMORY_MB:
+            raise ValueError(
+                f"this run needs about {memory_mb(self):,.0f} MB of memory ({HISTORY_ARRAYS} arrays of "
+                f"(iterations + 1) x seeds x prompts = {self.iterations + 1} x {self.n_seeds} x {self.n_prompts} "
+                f"numbers); the cap is {MAX_MEMORY_MB:,.0f} MB: use fewer iterations, seeds or prompts")
+
+    @property
+    def lr_shared(self) -> float:
+        """Step size on w (lr_w, or lr when lr_w is None)."""
+        return self.lr if self.lr_w is None else self.lr_w
+
+
+def memory_mb(cfg: ToyConfig) -> float:
+    """Memory a run's history holds, in MB: HISTORY_ARRAYS float64 arrays of (T+1, S, P)."""
+    return HISTORY_ARRAYS * 8 * (cfg.iterations + 1) * cfg.n_seeds * cfg.n_prompts / 1e6
+
+
+def make_difficulties(cfg: ToyConfig) -> np.ndarray:
+    """(P,) d_j: cfg.difficulties if given, else linearly spaced from d_min to d_max."""
+    if cfg.difficulties is not None:
+        return np.asarray(cfg.difficulties, dtype=float)
+    return np.linspace(cfg.d_min, cfg.d_max, cfg.n_prompts)
+
+
+def policy(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """pi(correct), pi(wrong), log pi(correct), log pi(wrong) for logits z, each accurate in relative terms.
+
+    log sigmoid(-z) = log sigmoid(z) - z, so three transcendental calls instead of four.
+    """
+    p_c = expit(z)
+    lp_c = np.where(p_c > 0, np.log(p_c), z)  # log sigmoid(z) ~ z where sigmoid underflows
+    lp_w = lp_c - z
+    return p_c, np.exp(lp_w), lp_c, lp_w
+
+
+def bernoulli_kl(p_c, p_w, lp_c, lp_w, lr_c, lr_w) -> np.ndarray:
+    """Exact KL(pi || pi_ref) of Bernoullis (nats), averaged over the last axis (prompts), from policy()
+    of z and of z_ref:
+
+        KL = p log(p / p_ref) + (1 - p) log((1 - p) / (1 - p_ref))
+    """
+    return (dot(p_c, lp_c - lr_c) + dot(p_w, lp_w - lr_w)) / p_c.shape[-1]
+
+
+def bernoulli_entropy(p_c, p_w, lp_c, lp_w) -> np.ndarray:
+    """Entropy H = -p log p - (1 - p) log(1 - p) of Bernoullis (nats), averaged over the last axis
+    (prompts), from policy(z)."""
+    return -(dot(p_c, lp_c) + dot(p_w, lp_w)) / p_c.shape[-1]
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """sum(a * b) over the last axis, in one pass (no temporary)."""
+    return np.einsum("...p,...p->...", a, b)
+
+
+def no_signal(p_c: np.ndarray, p_w: np.ndarray, group_size: int) -> np.ndarray:
+    """sim.exercises.p_no_signal, p^G + (1 - p)^G, from p and 1 - p = policy(z)[:2] (accurate near p = 1),
+    by repeated squaring: ~3x cheaper than exp(G log p) or pow here. A test proves it equal to p_no_signal."""
+    return _int_power(p_c, group_size) + _int_power(p_w, group_size)
+
+
+def _int_power(x: np.ndarray, n: int) -> np.ndarray:
+    """x**n for an integer n >= 1 by binary exponentiation (at most 2 log2 n multiplications)."""
+    out = None
+    while True:
+        if n & 1:
+            out = x if out is None else out * x
+        n >>= 1
+        if not n:
+            return out
+        x = x * x
+
+
+def gave_signal(counts: np.ndarray, group_size: int) -> np.ndarray:
+    """Which groups had a non-zero advantage: 0 < k < G correct answers. With 0/1 rewards this is
+    `not sim.grpo.zero_std(rewards)` written on the count k of correct answers."""
+    k = np.asarray(counts)
+    return (k > 0) & (k < group_size)
+
+
+def init_state(cfg: ToyConfig, S: int):
+    """d (P,), w (S,), u (S, P) at t = 0 and z_ref (S, P): the initial policy is the KL reference."""
+    d = make_difficulties(cfg)
+    w = np.full(S, float(cfg.w_init))
+    u = np.full((S, len(d)), float(cfg.u_init))
+    return d, w, u, w[:, None] + u - d

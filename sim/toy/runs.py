@@ -1,0 +1,157 @@
+"""Sampled runs of the toy, S seeds at once, and the exact average run.
+
+    run_toy       each iteration draws k_j ~ Binomial(G, p_j) correct answers per prompt (the same law as
+                  G separate answers; sim.binomial samples it at a cost independent of G), refills
+                  all-equal groups under dynamic sampling, and applies update.count_update
+    expected_run  the deterministic "average run": each step applies the expected update
+
+run_toy has two loops: _run_general (count_update every iteration, any config) and lean.run_lean (mu = 1,
+no dynamic sampling or batch std: the defaults), which keeps only the dynamics in the loop and computes
+the metrics a few iterations at a time; a test proves the two give the same history.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+from scipy.special import expit
+
+from sim.binomial import binomial_pmf, binomial_sampler
+from sim.toy.history import History, ToyHistory, diverged
+from sim.toy.lean import run_lean
+from sim.toy.model import ToyConfig, init_state, policy
+from sim.toy.update import count_update
+
+Table = tuple[np.ndarray, np.ndarray]
+
+
+def run_toy(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = None, *,
+            advantage_table: Table | None = None) -> ToyHistory:
+    """S = cfg.n_seeds independent sampled runs at once (numpy, count-based).
+
+    Same cfg -> same history; the first t iterations do not depend on cfg.iterations. Seed s of a run
+    depends on (seed, n_seeds): the S runs share one Generator. `on_step(t, metrics)` is called after
+    iteration t (1..T) with the step's metrics, (S,) arrays. `advantage_table` = (A_correct, A_wrong) over
+    k = 0..G replaces the advantages of cfg (for instance a student's group_advantages, tabulated; scale
+    "group" or "none" only). A run whose logits overflow raises ValueError (never a NaN history).
+    """
+    if advantage_table is not None:
+        advantage_table = _check_table(cfg, advantage_table)
+    if on_step is None and cfg.mu == 1 and not cfg.dynamic_sampling and cfg.scale != "batch":
+        h = run_lean(cfg, advantage_table)
+        if h is not None:
+            return h
+    return _run_general(cfg, on_step, advantage_table)
+
+
+def _check_table(cfg: ToyConfig, table: Table) -> Table:
+    if cfg.scale == "batch":
+        raise ValueError("a custom advantage table needs scale 'group' or 'none' (the batch std is not a table)")
+    a_c, a_w = (np.asarray(x, dtype=float) for x in table)
+    if a_c.shape != (cfg.group_size + 1,) or a_w.shape != (cfg.group_size + 1,):
+        raise ValueError(f"the advantage table needs G + 1 = {cfg.group_size + 1} entries per column")
+    if not (np.isfinite(a_c).all() and np.isfinite(a_w).all()):
+        raise ValueError("the advantage table holds NaN or infinite values")
+    return a_c, a_w
+
+
+def _run_general(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = None,
+                 table: Table | None = None) -> ToyHistory:
+    """run_toy for any cfg: _draw_batch and count_update every iteration."""
+    S, T = cfg.n_seeds, cfg.iterations
+    rng = np.random.default_rng(cfg.seed)
+    d, w, u, z_ref = init_state(cfg, S)
+    h = History(cfg, S, d, w, u)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        ref = policy(z_ref)
+        for t in range(T):
+            now = policy(w[:, None] + u - d)  # (S, P) each
+            k0, prompt, k, weight, answers = _draw_batch(rng, now[0], cfg)
+            w, u, m = count_update(w, u, prompt, k, weight, cfg, d, z_ref, now=now, ref=ref, table=table)
+            if not np.isfinite(u.sum() + w.sum()):
+                raise diverged(t + 1)
+            m["n_groups"] = weight.sum(axis=1)
+            h.record(t, w, u, k0, answers, m)
+            if on_step is not None:
+                on_step(t + 1, m)
+        return h.finish()
+
+
+def _draw_batch(rng: np.random.Generator, p: np.ndarray, cfg: ToyConfig):
+    """Counts for one iteration: one group per prompt, then (dynamic sampling) refill rounds.
+
+    p (S, P). Returns first-draw counts k0 (S, P), and the batch: prompt, k, weight (S, P) with weight 1
+    for a slot holding a group and 0 for a slot left empty, plus answers drawn (S,).
+    Dynamic sampling: every round, each empty slot (a group whose G rewards were all equal) draws a
+    prompt uniformly from the pool and a fresh group for it; at most cfg.max_redraws rounds.
+    """
+    S, P = p.shape
+    G = cfg.group_size
+    draw = binomial_sampler(G)
+    k0 = draw(rng, p)  # (S, P) correct answers per group, ~ Binomial(G, p)
+    answers = np.full(S, G * P)
+    if not cfg.dynamic_sampling:
+        return k0, None, k0, np.ones((S, P)), answers  # prompt None: slot j holds prompt j
+    k, prompt = k0.copy(), np.tile(np.arange(P), (S, 1))
+    full = (k > 0) & (k < G)
+    for _ in range(cfg.max_redraws):
+        empty = ~full
+        if not empty.any():
+            break
+        new_prompt = rng.integers(0, P, size=(S, P))
+        new_k = draw(rng, np.take_along_axis(p, new_prompt, axis=1))
+        answers += G * empty.sum(axis=1)
+        fill = empty & (new_k > 0) & (new_k < G)
+        prompt, k, full = np.where(fill, new_prompt, prompt), np.where(fill, new_k, k), full | fill
+    return k0, prompt, k, full.astype(float), answers
+
+
+def expected_run(cfg: ToyConfig, *, advantage_table: Table | None = None) -> ToyHistory:
+    """The "average run" (S = 1): each step applies the expected update, no sampling.
+
+    The batch becomes every (prompt j, count k) pair, weighted by P(k_j = k) = Binomial(G, p_j), and
+    count_update does the rest. What is exact:
+      - mu = 1, scale "group"/"none": exactly E[update | state] for one step. The run is the
+        deterministic path x_{t+1} = x_t + E[update | x_t], not E[x_t] of the sampled runs (the two
+        differ by the curvature of the update, small when lr is small compared with the noise).
+      - mu > 1: every inner step uses the expected gradient at the current parameters (pi_old fixed at
+        the sampled state), i.e. mu steps of the mean gradient, not the mean of mu steps.
+      - scale "batch": the batch std is taken at the expected counts (plug-in), an approximation.
+      - dynamic sampling: exact for unlimited redraws (each empty slot ends up with prompt i with
+        probability proportional to 1 - q_i, q_i = p_i^G + (1 - p_i)^G, and B = P G); the cap
+        max_redraws only enters the expected answers spent and n_groups.
+    Step metrics are expectations too (grad_norm is the norm of the expected gradient); counts holds G p_j.
+    `advantage_table` as in run_toy.
+    """
+    table = None if advantage_table is None else _check_table(cfg, advantage_table)
+    cfg = cfg if cfg.n_seeds == 1 else dataclasses.replace(cfg, n_seeds=1)
+    T = cfg.iterations
+    d, w, u, z_ref = init_state(cfg, 1)
+    P, G = len(d), cfg.group_size
+    h = History(cfg, 1, d, w, u)
+    slot_prompt, slot_k = np.repeat(np.arange(P), G + 1), np.tile(np.arange(G + 1), P)  # (P*(G+1),)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        for t in range(T):
+            p = expit(w[0] + u[0] - d)  # (P,)
+            pmf = binomial_pmf(p, G)  # (P, G+1)
+            q = pmf[:, 0] + pmf[:, G]  # (P,) chance of a flat group
+            prompt, k, weight = slot_prompt, slot_k, pmf.ravel()
+            answers, n_groups = G * P, P
+            if cfg.dynamic_sampling:
+                informative = pmf.copy()
+                informative[:, [0, G]] = 0.0
+                total = informative.sum()  # sum_i (1 - q_i)
+                refill = q.sum() * informative.ravel() / total if total > 0 else np.zeros(P * (G + 1))
+                prompt, k = np.concatenate([prompt, prompt]), np.concatenate([k, k])
+                weight = np.concatenate([informative.ravel(), refill])
+                q_bar = q.mean()  # a refill draw (uniform prompt) is flat with probability q_bar
+                answers = G * (P + q.sum() * sum(q_bar**r for r in range(cfg.max_redraws)))
+                n_groups = P - q.sum() * q_bar**cfg.max_redraws
+            w, u, m = count_update(w, u, prompt[None], k[None], weight[None], cfg, d, z_ref, table=table)
+            if not np.isfinite(u.sum() + w.sum()):
+                raise diverged(t + 1)
+            m |= {"frac_all_correct": pmf[:, G].mean(), "frac_all_wrong": pmf[:, 0].mean(), "n_groups": n_groups}
+            h.record(t, w, u, G * p, answers, m)
+        return h.finish()

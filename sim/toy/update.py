@@ -1,0 +1,131 @@
+"""One GRPO update of the toy, from the number of correct answers per group (the fast path).
+
+With 0/1 rewards a group's advantages depend only on k, its number of correct answers, so an update
+needs the counts, not the G answers: `advantage_table` looks the advantages up (built by
+sim.grpo.advantage_table, the one advantage formula) and `count_update` applies mu clipped policy-gradient
+steps in closed form, S seeds at once. tests/test_toy.py proves it equal to sim/toy/reference.py, which
+samples every answer and differentiates sim.grpo.policy_loss with autograd.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from sim import grpo
+from sim.toy.model import ToyConfig, policy
+
+CLIP = "clip_ratio/region_mean"  # TRL's name for the share of answers in the clipped region
+
+
+def advantage_table(cfg: ToyConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(A_correct, A_wrong), each (G+1,), of a group with k = 0..G correct answers under cfg's baseline,
+    std and eps. For scale="batch" the table is unscaled: count_update divides it by the batch std."""
+    scale = "none" if cfg.scale == "batch" else cfg.scale
+    return _table(cfg.group_size, cfg.baseline, scale, cfg.ddof, cfg.eps)
+
+
+@functools.lru_cache(maxsize=64)
+def _table(G: int, baseline: str, scale: str, ddof: int, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    t = grpo.advantage_table(G, baseline=baseline, scale=scale, ddof=ddof, eps=eps).numpy()  # (G+1, 2)
+    a_c, a_w = np.ascontiguousarray(t[:, 0]), np.ascontiguousarray(t[:, 1])
+    a_c.flags.writeable = a_w.flags.writeable = False  # shared by every caller
+    return a_c, a_w
+
+
+def count_update(
+    w: np.ndarray,
+    u: np.ndarray,
+    prompt: np.ndarray | None,
+    k: np.ndarray,
+    weight: np.ndarray,
+    cfg: ToyConfig,
+    d: np.ndarray,
+    z_ref: np.ndarray,
+    *,
+    now: tuple | None = None,
+    ref: tuple | None = None,
+    table: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """mu GRPO steps on (w, u) from counts alone: the fast path, S seeds at once.
+
+    The batch has N slots per seed; slot n holds a group of G answers to prompt `prompt[s, n]`, of
+    which k[s, n] are correct, and counts `weight[s, n]` times (1/0 for sampled groups, a
+    probability for expected_run). With z = w + u_prompt - d_prompt, rho = pi / pi_old, u = pi_ref / pi
+    and B = G * sum(weight) answers, the loss of sim.grpo.policy_loss (T = 1) is
+
+        L = -(1/B) sum_slots weight * [k (s_c - beta k3_c) + (G - k)(s_w - beta k3_w)]
+
+    s the clipped surrogate, and since d log sigmoid(z)/dz = sigmoid(-z), d log sigmoid(-z)/dz = -sigmoid(z),
+
+        dL/dz = -(weight/B) [k g_c sigmoid(-z) - (G - k) g_w sigmoid(z)],
+        g = rho A [not clipped] - beta (1 - u)        (d objective / d log pi of one answer)
+
+    dL/du_j sums dL/dz over the slots of prompt j; dL/dw sums over all slots. Then
+    u -= lr dL/du, w -= lr_w dL/dw, repeated mu times with pi_old fixed at the sampling state.
+
+    Shapes: w (S,), u (S, P), prompt k weight (S, N), d (P,), z_ref (S, P). prompt=None means slot n
+    holds prompt n (N = P); then two optional caches: `now` = policy(z) now, `ref` = policy(z_ref).
+    `table` = (A_correct, A_wrong) over k = 0..G replaces advantage_table(cfg) (a student's advantages).
+    Returns new w (S,), new u (S, P) and metrics (TRL's names), each (S,): loss, grad_norm and kl (k3,
+    first inner step), mean_abs_adv, clip_ratio/region_mean (mean over inner steps).
+    """
+    S, P = u.shape
+    G = cfg.group_size
+    k = k.astype(float)
+    n_c, n_w = weight * k, weight * (G - k)  # (S, N) weighted answer counts
+    B = G * weight.sum(axis=1)  # (S,) answers in the batch
+    inv_B = np.divide(1.0, B, out=np.zeros_like(B), where=B > 0)[:, None]  # (S, 1); empty batch: no update
+    table_c, table_w = advantage_table(cfg) if table is None else table  # (G+1,) each, over k = 0..G
+    k_int = k.astype(np.int64)
+    a_c, a_w = table_c[k_int], table_w[k_int]  # (S, N) each
+    if cfg.scale == "batch":  # the batch std couples the groups: divide the unscaled table by it
+        m = n_c.sum(axis=1, keepdims=True) * inv_B  # (S, 1) mean reward of the batch
+        batch_std = np.sqrt(B[:, None] * m * (1.0 - m) / np.maximum(B[:, None] - cfg.ddof, 1.0))
+        a_c, a_w = a_c / (batch_std + cfg.eps), a_w / (batch_std + cfg.eps)
+    identity = prompt is None  # slot j holds prompt j
+
+    def gather(x: np.ndarray) -> np.ndarray:  # (S, P) -> (S, N): the value at each slot's prompt
+        return x if identity else np.take_along_axis(x, prompt, axis=1)
+
+    d_n = d if identity else d[prompt]  # (S, N)
+    pr_c, pr_w, lr_c, lr_w = ref if (identity and ref is not None) else policy(gather(z_ref))  # pi_ref per slot
+    eps_low = cfg.clip_eps
+    eps_high = cfg.clip_eps if cfg.clip_eps_high is None else cfg.clip_eps_high
+    flat_index = None if identity else (np.arange(S)[:, None] * P + prompt).ravel()
+
+    w, u = w.copy(), u.copy()
+    metrics: dict[str, np.ndarray] = {CLIP: np.zeros(S)}
+    for step in range(cfg.mu):
+        fresh = step > 0 or not identity or now is None
+        p_c, p_w, lp_c, lp_w = policy(w[:, None] + gather(u) - d_n) if fresh else now
+        if step == 0:  # on-policy: rho = 1 exactly, strictly inside the clip range (clip_eps > 0)
+            old_c, old_w = lp_c, lp_w
+            s_c, s_w = a_c, a_w  # surrogate rho * A and its derivative in log pi
+        else:
+            rho_c, rho_w = np.exp(lp_c - old_c), np.exp(lp_w - old_w)
+            clip_c = ((rho_c > 1.0 + eps_high) & (a_c > 0)) | ((rho_c < 1.0 - eps_low) & (a_c < 0))
+            clip_w = ((rho_w > 1.0 + eps_high) & (a_w > 0)) | ((rho_w < 1.0 - eps_low) & (a_w < 0))
+            s_c, s_w = np.where(clip_c, 0.0, rho_c * a_c), np.where(clip_w, 0.0, rho_w * a_w)
+            clipped = (n_c * clip_c + n_w * clip_w).sum(axis=1) * inv_B[:, 0]
+            metrics[CLIP] += clipped / cfg.mu
+        g_c, g_w = s_c, s_w  # d objective / d log pi of one correct / one wrong answer
+        if cfg.beta > 0 or step == 0:
+            r_c, r_w = pr_c / p_c, pr_w / p_w  # u = pi_ref / pi, d k3 / d log pi = 1 - u
+            if cfg.beta > 0:
+                g_c, g_w = g_c - cfg.beta * (1.0 - r_c), g_w - cfg.beta * (1.0 - r_w)
+        dz = -inv_B * (n_c * g_c * p_w - n_w * g_w * p_c)  # (S, N) dL/dz per slot
+        du = dz if identity else np.bincount(flat_index, dz.ravel(), minlength=S * P).reshape(S, P)
+        dw = du.sum(axis=1)  # (S,)
+        if step == 0:
+            k3_c, k3_w = r_c - (lr_c - lp_c) - 1.0, r_w - (lr_w - lp_w) - 1.0  # k3 = u - log u - 1
+            # an answer with probability 0 was never sampled: weight 0, even where its k3 is infinite
+            kl = (np.where(n_c > 0, n_c * k3_c, 0.0) + np.where(n_w > 0, n_w * k3_w, 0.0)).sum(axis=1) * inv_B[:, 0]
+            metrics["kl"] = kl
+            metrics["loss"] = -(n_c * a_c + n_w * a_w).sum(axis=1) * inv_B[:, 0] + cfg.beta * kl
+            metrics["mean_abs_adv"] = (n_c * np.abs(a_c) + n_w * np.abs(a_w)).sum(axis=1) * inv_B[:, 0]
+            metrics["grad_norm"] = np.sqrt((du * du).sum(axis=1) + dw * dw)
+        u -= cfg.lr * du
+        w -= cfg.lr_shared * dw
+    return w, u, metrics

@@ -1,12 +1,14 @@
-"""Closed forms and small tables for the exercise pages (Chapter 15).
+"""One group of answers, and the chapter's exercises about groups (Chapter 15).
 
+- "A worked example first": one group's mean, std, advantages, loss at ratio 1 and gradient norm.
 - "Groups that teach nothing": P(all G rewards equal) = p^G + (1 - p)^G, and its table.
 - Exercise 15.4: the mean |A| of a group with c of G correct, with and without the std division.
 - "From advantages to a loss": per-token gradient weights A_i / (G |y_i|) of tokenised responses,
   and the credit each (position, token) collects across the group.
 
-Everything GRPO-shaped goes through sim.grpo (group_advantages, token_weights); nothing here
-re-types an advantage formula. Returns plain floats, lists and numpy arrays, ready for a page.
+Everything GRPO-shaped goes through sim.grpo (group_advantages, policy_loss, token_weights); nothing
+here re-types an advantage formula. `scale` and `ddof` are sim.grpo's: "group" / "none", 0 (the
+chapter's population std) / 1 (TRL's sample std). Returns plain floats, lists and numpy arrays.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 import torch
 from scipy.stats import binom
 
-from sim.grpo import group_advantages, token_weights
+from sim.grpo import grad_norm, group_advantages, policy_loss, token_weights
 
 # The chapter's worked example: x = "37+48=", G = 4 responses 85, 75, 815, 85; rewards 1, 0, 0, 1.
 WORKED_EXAMPLE_TOKENS = (("8", "5", "<eos>"), ("7", "5", "<eos>"), ("8", "1", "5", "<eos>"), ("8", "5", "<eos>"))
@@ -24,6 +26,35 @@ WORKED_EXAMPLE_REWARDS = (1.0, 0.0, 0.0, 1.0)
 # Rows and columns of the "groups that teach nothing" table shown on the page.
 TABLE_PS = (0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99)
 TABLE_GROUP_SIZES = (4, 8, 16, 64)
+
+
+def _rewards(rewards) -> torch.Tensor:
+    r = torch.as_tensor([float(x) for x in rewards], dtype=torch.float64)  # (G,)
+    if r.numel() < 2:
+        raise ValueError(f"rewards: a group needs at least 2 responses, got {r.numel()}")
+    return r
+
+
+def group_summary(rewards, *, scale: str = "group", ddof: int = 0, eps: float = 1e-4) -> dict:
+    """One group of G rewards: mean, population and sample std, advantages, loss and gradient norm.
+
+    Advantages are sim.grpo.group_advantages. The loss is sim.grpo.policy_loss on-policy (ratio 1, one
+    token per response, beta = 0) with respect to the G log-probabilities; it reads 0 because the
+    advantages sum to 0, while its gradient, -A_i / G per response, does not vanish unless every A_i does.
+    """
+    r = _rewards(rewards)
+    G = r.numel()
+    adv = group_advantages(r, G, scale=scale, ddof=ddof, eps=eps)  # (G,)
+    logp = torch.full((G, 1), float(np.log(0.5)), dtype=torch.float64, requires_grad=True)  # (G, T=1)
+    loss, _ = policy_loss(logp, None, None, adv, torch.ones(G, 1, dtype=torch.float64))
+    return {
+        "mean": float(r.mean()),
+        "std_population": float(r.std(correction=0)),
+        "std_sample": float(r.std(correction=1)),
+        "advantages": adv.numpy(),
+        "loss": float(loss.detach()),
+        "grad_norm": grad_norm(loss, logp),
+    }
 
 
 def p_no_signal(p, group_size):
@@ -62,7 +93,7 @@ def _check_group(num_correct, group_size) -> None:
         raise ValueError(f"num_correct must be integers in [0, group_size={group_size}], got {num_correct!r}")
 
 
-def mean_abs_advantage(num_correct, group_size: int, *, scale_std: bool = True, ddof: int = 0, eps: float = 1e-4):
+def mean_abs_advantage(num_correct, group_size: int, *, scale: str = "group", ddof: int = 0, eps: float = 1e-4):
     """Mean |A_i| over a group of G 0/1 rewards of which c are correct (Exercise 15.4).
 
     Computed by sim.grpo.group_advantages on the reward vector (1,...,1, 0,...,0), one group per
@@ -80,12 +111,12 @@ def mean_abs_advantage(num_correct, group_size: int, *, scale_std: bool = True, 
     c = np.atleast_1d(np.asarray(num_correct, dtype=int))  # (P,)
     G = int(group_size)
     rewards = (torch.arange(G)[None, :] < torch.as_tensor(c)[:, None]).to(torch.float64)  # (P, G)
-    adv = group_advantages(rewards.reshape(-1), G, scale="group" if scale_std else "none", ddof=ddof, eps=eps)
+    adv = group_advantages(rewards.reshape(-1), G, scale=scale, ddof=ddof, eps=eps)
     out = adv.reshape(-1, G).abs().mean(dim=1).numpy()  # (P,)
     return out if np.ndim(num_correct) else float(out[0])
 
 
-def expected_mean_abs_advantage(p, group_size: int, *, scale_std: bool = True, ddof: int = 0, eps: float = 1e-4):
+def expected_mean_abs_advantage(p, group_size: int, *, scale: str = "group", ddof: int = 0, eps: float = 1e-4):
     """E[mean |A|] of a group when each of the G answers is correct with probability p.
 
         E = sum_c Binomial(c; G, p) * mean_abs_advantage(c, G)
@@ -97,7 +128,7 @@ def expected_mean_abs_advantage(p, group_size: int, *, scale_std: bool = True, d
     if p.size and (p.min() < 0 or p.max() > 1):
         raise ValueError("p must be in [0, 1]")
     cs = np.arange(int(group_size) + 1)  # (G+1,)
-    per_c = mean_abs_advantage(cs, group_size, scale_std=scale_std, ddof=ddof, eps=eps)  # (G+1,)
+    per_c = mean_abs_advantage(cs, group_size, scale=scale, ddof=ddof, eps=eps)  # (G+1,)
     pmf = binom.pmf(cs, int(group_size), p[..., None])  # (..., G+1)
     return pmf @ per_c
 
@@ -111,9 +142,7 @@ def _check_responses(tokens, rewards) -> None:
         raise ValueError("tokens: every response needs at least one token")
 
 
-def per_token_weights(
-    tokens, rewards, *, scale_std: bool = True, ddof: int = 0, eps: float = 1e-4
-) -> list[list[float]]:
+def per_token_weights(tokens, rewards, *, scale: str = "group", ddof: int = 0, eps: float = 1e-4) -> list[list[float]]:
     """Gradient weight on each token's log-probability, for one group of tokenised responses.
 
         weight of every token of response i = A_i / (G |y_i|)      (loss_type="grpo", ratio 1)
@@ -126,7 +155,7 @@ def per_token_weights(
     _check_responses(tokens, rewards)
     G = len(tokens)
     r = torch.as_tensor([float(x) for x in rewards], dtype=torch.float64)  # (G,)
-    adv = group_advantages(r, G, scale="group" if scale_std else "none", ddof=ddof, eps=eps)  # (G,)
+    adv = group_advantages(r, G, scale=scale, ddof=ddof, eps=eps)  # (G,)
     lengths = torch.as_tensor([len(t) for t in tokens])  # (G,)
     w = token_weights(adv, lengths)  # (G,)
     return [[float(w[i])] * len(t) for i, t in enumerate(tokens)]

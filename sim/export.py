@@ -1,32 +1,36 @@
-"""Export a simulator setup: settings as JSON, the run history as CSV, and the equivalent
-Hugging Face TRL `GRPOConfig` arguments (TRL 1.16.0) as a Python snippet.
+"""Export a simulator setup: its settings as JSON, a run's history as CSV or JSON, and the equivalent
+Hugging Face TRL `GRPOConfig` (TRL 1.16.0) as a Python snippet.
 
-The toy's knobs map onto TRL like this (chapter name -> GRPOConfig field):
+`trl_grpo_config(cfg)` takes any of the engine's configs (sim.toy.ToyConfig, sim.tinylm's GRPOConfig) and
+does TRL's renaming itself:
 
-    G (group size)          -> num_generations
-    beta (KL coefficient)   -> beta                  (chapter/DeepSeekMath 0.04, TRL default 0.0)
-    std scaling on / off    -> scale_rewards="group" / "none"   (off is Dr. GRPO)
-    mu (updates per batch)  -> num_iterations
-    epsilon (clip)          -> epsilon
-    aggregation             -> loss_type             ("grpo" is the chapter's; TRL's default is "dapo")
-    seed                    -> seed
+    engine field          GRPOConfig field        note
+    group_size            num_generations
+    prompts per iteration gradient_accumulation_steps, with per_device_train_batch_size = G: one optimizer
+                          step per generation batch of P groups (TRL requires generation_batch_size to be
+                          divisible by num_generations; this keeps it so for every G)
+    beta                  beta                    (chapter/DeepSeekMath 0.04, TRL default 0.0); with beta > 0
+                          use_bias_correction_kl=False gives the chapter's plain k3 (TRL's default is k3 * ratio)
+    scale                 scale_rewards           group / batch / none (none is Dr. GRPO)
+    ddof                  -                       TRL always divides by the sample std (ddof = 1)
+    mu                    num_iterations
+    clip_eps(_high)       epsilon(_high)
+    loss_type             loss_type               ("grpo" is the chapter's; TRL's default is "dapo")
+    seed                  seed
 
-Some toy settings have no TRL counterpart; `trl_grpo_config` returns a note for each instead of
-inventing an argument.
+Settings with no TRL counterpart get a note (a comment in the snippet) instead of an invented argument.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from sim.validate import check_number
-
-BASELINES = ("grpo", "rloo", "none")
-LOSS_TYPES = ("grpo", "bnpo", "dapo", "dr_grpo")
 SCHEMA = "grpo-playground/settings/v1"
 
 
@@ -38,66 +42,59 @@ class TrlExport:
     notes: list[str] = field(default_factory=list)
 
 
-def trl_grpo_config(
-    *,
-    group_size: int,
-    beta: float,
-    scale_std: bool,
-    baseline: str = "grpo",
-    mu: int = 1,
-    clip_eps: float = 0.2,
-    loss_type: str = "grpo",
-    learning_rate: float | None = None,
-    dynamic_sampling: bool = False,
-    seed: int | None = None,
-) -> TrlExport:
-    """The TRL `GRPOConfig(...)` arguments closest to these toy settings, with notes.
+def trl_grpo_config(cfg) -> TrlExport:
+    """The TRL `GRPOConfig(...)` arguments closest to an engine config, with notes.
 
-    >>> trl_grpo_config(group_size=8, beta=0.04, scale_std=True).args["scale_rewards"]
-    'group'
+    `cfg` needs group_size, beta, scale, baseline, ddof, mu, clip_eps, clip_eps_high and seed (validated
+    by its own class); loss_type (default "grpo"), prompts per iteration (`prompts_per_iter`, else
+    `n_prompts`), `lr` and `dynamic_sampling` are used where present.
+
+    >>> from sim.toy import ToyConfig
+    >>> trl_grpo_config(ToyConfig(group_size=16)).args["gradient_accumulation_steps"]   # 24 prompts
+    24
     """
-    check_number("group_size", group_size, 2, 4096)
-    check_number("beta", beta, 0.0, 10.0)
-    check_number("mu", mu, 1, 100)
-    check_number("clip_eps", clip_eps, 0.0, 1.0)
-    if baseline not in BASELINES:
-        raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
-    if loss_type not in LOSS_TYPES:
-        raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {loss_type!r}")
-
+    P = getattr(cfg, "prompts_per_iter", None) or getattr(cfg, "n_prompts", 1)
     args: dict[str, object] = {
-        "num_generations": int(group_size),
-        "beta": float(beta),
-        "scale_rewards": "group" if scale_std else "none",
-        "loss_type": loss_type,
-        "epsilon": float(clip_eps),
-        "num_iterations": int(mu),
+        "num_generations": int(cfg.group_size),
+        "per_device_train_batch_size": int(cfg.group_size),
+        "gradient_accumulation_steps": int(P),
+        "beta": float(cfg.beta),
+        "scale_rewards": cfg.scale,
+        "loss_type": getattr(cfg, "loss_type", "grpo"),
+        "num_iterations": int(cfg.mu),
+        "epsilon": float(cfg.clip_eps),
+        "seed": int(cfg.seed),
     }
-    notes: list[str] = []
-    if seed is not None:
-        args["seed"] = int(seed)
-    if learning_rate is not None:
-        notes.append(
-            f"learning_rate: the toy's {learning_rate:g} is a plain gradient step on logits; an LLM with AdamW "
-            "needs something like 1e-6, so it is not copied (TRL's default is 1e-6)."
-        )
-    if baseline == "rloo":
-        notes.append(
-            "baseline RLOO (leave-one-out mean): GRPOTrainer always uses the group mean; TRL has a separate "
-            "RLOOTrainer for this."
-        )
-    elif baseline == "none":
+    notes = [
+        f"batch: {P} prompts x {cfg.group_size} completions per optimizer step (one group per micro-batch, "
+        f"{P} accumulation steps). On N GPUs divide gradient_accumulation_steps by N."
+    ]
+    if cfg.clip_eps_high is not None:
+        args["epsilon_high"] = float(cfg.clip_eps_high)
+    if cfg.beta > 0:
+        args["use_bias_correction_kl"] = False
+        notes.append("beta > 0: TRL loads a reference model. use_bias_correction_kl=False is the chapter's plain k3; "
+                     "TRL's default (True) multiplies k3 by the ratio.")
+    if cfg.scale != "none" and cfg.ddof == 0:
+        notes.append("std: TRL divides by the sample std (ddof = 1, torch.std's default) where the chapter uses the "
+                     "population std (ddof = 0); no GRPOConfig field changes it. For G = 4 and rewards 1, 0, 0, 1 the "
+                     "advantages are +-0.866 in TRL instead of +-1.")
+    if cfg.baseline == "loo":
+        notes.append("baseline RLOO (leave-one-out mean): GRPOTrainer always uses the group mean; TRL has a separate "
+                     "RLOOTrainer for this.")
+    elif cfg.baseline == "none":
         notes.append("baseline none (plain REINFORCE): GRPOTrainer has no option to drop the group-mean baseline.")
-    if dynamic_sampling:
-        notes.append(
-            "dynamic sampling (DAPO: drop all-correct / all-wrong groups, resample to fill the batch): no GRPOConfig "
-            "argument; GRPOTrainer logs the share of such groups as frac_reward_zero_std."
-        )
-    if beta > 0:
-        notes.append(
-            "beta > 0: TRL loads a reference model and uses k3 times the ratio (use_bias_correction_kl=True) by "
-            "default; the chapter's plain k3 is use_bias_correction_kl=False."
-        )
+    if getattr(cfg, "dynamic_sampling", False):
+        notes.append("dynamic sampling (DAPO: drop all-correct / all-wrong groups, resample to fill the batch): no "
+                     "GRPOConfig argument; GRPOTrainer logs the share of such groups as frac_reward_zero_std.")
+    lr = getattr(cfg, "lr", None)
+    if lr is not None and not hasattr(cfg, "prompts_per_iter"):
+        notes.append(f"learning_rate: the toy's {lr:g} is a plain gradient step on logits; an LLM with AdamW needs "
+                     "something like 1e-6 (TRL's default), so it is not copied.")
+    elif lr is not None:
+        args["learning_rate"] = float(lr)
+    if args["loss_type"] == "dr_grpo":
+        notes.append("dr_grpo divides by max_completion_length: set it to your real completion budget.")
     return TrlExport(args, notes)
 
 
@@ -120,28 +117,23 @@ def settings_json(settings: Mapping[str, object], *, page: str) -> str:
     return json.dumps({"schema": SCHEMA, "page": page, "settings": dict(settings)}, indent=2, sort_keys=True)
 
 
-def load_settings_json(text: str) -> dict[str, object]:
-    """Inverse of `settings_json`: the settings dict. ValueError if `text` is not such a file."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"settings file is not JSON: {e}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("settings"), dict):
-        raise ValueError(f"settings file must be a {SCHEMA} document")
-    return doc["settings"]
-
-
-def history_csv(columns: Mapping[str, Sequence]) -> str:
-    """CSV text with one column per entry of `columns` (all the same length), header first."""
-    names = list(columns)
-    if not names:
-        raise ValueError("columns must not be empty")
-    lengths = {name: len(columns[name]) for name in names}
-    if len(set(lengths.values())) != 1:
-        raise ValueError(f"columns must have equal lengths, got {lengths}")
+def rows_csv(rows: Sequence[Mapping[str, object]]) -> str:
+    """CSV text of a run's history rows (sim.toy.history_rows): the first row's keys are the header, numbers
+    in full precision, None as an empty cell. The one CSV writer of the project."""
+    if not rows:
+        raise ValueError("rows must not be empty")
+    names = list(rows[0])
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(names)
-    for row in zip(*(columns[n] for n in names), strict=True):
-        w.writerow([f"{x:.6g}" if isinstance(x, float) else x for x in row])
+    for row in rows:
+        w.writerow(["" if (x := row.get(n)) is None else x for n in names])
     return buf.getvalue()
+
+
+def write_history(rows: Sequence[Mapping[str, object]], config, path: Path) -> None:
+    """Write history rows to `path`: CSV (rows_csv) or, for a .json path, {"config": ..., "rows": ...}."""
+    if path.suffix == ".json":
+        path.write_text(json.dumps({"config": dataclasses.asdict(config), "rows": list(rows)}))
+    else:
+        path.write_text(rows_csv(rows))

@@ -16,7 +16,7 @@ common strategy wins, the policy's entropy collapses, and the rare strategy, the
 solved B, fades: with the defaults p goes to about (0.98, 0.01). pass@1 goes up and pass@64
 goes down, so the pass@k curves of the base and trained models cross (near k = 2.5 here).
 Nothing forces this: with noisier updates (groups_per_problem=1) a run now and then lets the
-rare strategy revive instead, and the std division (scale_std) makes B's rare successes count more.
+rare strategy revive instead, and the std division (scale="group") makes B's rare successes count more.
 
 Each answer is one "token" (its strategy), so the loss is sim.grpo.policy_loss on (B, 1) log-probs.
 
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from sim.grpo import group_advantages, policy_loss
+from sim.grpo import DDOF_LABELS, DDOFS, SCALE_LABELS, advantage_table, group_advantages, policy_loss, zero_std
 from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k_known_p
-from sim.validate import check_number
+from sim.settings import setting, validate
 
 STRATEGIES = ("common", "detour", "rare")
 PROBLEMS = ("A", "B")
@@ -48,15 +48,18 @@ CHAPTER_P_AFTER = (0.98, 0.01)
 class SharpenConfig:
     success: tuple[tuple[float, ...], ...] = ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0))  # (P, K) P(correct | problem, strategy)
     init_probs: tuple[float, ...] = (0.6, 0.35, 0.05)  # (K,) base policy over strategies, softmax(theta_0)
-    group_size: int = 8  # G answers sampled per group
-    groups_per_problem: int = 4  # groups of each problem per iteration (a batch of P * this groups)
-    iterations: int = 100  # GRPO updates of the shared logits
-    lr: float = 0.5  # plain gradient step on the logits: theta -= lr * grad
-    scale_std: bool = True  # divide advantages by the group std (GRPO) or not (Dr. GRPO)
-    ddof: int = 0  # 0: population std (chapter), 1: sample std (TRL)
-    eps: float = 1e-4  # added to the std
-    k_eval: int = 64  # the "large k" tracked in the history as pass@k_eval
-    seed: int = 0  # seeds the numpy Generator that samples strategies and rewards
+    group_size: int = setting(8, "answers G sampled per group", lo=2, hi=1024, integer=True, step=1)
+    groups_per_problem: int = setting(4, "groups of each problem per iteration (a batch of P x this groups)",
+                                      lo=1, hi=1024, integer=True)
+    iterations: int = setting(100, "GRPO updates of the shared logits", lo=0, hi=100_000, integer=True, step=10)
+    lr: float = setting(0.5, "plain gradient step on the logits: theta -= lr * grad", lo=0.0, hi=10.0, step=0.05)
+    scale: str = setting("group", "advantage divisor: group std (GRPO) or none (Dr. GRPO)", choices=("group", "none"),
+                         labels=SCALE_LABELS)
+    ddof: int = setting(0, "std convention", choices=DDOFS, labels=DDOF_LABELS)
+    eps: float = setting(1e-4, "added to the std", lo=0.0, hi=1.0)
+    k_eval: int = setting(64, 'the "large k" tracked in the history as pass@k_eval', lo=1, hi=100_000, integer=True)
+    seed: int = setting(0, "seeds the numpy Generator that samples strategies and rewards", lo=0, hi=2**63 - 1,
+                        integer=True, step=1)
 
     def __post_init__(self):
         S = np.asarray(self.success, dtype=float)
@@ -69,16 +72,7 @@ class SharpenConfig:
             raise ValueError(f"init_probs must have one entry per strategy ({S.shape[1]}), got {pi.shape}")
         if not np.all(pi > 0) or abs(pi.sum() - 1) > 1e-6:
             raise ValueError("init_probs must be positive and sum to 1 (a softmax never reaches 0)")
-        check_number("group_size", self.group_size, 2, 1024, integer=True)
-        check_number("groups_per_problem", self.groups_per_problem, 1, 1024, integer=True)
-        check_number("iterations", self.iterations, 0, 100_000, integer=True)
-        check_number("lr", self.lr, 0.0, 10.0)
-        check_number("eps", self.eps, 0.0, 1.0)
-        check_number("k_eval", self.k_eval, 1, 100_000, integer=True)
-        if self.ddof not in (0, 1):
-            raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {self.ddof}")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+        validate(self)
 
 
 # ---------------------------------------------------------------- the model
@@ -137,7 +131,7 @@ def sample_groups(probs: np.ndarray, success: np.ndarray, group_size: int, rng: 
 
 
 def _advantage_kwargs(cfg: SharpenConfig) -> dict:
-    return {"scale": "group" if cfg.scale_std else "none", "ddof": cfg.ddof, "eps": cfg.eps}
+    return {"scale": cfg.scale, "ddof": cfg.ddof, "eps": cfg.eps}
 
 
 def grad_autograd(theta: np.ndarray, strategies: np.ndarray, rewards: np.ndarray, cfg: SharpenConfig) -> np.ndarray:
@@ -155,22 +149,6 @@ def grad_autograd(theta: np.ndarray, strategies: np.ndarray, rewards: np.ndarray
     return grad.numpy()
 
 
-def advantage_table(cfg: SharpenConfig) -> np.ndarray:
-    """A of a correct and of a wrong answer in a group with c of G correct, for c = 0..G: (G+1, 2).
-
-    Built by sim.grpo.group_advantages on the G+1 possible reward vectors (all groups of 0/1
-    rewards with the same count get the same advantages), so the count-based path below reuses
-    the one advantage formula instead of re-typing it.
-    """
-    G = cfg.group_size
-    c = torch.arange(G + 1)[:, None]  # (G+1, 1)
-    rewards = (torch.arange(G)[None, :] < c).to(torch.float64)  # (G+1, G): c ones then zeros
-    adv = group_advantages(rewards.reshape(-1), G, **_advantage_kwargs(cfg)).reshape(G + 1, G).numpy()
-    a_correct = np.where(c[:, 0].numpy() > 0, adv[:, 0], 0.0)  # column 0 is a correct answer when c > 0
-    a_wrong = np.where(c[:, 0].numpy() < G, adv[:, -1], 0.0)  # last column is a wrong answer when c < G
-    return np.stack([a_correct, a_wrong], axis=1)
-
-
 def grad_counts(theta: np.ndarray, strategies: np.ndarray, rewards: np.ndarray, table: np.ndarray) -> np.ndarray:
     """The same gradient as grad_autograd, from counts (tests prove them equal).
 
@@ -178,7 +156,7 @@ def grad_counts(theta: np.ndarray, strategies: np.ndarray, rewards: np.ndarray, 
 
         d loss / d theta = -(1/B) sum_i A_i (onehot(y_i) - pi)
 
-    with A_i looked up in `table` by the group's count of correct answers.
+    with A_i looked up in `table` (sim.grpo.advantage_table, (G+1, 2)) by the group's count of correct answers.
     """
     P, G = strategies.shape
     K = theta.shape[0]
@@ -235,11 +213,11 @@ def train(
     S = np.asarray(cfg.success, dtype=float)  # (P, K)
     rng = np.random.default_rng(cfg.seed)
     theta = np.log(np.asarray(cfg.init_probs, dtype=float))  # (K,) softmax(theta) = init_probs
-    table = advantage_table(cfg) if method == "counts" else None
+    table = advantage_table(cfg.group_size, **_advantage_kwargs(cfg)).numpy() if method == "counts" else None
 
     batch = np.repeat(S, cfg.groups_per_problem, axis=0)  # (P * groups_per_problem, K): the batch's prompts
     probs = [_softmax(theta)]
-    reward, zero_std = [], []
+    reward, zero_frac = [], []
     for i in range(cfg.iterations):
         strategies, rewards = sample_groups(probs[-1], batch, cfg.group_size, rng)  # (P * groups_per_problem, G) each
         if table is not None:
@@ -249,9 +227,9 @@ def train(
         theta = theta - cfg.lr * g  # (K,) plain SGD
         probs.append(_softmax(theta))
         reward.append(rewards.mean())
-        zero_std.append(np.mean(rewards.min(axis=1) == rewards.max(axis=1)))
+        zero_frac.append(zero_std(rewards).mean())
         if on_step is not None:
-            metrics = {"reward": reward[-1], "frac_reward_zero_std": zero_std[-1], "p": solve_probs(probs[-1], S)}
+            metrics = {"reward": reward[-1], "frac_reward_zero_std": zero_frac[-1], "p": solve_probs(probs[-1], S)}
             on_step(i + 1, metrics)
 
     pi = np.stack(probs)  # (I+1, K)
@@ -264,7 +242,7 @@ def train(
         pass_at_1=p.mean(axis=1),
         pass_at_k=pass_at_k_known_p(p, cfg.k_eval).mean(axis=1),
         reward=np.array(reward),
-        frac_reward_zero_std=np.array(zero_std),
+        frac_reward_zero_std=np.array(zero_frac),
     )
 
 

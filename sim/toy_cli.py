@@ -3,82 +3,39 @@
     python -m sim toy --iterations 300 --n-seeds 64 --out history.csv
     python -m sim toy --dynamic-sampling --json
 
-One flag per ToyConfig field (same names, dashes for underscores); ToyConfig validates the values.
-Bad flags print one line `error: ...` and return 2.
+One flag per ToyConfig field (same names, dashes for underscores), built from the field declarations in
+sim/toy/model.py, which also validate the values. Bad input (a bad flag or value, an output file that cannot
+be written) prints one line `error: ...` and returns 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
+from sim.export import write_history
+from sim.settings import add_flags, from_args
 from sim.toy import ToyConfig, ToyHistory, expected_run, history_rows, run_toy
 
-# Help per field: what it is and its allowed range (ToyConfig enforces the range).
-HELP = {
-    "n_prompts": "number of prompts P in the pool, 1..256",
-    "d_min": "difficulty of the easiest prompt, -50..50",
-    "d_max": "difficulty of the hardest prompt, -50..50 (d_j spread linearly d_min..d_max)",
-    "difficulties": "explicit comma-separated difficulties, one per prompt, overriding d-min/d-max "
-                    "(write --difficulties=-1,0,2 when the first is negative)",
-    "u_init": "initial per-prompt parameter u_j, -50..50",
-    "w_init": "initial shared skill w, -50..50",
-    "group_size": "answers G sampled per prompt, 2..1024",
-    "lr": "step size on the per-prompt parameters u, 0..1000",
-    "lr_w": "step size on the shared skill w, 0..1000 (default: same as --lr)",
-    "beta": "weight of the k3 KL penalty to the initial policy, 0..100",
-    "scale": "advantage divisor: group std (GRPO), batch std (TRL), none (Dr. GRPO)",
-    "baseline": "mean (GRPO), loo (RLOO leave-one-out), none (plain REINFORCE)",
-    "ddof": "std convention: 0 population (chapter), 1 sample (TRL)",
-    "eps": "added to the std before dividing, 1e-8..1",
-    "mu": "inner gradient steps per batch (GRPO's mu), 1..16",
-    "clip_eps": "PPO clip range below 1, (0, 1]",
-    "clip_eps_high": "clip range above 1, (0, 10] (default: same as --clip-eps; DAPO uses 0.28)",
-    "dynamic_sampling": "DAPO dynamic sampling: drop all-equal groups and draw more to refill the batch",
-    "max_redraws": "cap on refill rounds per iteration under dynamic sampling, 0..64",
-    "iterations": "training iterations T, 1..5000",
-    "seed": "seed of the random generator, 0..2**63-1",
-    "n_seeds": "independent runs S simulated at once, 1..1024",
-}
+
+class ArgError(Exception):
+    """A bad flag: argparse's message, one line."""
 
 
-class _ArgError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, no usage dump, no SystemExit
-        raise _ArgError(message)
-
-
-def _difficulties(text: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+        raise ArgError(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m sim toy", description="Run the chapter's 24-prompt GRPO toy headless.",
-                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    for f in dataclasses.fields(ToyConfig):
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default
-        if f.name == "dynamic_sampling":
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=HELP[f.name])
-        elif f.name in ("scale", "baseline"):
-            choices = ("group", "batch", "none") if f.name == "scale" else ("mean", "loo", "none")
-            parser.add_argument(flag, choices=choices, default=default, help=HELP[f.name])
-        elif f.name == "difficulties":
-            parser.add_argument(flag, type=_difficulties, default=None, help=HELP[f.name])
-        else:
-            kind = int if isinstance(default, int) else float
-            parser.add_argument(flag, type=kind, default=default, help=HELP[f.name])
+    parser = Parser(prog="python -m sim toy", description="Run the chapter's 24-prompt GRPO toy headless.",
+                    formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    add_flags(parser, ToyConfig)
     parser.add_argument("--expected", action="store_true",
                         help="run the exact average run (expected_run, one seed) instead of sampling")
     parser.add_argument("--out", metavar="FILE", default=None,
@@ -97,9 +54,9 @@ def summary(h: ToyHistory, seconds: float) -> dict:
         "answers_sampled": float(h.answers[-1].mean()),
         "seconds": round(seconds, 4),
         "accuracy": mean(h.accuracy),  # (T+1,) state after t iterations
-        "frac_all_correct": mean(h.frac_all_correct),  # (T,) iteration t+1's groups
-        "frac_all_wrong": mean(h.frac_all_wrong),
-        "expected_zero_frac": mean(h.expected_zero_frac),
+        "frac_all_correct": mean(h.metrics["frac_all_correct"]),  # (T,) iteration t+1's groups
+        "frac_all_wrong": mean(h.metrics["frac_all_wrong"]),
+        "expected_zero_frac": mean(h.metrics["expected_zero_frac"]),
     }
 
 
@@ -118,55 +75,46 @@ def _text_summary(s: dict) -> str:
     return "\n".join(lines)
 
 
-def write_history(h: ToyHistory, path: Path) -> None:
-    """Write history_rows(h) as CSV or JSON, chosen by the extension."""
-    rows = history_rows(h)
-    if path.suffix == ".json":
-        path.write_text(json.dumps({"config": dataclasses.asdict(h.config), "rows": rows}))
-        return
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
+def _check_out(text: str | None) -> Path | None:
+    """The --out path, refused before any work if it has the wrong extension or cannot be written."""
+    if text is None:
+        return None
+    out = Path(text)
+    if out.suffix not in (".csv", ".json"):
+        raise ArgError(f"--out must end in .csv or .json, got {text!r}")
+    if out.is_dir() or not out.parent.is_dir():
+        raise ArgError(f"cannot write {text}: {'it is a directory' if out.is_dir() else 'no such directory'}")
+    if not os.access(out if out.exists() else out.parent, os.W_OK):
+        raise ArgError(f"cannot write {text}: permission denied")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-    except _ArgError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except SystemExit as done:  # --help
-        return int(done.code or 0)
-    out = None if args.out is None else Path(args.out)
-    if out is not None and out.suffix not in (".csv", ".json"):
-        print(f"error: --out must end in .csv or .json, got {args.out!r}", file=sys.stderr)
-        return 2
-    fields = {f.name: getattr(args, f.name) for f in dataclasses.fields(ToyConfig)}
-    try:
-        cfg = ToyConfig(**fields)
+        args = build_parser().parse_args(argv)
+        out = _check_out(args.out)
+        cfg = from_args(ToyConfig, args)
         start = time.perf_counter()
         h = expected_run(cfg) if args.expected else run_toy(cfg)
         seconds = time.perf_counter() - start
-    except ValueError as err:
+        if out is not None:
+            write_history(history_rows(h), cfg, out)
+    except SystemExit as done:  # --help
+        return int(done.code or 0)
+    except (ArgError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # the output vanished or the disk filled between the check and the write
+        print(f"error: cannot write {args.out}: {err.strerror}", file=sys.stderr)
         return 2
     s = summary(h, seconds)
     try:
         print(json.dumps(s) if args.json else _text_summary(s))
     except BrokenPipeError:  # e.g. piped into `head`
         return 0
-    if out is not None:
-        try:
-            write_history(h, out)
-        except OSError as err:
-            print(f"error: cannot write {args.out}: {err.strerror}", file=sys.stderr)
-            return 1
     return 0
 
 
 if __name__ == "__main__":
     sys.exit(main())
-

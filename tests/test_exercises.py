@@ -11,6 +11,7 @@ from sim.exercises import (
     WORKED_EXAMPLE_TOKENS,
     credit_table,
     expected_mean_abs_advantage,
+    group_summary,
     mean_abs_advantage,
     no_signal_table,
     p_no_signal,
@@ -57,8 +58,8 @@ def test_mean_abs_advantage_chapter_numbers():
     # 4 of 8: sigma = 0.5, every |A| = 0.5/0.5 = 1                                  -> "1.0"
     assert mean_abs_advantage(4, 8) == pytest.approx(1.0, abs=1e-3)
     # without std: (0.875 + 7 * 0.125) / 8 = 1.75/8 = 0.21875 -> "0.22"; 4 of 8: 0.5
-    assert mean_abs_advantage(1, 8, scale_std=False) == pytest.approx(0.21875, abs=1e-12)
-    assert mean_abs_advantage(4, 8, scale_std=False) == pytest.approx(0.5, abs=1e-12)
+    assert mean_abs_advantage(1, 8, scale="none") == pytest.approx(0.21875, abs=1e-12)
+    assert mean_abs_advantage(4, 8, scale="none") == pytest.approx(0.5, abs=1e-12)
 
 
 def test_mean_abs_advantage_equals_closed_form():
@@ -66,7 +67,7 @@ def test_mean_abs_advantage_equals_closed_form():
     c = np.arange(G + 1)
     q = c / G
     sigma = np.sqrt(q * (1 - q))
-    np.testing.assert_allclose(mean_abs_advantage(c, G, scale_std=False), 2 * q * (1 - q), atol=1e-12)
+    np.testing.assert_allclose(mean_abs_advantage(c, G, scale="none"), 2 * q * (1 - q), atol=1e-12)
     np.testing.assert_allclose(mean_abs_advantage(c, G, eps=0.0), 2 * sigma, atol=1e-12)  # 0 at c = 0, G
     # TRL's sample std (ddof=1) divides by a larger std: smaller |A|
     assert mean_abs_advantage(1, G, ddof=1) < mean_abs_advantage(1, G)
@@ -128,3 +129,32 @@ def test_per_token_weights_bad_input():
         per_token_weights([["a"], []], [1.0, 0.0])
     with pytest.raises(ValueError, match="weights"):
         credit_table([["a", "b"]], [[0.1]])
+
+
+# ---- one group (the worked example)
+
+
+def test_worked_group_one_zero_zero_one():
+    # rewards 1,0,0,1: mean 0.5, population std 0.5 -> A = +-1 (up to eps = 1e-4); sample std sqrt(1/3) = 0.577
+    g = group_summary([1, 0, 0, 1])
+    assert g["mean"] == 0.5 and g["std_population"] == 0.5
+    assert g["std_sample"] == pytest.approx(0.57735, abs=1e-5)
+    np.testing.assert_allclose(g["advantages"], [1, -1, -1, 1], atol=1e-3)
+    # TRL's sample std: 0.5 / 0.57735 = 0.866
+    np.testing.assert_allclose(
+        group_summary([1, 0, 0, 1], ddof=1)["advantages"], [0.866, -0.866, -0.866, 0.866], atol=1e-3
+    )
+
+
+def test_loss_reads_zero_while_gradient_does_not():
+    # 1,0,0,0: std sqrt(0.25*0.75) = 0.433; A = 0.75/0.433 = 1.732 and -0.25/0.433 = -0.577
+    g = group_summary([1, 0, 0, 0])
+    np.testing.assert_allclose(g["advantages"], [1.732, -0.577, -0.577, -0.577], atol=1e-3)
+    assert abs(g["loss"]) < 1e-12
+    # d loss / d logp_i = -A_i / G  ->  norm = sqrt(sum A^2) / G = sqrt(G) / G = 0.5 (squares of A sum to G)
+    assert g["grad_norm"] == pytest.approx(0.5, abs=1e-3)
+    # all-equal group: zero advantages and zero gradient
+    flat = group_summary([1, 1, 1, 1])
+    assert flat["grad_norm"] == 0.0 and np.all(flat["advantages"] == 0)
+    # without std the gradient norm shrinks to sqrt(0.75^2 + 3 * 0.25^2) / 4 = 0.2165
+    assert group_summary([1, 0, 0, 0], scale="none")["grad_norm"] == pytest.approx(0.2165, abs=1e-4)

@@ -2,60 +2,46 @@
 
 import ast
 import csv
+import dataclasses
 import io
+import itertools
+import json
+import warnings
 
 import pytest
 
-from sim.export import (
-    history_csv,
-    load_settings_json,
-    settings_json,
-    trl_grpo_config,
-    trl_snippet,
-)
+from sim.export import rows_csv, settings_json, trl_grpo_config, trl_snippet, write_history
+from sim.toy import ToyConfig, history_rows, run_toy
 
 
 def test_chapter_settings_map_to_trl_fields():
     # DeepSeekMath: G = 64, beta = 0.04, std scaling on, one update per batch, clip 0.2.
-    ex = trl_grpo_config(group_size=64, beta=0.04, scale_std=True, mu=1, clip_eps=0.2, seed=3)
+    ex = trl_grpo_config(ToyConfig(group_size=64, beta=0.04, seed=3))
     assert ex.args == {
         "num_generations": 64,
+        "per_device_train_batch_size": 64,
+        "gradient_accumulation_steps": 24,  # the toy's 24 prompts per iteration
         "beta": 0.04,
         "scale_rewards": "group",
         "loss_type": "grpo",
-        "epsilon": 0.2,
         "num_iterations": 1,
+        "epsilon": 0.2,
         "seed": 3,
+        "use_bias_correction_kl": False,  # the chapter's plain k3
     }
+    text = " ".join(ex.notes)
+    assert "sample std (ddof = 1" in text and "reference model" in text
 
 
-def test_dr_grpo_turns_off_std_and_notes_untranslatable_settings():
-    ex = trl_grpo_config(
-        group_size=8, beta=0.0, scale_std=False, baseline="rloo", dynamic_sampling=True, learning_rate=0.5
-    )
-    assert ex.args["scale_rewards"] == "none"
+def test_engine_names_reach_the_snippet():
+    ex = trl_grpo_config(ToyConfig(scale="batch", ddof=1, clip_eps_high=0.28, mu=2, baseline="loo",
+                                   dynamic_sampling=True, lr=0.5))
+    assert ex.args["scale_rewards"] == "batch" and ex.args["epsilon_high"] == 0.28 and ex.args["num_iterations"] == 2
     text = " ".join(ex.notes)
     assert "RLOO" in text and "dynamic sampling" in text and "learning_rate" in text
+    assert "sample std" not in text  # ddof = 1 is already TRL's convention
     assert "learning_rate" not in ex.args  # the toy's step size is not an AdamW learning rate
-    # beta = 0: no note about the reference model
-    assert "reference model" not in text
-    assert "reference model" in " ".join(trl_grpo_config(group_size=8, beta=0.04, scale_std=True).notes)
-
-
-@pytest.mark.parametrize(
-    "kwargs, field",
-    [
-        (dict(group_size=1, beta=0.0, scale_std=True), "group_size"),
-        (dict(group_size=8, beta=-0.1, scale_std=True), "beta"),
-        (dict(group_size=8, beta=0.0, scale_std=True, mu=0), "mu"),
-        (dict(group_size=8, beta=0.0, scale_std=True, clip_eps=2.0), "clip_eps"),
-        (dict(group_size=8, beta=0.0, scale_std=True, baseline="ppo"), "baseline"),
-        (dict(group_size=8, beta=0.0, scale_std=True, loss_type="sum"), "loss_type"),
-    ],
-)
-def test_bad_settings_name_the_field(kwargs, field):
-    with pytest.raises(ValueError, match=field):
-        trl_grpo_config(**kwargs)
+    assert "reference model" not in text and "use_bias_correction_kl" not in ex.args  # beta = 0
 
 
 def _snippet_kwargs(src: str) -> dict:
@@ -63,46 +49,67 @@ def _snippet_kwargs(src: str) -> dict:
     return {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
 
 
-def test_snippet_is_python_that_trl_accepts(tmp_path):
-    ex = trl_grpo_config(group_size=16, beta=0.001, scale_std=False, mu=2, clip_eps=0.28, seed=7)
-    src = trl_snippet(ex)
-    kwargs = _snippet_kwargs(src)
-    assert {k: v for k, v in kwargs.items() if k != "output_dir"} == ex.args
-    from trl import GRPOConfig  # the oracle: TRL's own config class accepts and keeps every value
+def _trl_accepts(ex, tmp_path):
+    """Run the snippet's arguments through TRL 1.16.0's own GRPOConfig (the oracle)."""
+    from trl import GRPOConfig
 
-    cfg = GRPOConfig(
-        **{**kwargs, "output_dir": str(tmp_path)},
-        report_to=[],
-        per_device_train_batch_size=16,
-        use_cpu=True,
-        bf16=False,
-    )
-    assert cfg.num_generations == 16 and cfg.beta == 0.001 and cfg.scale_rewards == "none"
-    assert cfg.loss_type == "grpo" and cfg.epsilon == 0.28 and cfg.num_iterations == 2 and cfg.seed == 7
+    kwargs = _snippet_kwargs(trl_snippet(ex))
+    assert {k: v for k, v in kwargs.items() if k != "output_dir"} == ex.args
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return GRPOConfig(**{**kwargs, "output_dir": str(tmp_path)}, report_to=[], use_cpu=True, bf16=False)
+
+
+@pytest.mark.parametrize("G", range(2, 65))
+def test_trl_accepts_every_group_size(G, tmp_path):
+    """TRL refuses a generation batch that is not a multiple of num_generations (the bug the old snippet had
+    at G = 16 and 64): with one group per micro-batch it always is."""
+    cfg = _trl_accepts(trl_grpo_config(ToyConfig(group_size=G)), tmp_path)
+    assert cfg.num_generations == G and cfg.generation_batch_size == 24 * G and cfg.steps_per_generation == 24
+
+
+@pytest.mark.parametrize("G, scale, baseline, loss_type, beta",
+                         list(itertools.product([2, 7, 64], ["group", "batch", "none"], ["mean", "loo", "none"],
+                                                ["grpo", "bnpo", "dapo", "dr_grpo"], [0.0, 0.04])))
+def test_trl_accepts_every_choice(G, scale, baseline, loss_type, beta, tmp_path):
+    cfg = dataclasses.replace(ToyConfig(group_size=G, scale=scale, baseline=baseline, beta=beta))
+    ex = trl_grpo_config(cfg)
+    ex.args["loss_type"] = loss_type  # the toy has one token per answer; TinyLM sets loss_type itself
+    trl = _trl_accepts(ex, tmp_path)
+    assert (trl.num_generations, trl.scale_rewards, trl.loss_type, trl.beta) == (G, scale, loss_type, beta)
+    assert trl.use_bias_correction_kl is (beta == 0)  # False (plain k3) whenever the KL term is on
 
 
 def test_snippet_carries_notes_as_comments():
-    src = trl_snippet(trl_grpo_config(group_size=8, beta=0.0, scale_std=True, baseline="none"))
+    src = trl_snippet(trl_grpo_config(ToyConfig(baseline="none")))
     assert "# Note: baseline none" in src
     ast.parse(src)
 
 
-def test_settings_json_round_trip():
-    s = {"G": 8, "beta": 0.04, "std": True, "baseline": "grpo", "seed": 0}
+def test_settings_json_is_stable():
+    s = {"G": 8, "beta": 0.04, "scale": "group", "baseline": "mean", "seed": 0}
     text = settings_json(s, page="training")
-    assert load_settings_json(text) == s
+    assert json.loads(text) == {"schema": "grpo-playground/settings/v1", "page": "training", "settings": s}
     assert text == settings_json(dict(reversed(list(s.items()))), page="training")  # stable key order
-    with pytest.raises(ValueError, match="must be a grpo-playground"):
-        load_settings_json('{"G": 8}')
-    with pytest.raises(ValueError, match="JSON"):
-        load_settings_json("not json")
     with pytest.raises(ValueError, match="setting 'x'"):
         settings_json({"x": [1, 2]}, page="p")
 
 
-def test_history_csv_columns_and_rows():
-    text = history_csv({"iteration": [0, 1, 2], "accuracy": [0.5, 0.625, 0.7]})
+def test_rows_csv_columns_and_rows():
+    rows = [{"iteration": 0, "accuracy": 0.5, "loss": None}, {"iteration": 1, "accuracy": 0.625, "loss": 1e-7}]
+    text = rows_csv(rows)
     rows = list(csv.reader(io.StringIO(text)))
-    assert rows == [["iteration", "accuracy"], ["0", "0.5"], ["1", "0.625"], ["2", "0.7"]]
-    with pytest.raises(ValueError, match="equal lengths"):
-        history_csv({"a": [1, 2], "b": [1]})
+    assert rows == [["iteration", "accuracy", "loss"], ["0", "0.5", ""], ["1", "0.625", "1e-07"]]
+    assert float(rows_csv([{"x": 1 / 3}]).splitlines()[1]) == 1 / 3  # full precision
+    with pytest.raises(ValueError, match="empty"):
+        rows_csv([])
+
+
+def test_write_history_csv_and_json(tmp_path):
+    h = run_toy(ToyConfig(iterations=3, n_prompts=2))
+    rows = history_rows(h)
+    write_history(rows, h.config, tmp_path / "h.csv")
+    write_history(rows, h.config, tmp_path / "h.json")
+    assert (tmp_path / "h.csv").read_text() == rows_csv(rows)
+    doc = json.loads((tmp_path / "h.json").read_text())
+    assert doc["config"]["group_size"] == 8 and len(doc["rows"]) == 4

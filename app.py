@@ -4,9 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.controls import apply_classroom_style
-
-ROOT = Path(__file__).parent
+from ui.page import apply_style
 
 PAGES = [  # (file, title, icon, one line for the home page)
     ("pages/one_group.py", "One group", ":material/group:", "the worked example: rewards, advantages, token weights"),
@@ -18,9 +16,8 @@ PAGES = [  # (file, title, icon, one line for the home page)
     ("pages/tinylm.py", "TinyLM", ":material/neurology:", "a tiny transformer learns addition with GRPO"),
 ]
 
-
 def home() -> None:
-    apply_classroom_style()
+    apply_style()
     st.title("GRPO Playground")
     st.markdown(
         "**GRPO** (Group Relative Policy Optimization) trains a model with a *verifier* instead of a reward model. "
@@ -44,20 +41,16 @@ def home() -> None:
             st.markdown(f"**{head}**  \n{text}")
     st.subheader("Pages")
     for file, title, icon, line in PAGES:
-        if (ROOT / file).exists():
-            st.page_link(file, label=f"{title}: {line}", icon=icon)
+        st.page_link(file, label=f"{title}: {line}", icon=icon)
     st.caption("Every control lives in the URL: copy the address bar to hand out the exact setup, seed included.")
-
 
 def navigation() -> st.navigation:
     pages = [st.Page(home, title="Home", icon=":material/home:", default=True)]
     pages += [
         st.Page(file, title=title, icon=icon, url_path=Path(file).stem)
-        for file, title, icon, _ in PAGES
-        if (ROOT / file).exists()
+        for file, title, icon, _ in PAGES  # a missing file fails here, loudly, rather than hiding a page
     ]
     return st.navigation(pages)
-
 
 st.set_page_config(page_title="GRPO Playground", page_icon=":material/science:", layout="wide")
 navigation().run()

@@ -3,29 +3,22 @@
 import numpy as np
 import streamlit as st
 
-from sim.pages_support import clip_example, kl_check, kl_estimators, surrogate_curve
+from sim.kl_clip import clip_example, kl_check, kl_estimators, surrogate_curve
+from sim.toy import ToyConfig
 from ui.charts import COLORS, figure, show
-from ui.controls import Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
+from ui.controls import Num
+from ui.page import open_page
 
-PI_SPEC = Num("pi", "Policy probability π", 0.05, 1.0, 0.6, 0.01, fmt="%.2f")
-REF_SPEC = Num("pi_ref", "Reference probability π_ref", 0.05, 1.0, 0.5, 0.01, fmt="%.2f")
-EPS_SPEC = Num("eps", "Clip ε", 0.05, 0.5, 0.2, 0.01, fmt="%.2f")
-OLD_SPEC = Num("p_old", "Token probability before (π_old)", 0.05, 1.0, 0.4, 0.01, fmt="%.2f")
-NEW_SPEC = Num("p_new", "Token probability after one inner step", 0.05, 1.0, 0.5, 0.01, fmt="%.2f")
-SPECS = [PI_SPEC, REF_SPEC, EPS_SPEC, OLD_SPEC, NEW_SPEC]
+SPECS = [
+    Num("pi", "KL check: policy probability π", 0.05, 1.0, 0.6, 0.01, fmt="%.2f"),
+    Num("pi_ref", "KL check: reference probability π_ref", 0.05, 1.0, 0.5, 0.01, fmt="%.2f"),
+    Num.of(ToyConfig, "clip_eps", "eps", "Clip ε", lo=0.05, hi=0.5, step=0.01, fmt="%.2f"),
+    Num("p_old", "Token probability before (π_old)", 0.05, 1.0, 0.4, 0.01, fmt="%.2f"),
+    Num("p_new", "Token probability after one inner step", 0.05, 1.0, 0.5, 0.01, fmt="%.2f"),
+]
 
-ensure_app_navigation()
-apply_classroom_style()
-st.title("KL and clipping")
-with st.sidebar:
-    st.header("KL check")
-    pi = control(PI_SPEC)
-    pi_ref = control(REF_SPEC)
-    st.header("Clip")
-    eps = control(EPS_SPEC)
-    p_old = control(OLD_SPEC)
-    p_new = control(NEW_SPEC)
-classroom_link_builder(SPECS)
+v = open_page("KL and clipping", None, SPECS)
+pi, pi_ref, eps, p_old, p_new = v["pi"], v["pi_ref"], v["eps"], v["p_old"], v["p_new"]
 
 st.subheader("The KL leash, per token")
 st.markdown("GRPO puts the KL penalty in the loss, estimated per sampled token from $u = \\pi_{ref}/\\pi_\\theta$:")

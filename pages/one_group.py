@@ -2,50 +2,46 @@
 
 import streamlit as st
 
-from sim.exercises import WORKED_EXAMPLE_REWARDS, WORKED_EXAMPLE_TOKENS, credit_table, per_token_weights
-from sim.pages_support import group_summary
+from sim.exercises import WORKED_EXAMPLE_REWARDS, WORKED_EXAMPLE_TOKENS, credit_table, group_summary, per_token_weights
+from sim.toy import ToyConfig
 from ui.charts import COLORS, figure, show
-from ui.controls import Choice, Flag, Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
+from ui.controls import Choice, Num
+from ui.page import open_page, table
 
-G_SPEC = Num("G", "Group size G", 2, 64, 4, 1, help="responses sampled for the prompt")
-MODE_SPEC = Choice("mode", "Choose correct answers by", ("count", "each"), "count")
-C_SPEC = Num("c", "Number correct c", 0, 64, 2, 1, help="the first c answers are correct")
-STD_SPEC = Flag("std", "Divide by the group std", True, help="GRPO divides; Dr. GRPO does not")
-SPECS = [G_SPEC, MODE_SPEC, C_SPEC, STD_SPEC]
+SPECS = [
+    Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64, default=4, help="responses sampled for the prompt"),
+    Choice.of(ToyConfig, "scale", "scale", "Divide the advantages by", options=("group", "none")),
+    Choice("mode", "Choose correct answers by", ("count", "each"), "count"),
+    Num("c", "Number correct c (count mode)", 0, 64, 2, 1, help="the first c answers are correct"),
+]
 
-ensure_app_navigation()
-apply_classroom_style()
-st.title("One group")
-st.markdown(
+v = open_page(
+    "One group",
     "Take one prompt, $x$ = `37+48=`, sample $G$ answers and check each. GRPO compares every answer with "
-    "its siblings: the group mean is a free Monte Carlo estimate of the value $V(x)$, so no critic is needed."
+    "its siblings: the group mean is a free Monte Carlo estimate of the value $V(x)$, so no critic is needed.",
+    SPECS,
 )
-
-with st.sidebar:
-    G = control(G_SPEC)
-    mode = control(MODE_SPEC)
-    if mode == "count":
-        c = control(C_SPEC)
-        if c > G:
-            st.info(f"c = {c} is more than G = {G}; using c = {G}.")
-            c = G
-        rewards = [1.0] * c + [0.0] * (G - c)
-    else:
+G, scale, mode, c = v["G"], v["scale"], v["mode"], v["c"]
+if mode == "count":
+    if c > G:
+        st.info(f"c = {c} is more than G = {G}; using c = {G}.")
+        c = G
+    rewards = [1.0] * c + [0.0] * (G - c)
+else:
+    with st.sidebar:
         picked = st.pills(
             "Correct answers", list(range(1, G + 1)), selection_mode="multi", key="pick", bind="query-params"
         )
-        rewards = [1.0 if i in picked else 0.0 for i in range(1, G + 1)]
-    scale_std = control(STD_SPEC)
-classroom_link_builder(SPECS)
+    rewards = [1.0 if i in picked else 0.0 for i in range(1, G + 1)]
 
 st.latex(
     r"\hat A^{(i)} = \frac{r^{(i)} - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}"
-    if scale_std
+    if scale == "group"
     else r"\hat A^{(i)} = r^{(i)} - \operatorname{mean}(r)"
 )
 
-chapter = group_summary(rewards, scale_std=scale_std, ddof=0)
-trl = group_summary(rewards, scale_std=scale_std, ddof=1)
+chapter = group_summary(rewards, scale=scale, ddof=0)
+trl = group_summary(rewards, scale=scale, ddof=1)
 m = st.columns(5)
 m[0].metric("correct", f"{int(sum(rewards))} / {G}")
 m[1].metric("mean(r)", f"{chapter['mean']:.3f}")
@@ -85,15 +81,15 @@ st.markdown(
     "log-probability gets the weight"
 )
 st.latex(r"\frac{\hat A^{(i)}}{G\,|y^{(i)}|}")
-weights = per_token_weights(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS, scale_std=True)
+weights = per_token_weights(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS)
 rows = [
     {"response": " ".join(t), "reward": r, "length": len(t), "weight per token": round(w[0], 4)}
     for t, r, w in zip(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS, weights, strict=True)
 ]
-st.dataframe(rows, hide_index=True, key="weights_table")
+table(rows, key="weights_table")
 credit = [dict(r, weight=round(r["weight"], 4)) for r in credit_table(WORKED_EXAMPLE_TOKENS, weights)]
 st.markdown("**First-token credit:** what each token at each position collects across the group.")
-st.dataframe(credit, hide_index=True, key="credit_table")
+table(credit, key="credit_table")
 st.caption(
     "At position 0 the token 8 collects +1/12 + 1/12 - 1/16 ≈ +0.10 though the wrong 815 also started with it; 7 "
     "collects -0.083. Credit assignment emerges only statistically. The long wrong answer is pushed down less per "

@@ -7,15 +7,17 @@ from sim.passk import mean_pass_at_k_known_p, pass_at_k
 from sim.sharpen import CHAPTER_P_AFTER, CHAPTER_P_BEFORE, SharpenConfig, sharpening_summary, train
 from sim.toy import ToyConfig, expected_run
 from ui.charts import COLORS, figure, show
-from ui.controls import Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
+from ui.controls import Num
+from ui.page import open_page
 
-N_SPEC = Num("n", "Samples per problem n", 1, 200, 64, 1)
-C_SPEC = Num("c", "Correct samples c", 0, 200, 5, 1)
-K_SPEC = Num("k", "k", 1, 200, 8, 1)
-SG_SPEC = Num("sG", "Sharpening toy: group size G", 2, 64, 8, 1)
-SI_SPEC = Num("sT", "Sharpening toy: iterations", 20, 500, 150, 10)
-SEED_SPEC = Num("seed", "Seed", 0, 9999, 0, 1)
-SPECS = [N_SPEC, C_SPEC, K_SPEC, SG_SPEC, SI_SPEC, SEED_SPEC]
+SPECS = [
+    Num("n", "Samples per problem n", 1, 200, 64, 1),
+    Num("c", "Correct samples c", 0, 200, 5, 1),
+    Num("k", "k", 1, 200, 8, 1),
+    Num.of(SharpenConfig, "group_size", "sG", "Sharpening toy: group size G", hi=64),
+    Num.of(SharpenConfig, "iterations", "sT", "Sharpening toy: iterations", lo=20, hi=500),
+    Num.of(SharpenConfig, "seed", "seed", "Seed", hi=9999),
+]
 KS = np.unique(np.round(np.logspace(0, np.log10(256), 40)).astype(int))
 
 
@@ -39,23 +41,14 @@ def curves_chart(title: str, before, after, key: str, names=("before RL", "after
     show(fig, key)
 
 
-ensure_app_navigation()
-apply_classroom_style()
-st.title("pass@k")
-st.markdown(
+v = open_page(
+    "pass@k",
     "pass@k is the probability that at least one of $k$ independent samples solves the problem. pass@1 is "
-    "accuracy; pass@k at large $k$ measures coverage. From $n \\ge k$ samples with $c$ correct:"
+    "accuracy; pass@k at large $k$ measures coverage. From $n \\ge k$ samples with $c$ correct:",
+    SPECS,
 )
+n, c, k, sG, sT, seed = v["n"], v["c"], v["k"], v["sG"], v["sT"], v["seed"]
 st.latex(r"\text{pass@}k = 1 - \binom{n-c}{k} \Big/ \binom{n}{k}")
-with st.sidebar:
-    n = control(N_SPEC)
-    c = control(C_SPEC)
-    k = control(K_SPEC)
-    st.divider()
-    sG = control(SG_SPEC)
-    sT = control(SI_SPEC)
-    seed = control(SEED_SPEC)
-classroom_link_builder(SPECS)
 
 if c > n:
     st.info(f"c = {c} is more than n = {n}; using c = {n}.")

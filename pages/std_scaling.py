@@ -4,15 +4,16 @@ import numpy as np
 import streamlit as st
 
 from sim.exercises import mean_abs_advantage
-from sim.pages_support import seed_band
-from sim.toy import ToyConfig, run_toy
+from sim.toy import ToyConfig, run_toy, seed_band
 from ui.charts import COLORS, figure, show
-from ui.controls import Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
+from ui.controls import Num
+from ui.page import open_page
 
-G_SPEC = Num("G", "Group size G", 2, 64, 8, 1)
-LR_SPEC = Num("lr", "Learning rate (toy)", 0.05, 2.0, ToyConfig().lr, 0.05, fmt="%.2f")
-SEED_SPEC = Num("seed", "Seed", 0, 9999, 0, 1)
-SPECS = [G_SPEC, LR_SPEC, SEED_SPEC]
+SPECS = [
+    Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
+    Num.of(ToyConfig, "lr", "lr", "Learning rate (toy)", lo=0.05, hi=2.0, fmt="%.2f"),
+    Num.of(ToyConfig, "seed", "seed", "Seed", hi=9999),
+]
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -25,26 +26,21 @@ def both_runs(G: int, lr: float, seed: int):
     return out
 
 
-ensure_app_navigation()
-apply_classroom_style()
-st.title("Std scaling (Exercise 15.4)")
-st.markdown(
+v = open_page(
+    "Std scaling (Exercise 15.4)",
     "Dividing by the group std makes every group with any signal equally loud: the squares of its advantages "
-    "always sum to $G$. So a prompt solved 1 time in 8 is pushed almost as hard as one solved 4 times in 8."
+    "always sum to $G$. So a prompt solved 1 time in 8 is pushed almost as hard as one solved 4 times in 8.",
+    SPECS,
 )
+G, lr, seed = v["G"], v["lr"], v["seed"]
 st.latex(
     r"\overline{|\hat A|}(c) = \frac{1}{G}\sum_i \left|\frac{r_i - \operatorname{mean}(r)}"
     r"{\operatorname{std}(r) + \varepsilon}\right| \quad\text{vs}\quad \frac{1}{G}\sum_i |r_i - \operatorname{mean}(r)|"
 )
-with st.sidebar:
-    G = control(G_SPEC)
-    lr = control(LR_SPEC)
-    seed = control(SEED_SPEC)
-classroom_link_builder(SPECS)
 
 cs = np.arange(G + 1)
-with_std = mean_abs_advantage(cs, G, scale_std=True)
-without = mean_abs_advantage(cs, G, scale_std=False)
+with_std = mean_abs_advantage(cs, G, scale="group")
+without = mean_abs_advantage(cs, G, scale="none")
 fig = figure(f"Mean |A| of a group with c of {G} correct", "number correct c", "mean |A|", height=380)
 fig.add_scatter(x=cs, y=with_std, name="with std (GRPO)", mode="lines+markers", line=dict(color=COLORS["main"]))
 fig.add_scatter(x=cs, y=without, name="without std (Dr. GRPO)", mode="lines+markers", line=dict(color=COLORS["pin"]))

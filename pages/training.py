@@ -10,34 +10,25 @@ import time
 import plotly.graph_objects as go
 import streamlit as st
 
-from sim.export import history_csv, settings_json, trl_grpo_config, trl_snippet
-from sim.pages_support import gave_signal, rows_to_columns, seed_band
-from sim.toy import ToyConfig, expected_run, history_rows, run_toy
-from ui.charts import COLORS, figure, show
-from ui.controls import (
-    Choice,
-    Flag,
-    Num,
-    apply_classroom_style,
-    classroom_link_builder,
-    control,
-    current_values,
-    ensure_app_navigation,
-)
+from sim.export import rows_csv, settings_json, trl_grpo_config, trl_snippet
+from sim.toy import ToyConfig, expected_run, gave_signal, history_rows, run_toy, seed_band
+from ui.charts import COLORS, add_pinned, figure, show
+from ui.controls import Choice, Flag, Num, current_values
+from ui.page import open_page
 
-BASELINES = {"GRPO": "mean", "RLOO": "loo", "none": "none"}
 SPECS = [
-    Num("G", "Group size G", 2, 64, 8, 1, help="answers sampled per prompt"),
-    Num("beta", "KL coefficient β", 0.0, 0.2, 0.0, 0.01, help="DeepSeekMath 0.04, TRL default 0", fmt="%.2f"),
-    Flag("std", "Divide by the group std", True, help="GRPO divides; Dr. GRPO does not"),
-    Choice("baseline", "Baseline", tuple(BASELINES), "GRPO", help="group mean, leave-one-out mean, or none"),
-    Num("lr", "Learning rate", 0.05, 2.0, ToyConfig().lr, 0.05, help="gradient step on the logits", fmt="%.2f"),
-    Num("mu", "Updates per batch μ", 1, 8, 1, 1, help="μ > 1 reuses the batch; then the clip matters"),
-    Num("eps", "Clip ε", 0.05, 0.5, 0.2, 0.05, fmt="%.2f"),
-    Flag("dyn", "Dynamic sampling (DAPO)", False, help="drop all-equal groups and draw more"),
-    Num("seed", "Seed", 0, 9999, 0, 1),
-    Num("seeds", "Seeds in the band", 1, 64, 16, 1),
-    Num("T", "Iterations", 50, 500, 200, 10),
+    Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
+    Num.of(ToyConfig, "beta", "beta", "KL coefficient β", hi=0.2, step=0.01, help="DeepSeekMath 0.04, TRL default 0",
+           fmt="%.2f"),
+    Choice.of(ToyConfig, "scale", "scale", "Divide the advantages by"),
+    Choice.of(ToyConfig, "baseline", "baseline", "Baseline"),
+    Num.of(ToyConfig, "lr", "lr", "Learning rate", lo=0.05, hi=2.0, help="gradient step on the logits", fmt="%.2f"),
+    Num.of(ToyConfig, "mu", "mu", "Updates per batch μ", hi=8, help="μ > 1 reuses the batch; then the clip matters"),
+    Num.of(ToyConfig, "clip_eps", "eps", "Clip ε", lo=0.05, hi=0.5, fmt="%.2f"),
+    Flag.of(ToyConfig, "dynamic_sampling", "dyn", "Dynamic sampling (DAPO)"),
+    Num.of(ToyConfig, "seed", "seed", "Seed", hi=9999),
+    Num.of(ToyConfig, "n_seeds", "seeds", "Seeds in the band", hi=64, default=16),
+    Num.of(ToyConfig, "iterations", "T", "Iterations", lo=50, hi=500),
     Num("speed", "Speed (iterations per second)", 1, 60, 16, 1, help="Play's pace; slow ticks advance more per tick"),
 ]
 TICK_S = 0.5  # a tick redraws 5 charts; slower ticks with more iterations each keep a busy server responsive
@@ -47,8 +38,8 @@ def toy_config(v: dict) -> ToyConfig:
     return ToyConfig(
         group_size=int(v["G"]),
         beta=float(v["beta"]),
-        scale="group" if v["std"] else "none",
-        baseline=BASELINES[v["baseline"]],
+        scale=v["scale"],
+        baseline=v["baseline"],
         lr=float(v["lr"]),
         mu=int(v["mu"]),
         clip_eps=float(v["eps"]),
@@ -105,20 +96,15 @@ def unpin() -> None:
 st.session_state.setdefault("t", 0)
 st.session_state.setdefault("playing", False)
 
-ensure_app_navigation()
-apply_classroom_style()
-st.title("Training dynamics")
-st.markdown(
+values = open_page(
+    "Training dynamics",
     "GRPO on a pool of 24 prompts, difficulty increasing left to right. Prompt $j$ is solved with probability "
     "$p_j = \\sigma(w + u_j - d_j)$: $d_j$ a fixed difficulty, $u_j$ the prompt's own parameter, $w$ a shared "
     "skill every prompt's gradient moves. Each iteration samples $G$ answers per prompt, computes group "
-    "advantages and takes a policy-gradient step."
+    "advantages and takes a policy-gradient step.",
+    SPECS,
+    fold_intro=True,
 )
-
-with st.sidebar:
-    st.header("Settings")
-    values = {s.key: control(s) for s in SPECS}
-classroom_link_builder(SPECS)
 
 try:
     cfg = toy_config(values)
@@ -194,13 +180,7 @@ def accuracy_chart(t: int) -> go.Figure:
         line=dict(color="black", dash="dash", width=2),
     )
     if pinned is not None:
-        fig.add_scatter(
-            x=xs,
-            y=seed_band(pinned.accuracy[: t + 1])["mean"],
-            mode="lines",
-            name=pinned_label(),
-            line=dict(color=COLORS["pin"], width=3),
-        )
+        add_pinned(fig, xs, seed_band(pinned.accuracy[: t + 1])["mean"], pinned_label())
     fig.update_xaxes(range=[0, T])
     return fig
 
@@ -209,30 +189,25 @@ def zero_chart(t: int) -> go.Figure:
     fig = figure(f"Groups with zero gradient (G = {cfg.group_size})", "iteration", "fraction of groups", y_range=[0, 1])
     xs = list(range(1, t + 1))
     fig.add_scatter(
-        x=xs, y=run.frac_all_wrong[:t].mean(axis=1), stackgroup="z", name="all wrong", line=dict(color=COLORS["bad"])
+        x=xs, y=run.metrics["frac_all_wrong"][:t].mean(axis=1), stackgroup="z", name="all wrong",
+        line=dict(color=COLORS["bad"])
     )
     fig.add_scatter(
         x=xs,
-        y=run.frac_all_correct[:t].mean(axis=1),
+        y=run.metrics["frac_all_correct"][:t].mean(axis=1),
         stackgroup="z",
         name="all correct",
         line=dict(color=COLORS["good"]),
     )
     fig.add_scatter(
         x=list(range(1, T + 1)),
-        y=exp.expected_zero_frac[:, 0],
+        y=exp.metrics["expected_zero_frac"][:, 0],
         mode="lines",
         name="expected",
         line=dict(color="black", dash="dash", width=2),
     )
     if pinned is not None:
-        fig.add_scatter(
-            x=xs,
-            y=pinned.frac_zero[:t].mean(axis=1),
-            mode="lines",
-            name=pinned_label(),
-            line=dict(color=COLORS["pin"], width=3),
-        )
+        add_pinned(fig, xs, pinned.metrics["frac_reward_zero_std"][:t].mean(axis=1), pinned_label())
     fig.update_xaxes(range=[0, T])
     return fig
 
@@ -272,18 +247,11 @@ def heatmap_chart(t: int) -> go.Figure:
 def kl_entropy_chart(t: int) -> go.Figure:
     fig = figure("KL to the reference and entropy", "iteration", "nats (mean over prompts)")
     xs = list(range(t + 1))
-    fig.add_scatter(x=xs, y=run.kl[: t + 1].mean(axis=1), name="KL(π ‖ π_ref)", line=dict(color=COLORS["main"]))
+    fig.add_scatter(x=xs, y=run.kl_exact[: t + 1].mean(axis=1), name="KL(π ‖ π_ref)", line=dict(color=COLORS["main"]))
     fig.add_scatter(x=xs, y=run.entropy[: t + 1].mean(axis=1), name="entropy", line=dict(color=COLORS["good"]))
     if pinned is not None:
-        fig.add_scatter(
-            x=xs, y=pinned.kl[: t + 1].mean(axis=1), name=f"KL, {pinned_label()}", line=dict(color=COLORS["pin"])
-        )
-        fig.add_scatter(
-            x=xs,
-            y=pinned.entropy[: t + 1].mean(axis=1),
-            name=f"entropy, {pinned_label()}",
-            line=dict(color=COLORS["pin"], dash="dot"),
-        )
+        add_pinned(fig, xs, pinned.kl_exact[: t + 1].mean(axis=1), f"KL, {pinned_label()}")
+        add_pinned(fig, xs, pinned.entropy[: t + 1].mean(axis=1), f"entropy, {pinned_label()}", dash="dot")
     fig.update_xaxes(range=[0, T])
     return fig
 
@@ -332,7 +300,7 @@ st.subheader("Export")
 e1, e2 = st.columns(2)
 e1.download_button(
     "Run history (CSV)",
-    lambda h=run: history_csv(rows_to_columns(history_rows(h, per_seed=False))),  # built only when clicked
+    lambda h=run: rows_csv(history_rows(h, per_seed=False)),  # built only when clicked
     file_name="grpo_toy_history.csv",
     mime="text/csv",
     key="dl_csv",
@@ -345,16 +313,6 @@ e2.download_button(
     mime="application/json",
     key="dl_json",
 )
-trl = trl_grpo_config(
-    group_size=cfg.group_size,
-    beta=cfg.beta,
-    scale_std=values["std"],
-    baseline={"mean": "grpo", "loo": "rloo", "none": "none"}[cfg.baseline],
-    mu=cfg.mu,
-    clip_eps=cfg.clip_eps,
-    learning_rate=cfg.lr,
-    dynamic_sampling=cfg.dynamic_sampling,
-    seed=cfg.seed,
-)
+trl = trl_grpo_config(cfg)
 with st.expander("Equivalent TRL GRPOConfig"):
     st.code(trl_snippet(trl), language="python")

@@ -5,26 +5,25 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from sim.exercises import no_signal_table, p_no_signal
+from sim.toy import ToyConfig
 from ui.charts import COLORS, figure, show
-from ui.controls import Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
+from ui.controls import Num
+from ui.page import open_page, table
 
-P_SPEC = Num("p", "Solve rate p of the prompt", 0.0, 1.0, 0.05, 0.01, fmt="%.2f")
-G_SPEC = Num("G", "Group size G", 2, 64, 8, 1)
-SPECS = [P_SPEC, G_SPEC]
+SPECS = [
+    Num("p", "Solve rate p of the prompt", 0.0, 1.0, 0.05, 0.01, fmt="%.2f"),
+    Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
+]
 
-ensure_app_navigation()
-apply_classroom_style()
-st.title("Wasted groups")
-st.markdown(
+v = open_page(
+    "Wasted groups",
     "If a prompt is solved with probability $p$, all $G$ answers get the same reward (all right or all wrong) "
-    "with probability below. Such a group has zero advantages and gives no gradient: you paid for $G$ "
-    "generations and learned nothing."
+    "with the probability below. Such a group has zero advantages and gives no gradient: you paid for $G$ "
+    "generations and learned nothing.",
+    SPECS,
 )
+p, G = v["p"], v["G"]
 st.latex(r"P(\text{group teaches nothing}) = p^G + (1 - p)^G")
-with st.sidebar:
-    p = control(P_SPEC)
-    G = control(G_SPEC)
-classroom_link_builder(SPECS)
 
 none = float(p_no_signal(p, G))
 m = st.columns(3)
@@ -69,12 +68,11 @@ with c2:
 
 st.subheader("The chapter's table")
 tab = no_signal_table()
-st.dataframe(
+table(
     [
-        {"p": f"{pp:.2f}", **{f"G = {g}": f"{v:.3f}" for g, v in zip(tab["group_size"], row, strict=True)}}
+        {"p": f"{pp:.2f}", **{f"G = {g}": f"{x:.3f}" for g, x in zip(tab["group_size"], row, strict=True)}}
         for pp, row in zip(tab["p"], tab["p_no_signal"], strict=True)
     ],
-    hide_index=True,
     key="no_signal_table",
 )
 st.caption("Read it from both ends. RL can only reinforce what the model already sometimes does.")

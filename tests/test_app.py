@@ -14,7 +14,7 @@ import pytest
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
-from ui.controls import Choice, Flag, Num, parse_url_value, share_query
+from ui.controls import Choice, Flag, Num, parse_url_value, plain, share_query
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [
@@ -106,7 +106,7 @@ def test_one_group_worked_example_numbers_and_controls():
     adv = chart(at, "adv_chart")
     np.testing.assert_allclose(trace(adv, "population")["y"], [1, 1, -1, -1], atol=1e-3)
     np.testing.assert_allclose(trace(adv, "sample")["y"], [0.866, 0.866, -0.866, -0.866], atol=1e-3)
-    credit = at.dataframe[1].value
+    credit = at.dataframe[1].value  # (the interactive grid; presenter mode draws an HTML table instead)
     first = credit[credit["position"] == 0].set_index("token")["weight"]
     assert first["8"] == pytest.approx(0.1042, abs=2e-4) and first["7"] == pytest.approx(-0.0833, abs=2e-4)
 
@@ -115,7 +115,7 @@ def test_one_group_worked_example_numbers_and_controls():
     np.testing.assert_allclose(
         trace(chart(at, "adv_chart"), "population")["y"], [1.732, -0.577, -0.577, -0.577], atol=1e-3
     )
-    at.toggle(key="std").set_value(False).run()  # no std: A = r - mean = 0.75, -0.25
+    at.radio(key="scale").set_value("none").run()  # no std: A = r - mean = 0.75, -0.25
     np.testing.assert_allclose(trace(chart(at, "adv_chart"), "population")["y"], [0.75, -0.25, -0.25, -0.25], atol=1e-9)
     assert float(metrics(at)["gradient norm ‖∂L/∂log π‖"]) == pytest.approx(0.2165, abs=1e-4)
 
@@ -188,11 +188,15 @@ def test_training_play_stops_at_the_end():
 def test_training_std_off_changes_the_run_and_export():
     at = page("pages/training.py")
     on = trace(chart(at, "acc_chart"), "expected")["y"]
-    at.toggle(key="std").set_value(False).run()
+    at.radio(key="scale").set_value("none").run()
     off = trace(chart(at, "acc_chart"), "expected")["y"]
     assert not np.allclose(on, off)
     code = at.get("code")
     assert any("scale_rewards='none'" in c.proto.code_text for c in code)
+    at.radio(key="scale").set_value("batch").run()  # every engine value reaches the snippet
+    at.radio(key="baseline").set_value("loo").run()
+    text = " ".join(c.proto.code_text for c in at.get("code"))
+    assert "scale_rewards='batch'" in text and "RLOO" in text
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Run history (CSV)" in labels and "Settings (JSON)" in labels
 
@@ -242,31 +246,45 @@ def test_passk_estimator_reacts():
     [
         ("999", 64, "outside the allowed range"),
         ("abc", 4, "not a number"),
-        ("7.5", 7, "not a whole number"),
+        ("7.4", 7, "not on the slider's steps of 1"),
+        ("7.5", 8, "not on the slider's steps"),
         ("-3", 2, "outside"),
+        ("1e308", 64, "outside"),
     ],
 )
-def test_invalid_url_value_warns_and_falls_back(raw, used, words):
+def test_invalid_url_value_warns_falls_back_and_fixes_the_address_bar(raw, used, words):
     at = page("pages/one_group.py", G=raw)
     assert not at.exception
     assert at.slider(key="G").value == used
     text = " ".join(w.value for w in at.warning)
-    assert f"G={raw}" in text and words in text and f"using G = {used}" in text
+    assert f"G={plain(raw)}" in text and words in text and f"using G = {used}" in text
+    # the address bar holds the value shown (a default is left out), so a copied link reproduces the page
+    assert at.query_params.get("G") == (None if used == 4 else str(used))
+
+
+def test_off_step_float_snaps_with_a_warning():
+    at = page("pages/training.py", lr="0.23")
+    assert at.slider(key="lr").value == pytest.approx(0.25)
+    assert any("lr=0\\.23" in w.value and "steps of 0.05" in w.value for w in at.warning)
+    assert at.query_params.get("lr") == "0.25"
 
 
 def test_valid_url_values_are_restored():
-    at = page("pages/training.py", G="16", beta="0.04", std="false", baseline="RLOO", seed="42")
+    at = page("pages/training.py", G="16", beta="0.04", scale="none", baseline="loo", seed="42", dyn="true")
     assert not at.warning
     assert at.slider(key="G").value == 16 and at.slider(key="beta").value == pytest.approx(0.04)
-    assert at.toggle(key="std").value is False and at.radio(key="baseline").value == "RLOO"
-    assert at.slider(key="seed").value == 42
+    assert at.radio(key="scale").value == "none" and at.radio(key="baseline").value == "loo"
+    assert at.slider(key="seed").value == 42 and at.toggle(key="dyn").value is True
+    cfg = at.session_state.current_cfg
+    assert (cfg.scale, cfg.baseline, cfg.group_size, cfg.dynamic_sampling) == ("none", "loo", 16, True)
 
 
 def test_bad_choice_and_flag_from_url():
-    at = page("pages/training.py", baseline="PPO", std="maybe")
+    at = page("pages/training.py", baseline="GRPO", dyn="maybe")
     text = " ".join(w.value for w in at.warning)
-    assert "baseline=PPO" in text and "std=maybe" in text
-    assert at.radio(key="baseline").value == "GRPO" and at.toggle(key="std").value is True
+    assert "baseline=GRPO" in text and "dyn=maybe" in text
+    assert at.radio(key="baseline").value == "mean" and at.toggle(key="dyn").value is False
+    assert "baseline" not in at.query_params and "dyn" not in at.query_params  # the defaults, left out
 
 
 def test_classroom_link_hides_controls_and_keeps_values():
@@ -285,9 +303,12 @@ def test_parse_url_value_rules():
     assert parse_url_value(g, "nan")[0] == 8
     beta = Num("beta", "b", 0.0, 0.2, 0.0, 0.01)
     assert parse_url_value(beta, "0.04") == (0.04, None)
+    assert parse_url_value(beta, "0.07")[1] is None  # 0.07 is on the grid, whatever 7 * 0.01 rounds to
     assert parse_url_value(beta, "-1")[0] == 0.0
+    assert parse_url_value(beta, "0.045") == (0.04, "is not on the slider's steps of 0.01")  # half to even
     assert parse_url_value(Flag("std", "s", True), "FALSE") == (False, None)
-    assert parse_url_value(Choice("b", "b", ("GRPO", "RLOO"), "GRPO"), "rloo")[0] == "GRPO"  # exact match only
+    assert parse_url_value(Choice("b", "b", ("mean", "loo"), "mean"), "LOO")[0] == "mean"  # exact match only
+    assert parse_url_value(Choice("d", "d", (0, 1), 0), "1") == (1, None)  # non-string options by their text
 
 
 def test_share_query_leaves_defaults_out():

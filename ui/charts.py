@@ -5,22 +5,28 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-COLORS = {"main": "#1f77b4", "pin": "#ff7f0e", "good": "#2ca02c", "bad": "#d62728", "grey": "#7f7f7f"}
+from ui.page import font
+
+COLORS = {"main": "#1f77b4", "pin": "#ff7f0e", "good": "#2ca02c", "bad": "#d62728", "grey": "#7f7f7f",
+          "expected": "#111111"}
 
 
 def figure(title: str, x: str, y: str, *, height: int = 380, y_range=None) -> go.Figure:
-    """An empty figure with the house layout: big fonts, unified hover, compact margins."""
+    """An empty figure with the house layout: explicit font sizes (larger in presenter mode), unified hover,
+    compact margins, legend below the plot."""
     # No plotly template: Streamlit's own chart theme styles the figure in the browser, and resolving a
-    # template costs ~25 ms per figure, which would dominate every Play tick.
+    # template costs ~25 ms per figure. Sizes are explicit, so they win over the theme's 12 px.
+    tick, axis, legend = dict(size=font("tick")), dict(size=font("axis")), dict(size=font("legend"))
     layout = dict(
-        title=dict(text=title, font=dict(size=18)),
-        xaxis=dict(title=dict(text=x)),
-        yaxis=dict(title=dict(text=y)),
+        title=dict(text=title, font=dict(size=font("title"))),
+        xaxis=dict(title=dict(text=x, font=axis), tickfont=tick),
+        yaxis=dict(title=dict(text=y, font=axis), tickfont=tick),
         height=height,
         margin=dict(l=60, r=20, t=50, b=30),
-        font=dict(size=15),
+        font=dict(size=font("tick")),
         hovermode="x unified",
-        legend=dict(orientation="h", yanchor="top", y=-0.3, x=0, xanchor="left"),
+        hoverlabel=dict(font=dict(size=font("tick"))),
+        legend=dict(orientation="h", yanchor="top", y=-0.3, x=0, xanchor="left", font=legend),
     )
     fig = go.Figure(layout=layout)
     if y_range is not None:
@@ -31,3 +37,8 @@ def figure(title: str, x: str, y: str, *, height: int = 380, y_range=None) -> go
 def show(fig: go.Figure, key: str) -> None:
     """Draw a figure full width (stable key so tests and the browser can find it)."""
     st.plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False})
+
+
+def add_pinned(fig: go.Figure, x, y, label: str, *, dash: str | None = None) -> None:
+    """Overlay a pinned run's line (orange) on a chart of the current run."""
+    fig.add_scatter(x=x, y=y, mode="lines", name=label, line=dict(color=COLORS["pin"], width=3, dash=dash))

@@ -1,32 +1,48 @@
 """Controls whose values live in the URL, validated before Streamlit sees them.
 
-Every control is declared once as a spec (`Num`, `Choice`, `Flag`): key (= the URL parameter),
-label, allowed range or options, default. `control(spec)` draws the widget with
-`bind="query-params"`, so the value is written to the URL and restored from it (Streamlit 1.67
-drops values equal to the default from the URL).
+Every control is a spec (`Num`, `Choice`, `Flag`): key (= the URL parameter), label, allowed range or
+options, default. A control for an engine setting is built from the config field's declaration
+(`Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64)`): its range may only narrow the field's, so
+whatever the page accepts the engine accepts too. `control(spec)` draws the widget with
+`bind="query-params"`, so the value is written to the URL and restored from it (Streamlit 1.67 drops
+values equal to the default from the URL).
 
-Values arriving from a URL are user input. Streamlit on its own silently drops an out-of-range
-or unparsable value and accepts an off-step one (`?G=7.5` on an integer slider becomes 7). Here
-the raw value is checked first (`parse_url_value`): a non-number falls back to the default, an
-out-of-range number is clamped to the nearest end, a fraction for an integer control is
-truncated (what Streamlit does), and each correction shows a visible `st.warning` naming the
-parameter and the value used.
+Values arriving from a URL are user input. The raw value is checked first (`parse_url_value`): a
+non-number or unknown option falls back to the default, an out-of-range number is clamped, an off-step
+number snaps to the slider's grid. Each correction shows a warning naming the parameter, with the raw
+value shown as plain text (`plain`), and the corrected value is written back to the address bar on the
+same run, so a copied link always reproduces what the page shows.
 
-Classroom mode: `?classroom=1` enlarges the type; `?hide=G,beta` hides those controls and uses
-the value the link carries (validated the same way). `classroom_link_builder` writes such links.
+Classroom mode: `?classroom=1` enlarges the type; `?hide=G,beta` hides those controls and uses the value
+the link carries (validated the same way). `classroom_link_builder` writes such links.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import streamlit as st
 
+from sim.settings import default as field_default
+from sim.settings import settings as field_settings
+
 CLASSROOM_PARAM = "classroom"
 HIDE_PARAM = "hide"
-RESERVED = (CLASSROOM_PARAM, HIDE_PARAM)
+PLAIN_LIMIT = 40  # characters of a URL value shown back to the user
+
+
+def plain(value: object, limit: int = PLAIN_LIMIT) -> str:
+    """`value` as Markdown that renders as the same plain text: every ASCII punctuation character is
+    backslash-escaped (no link, image, emphasis, HTML, colour directive, emoji code or formula can form),
+    control characters become spaces, and the text is cut to `limit` characters with an ellipsis."""
+    text = re.sub(r"[\x00-\x1f\x7f]", " ", str(value))
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
 
 
 @dataclass(frozen=True)
@@ -46,6 +62,22 @@ class Num:
         if not (self.lo <= self.default <= self.hi) or self.step <= 0:
             raise ValueError(f"{self.key}: default {self.default} must lie in [{self.lo}, {self.hi}], step > 0")
 
+    @classmethod
+    def of(cls, config, field: str, key: str, label: str, *, lo=None, hi=None, step=None, default=None,
+           help: str | None = None, fmt: str | None = None) -> Num:
+        """A slider for a declared config field: its range (narrowed by lo/hi, never widened), default,
+        step and help come from the declaration unless given here."""
+        s = field_settings(config)[field]
+        lo = s.lo if lo is None else lo
+        hi = s.hi if hi is None else hi
+        if lo < s.lo or hi > s.hi or (s.low_open and lo == s.lo):
+            raise ValueError(f"{key}: [{lo}, {hi}] is not inside {field}'s declared range ({s.describe()})")
+        d = field_default(config, field) if default is None else default
+        spec = cls(key, label, lo, hi, d, s.step if step is None else step, s.help if help is None else help, fmt)
+        if s.integer != spec.integer:
+            raise ValueError(f"{key}: {field} is {'an integer' if s.integer else 'a real number'}; match lo/hi/step")
+        return spec
+
     @property
     def integer(self) -> bool:
         return all(isinstance(v, int) for v in (self.lo, self.hi, self.default, self.step))
@@ -53,23 +85,41 @@ class Num:
     def describe(self) -> str:
         return f"a number from {self.lo} to {self.hi}"
 
+    def snap(self, x: float) -> float:
+        """The nearest grid value lo + k * step (rounded to the step's decimals, so 0.1 + 0.2 is 0.3)."""
+        k = round((x - self.lo) / self.step)
+        decimals = max(0, -math.floor(math.log10(self.step))) + 6
+        return min(max(round(self.lo + k * self.step, decimals), self.lo), self.hi)
+
 
 @dataclass(frozen=True)
 class Choice:
-    """One of a few named options (a horizontal radio)."""
+    """One of a few named options (a horizontal radio). The options are the values (what the URL and the
+    engine see); `labels` are shown beside them."""
 
     key: str
     label: str
-    options: tuple[str, ...]
-    default: str
+    options: tuple
+    default: object
     help: str | None = None
+    labels: Mapping | None = None
 
     def __post_init__(self):
         if self.default not in self.options:
             raise ValueError(f"{self.key}: default {self.default!r} is not one of {self.options}")
 
+    @classmethod
+    def of(cls, config, field: str, key: str, label: str, *, options=None, help: str | None = None) -> Choice:
+        """A radio for a declared choice field (options narrowed by `options`, never widened)."""
+        s = field_settings(config)[field]
+        options = tuple(s.choices if options is None else options)
+        if not set(options) <= set(s.choices):
+            raise ValueError(f"{key}: {options} are not all among {field}'s choices {s.choices}")
+        d = field_default(config, field)
+        return cls(key, label, options, d, s.help if help is None else help, s.labels)
+
     def describe(self) -> str:
-        return "one of " + ", ".join(self.options)
+        return "one of " + ", ".join(str(o) for o in self.options)
 
 
 @dataclass(frozen=True)
@@ -80,6 +130,11 @@ class Flag:
     label: str
     default: bool
     help: str | None = None
+
+    @classmethod
+    def of(cls, config, field: str, key: str, label: str, *, help: str | None = None) -> Flag:
+        s = field_settings(config)[field]
+        return cls(key, label, field_default(config, field), s.help if help is None else help)
 
     def describe(self) -> str:
         return "true or false"
@@ -92,7 +147,7 @@ def parse_url_value(spec: Spec, raw: str) -> tuple[object, str | None]:
     """(value to use, problem or None) for the raw URL string `raw` of `spec`.
 
     Non-numbers and unknown options fall back to the default; numbers out of range are clamped to
-    the nearest end; a fraction for an integer control is truncated, as Streamlit itself does.
+    the nearest end; a number off the slider's grid (a fraction for an integer control) snaps to it.
     """
     if isinstance(spec, Flag):
         low = raw.strip().lower()
@@ -100,8 +155,9 @@ def parse_url_value(spec: Spec, raw: str) -> tuple[object, str | None]:
             return low == "true", None
         return spec.default, f"is not {spec.describe()}"
     if isinstance(spec, Choice):
-        if raw in spec.options:
-            return raw, None
+        for option in spec.options:
+            if raw == url_text(option):
+                return option, None
         return spec.default, f"is not {spec.describe()}"
     try:
         x = float(raw)
@@ -110,17 +166,24 @@ def parse_url_value(spec: Spec, raw: str) -> tuple[object, str | None]:
     if not math.isfinite(x):
         return spec.default, f"is not {spec.describe()}"
     if x < spec.lo or x > spec.hi:
-        return min(max(x, spec.lo), spec.hi), f"is outside the allowed range {spec.lo} to {spec.hi}"
-    if spec.integer and not x.is_integer():
-        return int(x), "is not a whole number"
-    return (int(x) if spec.integer else x), None
+        return _typed(spec, min(max(x, spec.lo), spec.hi)), f"is outside the allowed range {spec.lo} to {spec.hi}"
+    snapped = spec.snap(x)
+    if snapped != x if spec.integer else abs(snapped - x) > 1e-9 * max(1.0, abs(x)):  # off the grid
+        return _typed(spec, snapped), f"is not on the slider's steps of {spec.step}"
+    return _typed(spec, snapped), None
 
 
-def _number(raw: str) -> float:
-    try:
-        return float(raw)
-    except ValueError:
-        return math.nan
+def _typed(spec: Num, x: float):
+    return int(round(x)) if spec.integer else float(x)
+
+
+def url_text(value: object) -> str:
+    """How a value is written in a URL: true/false, 8 rather than 8.0."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def hidden_keys() -> set[str]:
@@ -129,44 +192,46 @@ def hidden_keys() -> set[str]:
     return {k.strip() for k in raw.split(",") if k.strip()}
 
 
-def _warn(spec: Spec, raw: str, value: object, problem: str) -> None:
-    st.warning(f"URL parameter `{spec.key}={raw}` {problem}; using {spec.key} = {value}.", icon="⚠️")
-
-
-def _url_value(spec: Spec) -> tuple[object, bool]:
-    """Validated value carried by the URL for `spec`, and whether the URL had one."""
+def _url_value(spec: Spec) -> object:
+    """The validated value the URL carries for `spec`. A bad raw value is reported (shown as plain text) and
+    replaced in the address bar by the value used (a default is left out, as Streamlit does), so a copied
+    link reproduces what the page shows."""
     raw = st.query_params.get(spec.key)
     if raw is None:
-        return spec.default, False
-    value, problem = parse_url_value(spec, raw)
-    if problem:
-        _warn(spec, raw, value, problem)
-    return value, True
-
-
-def _prepare_bound(spec: Spec) -> None:
-    """Before a bound widget is first created, replace an invalid URL value by the corrected one."""
-    if spec.key in st.session_state or spec.key not in st.query_params:
-        return
-    raw = st.query_params[spec.key]
+        return spec.default
     value, problem = parse_url_value(spec, raw)
     if problem is None:
-        return  # Streamlit seeds the widget from the URL itself
-    _warn(spec, raw, value, problem)
-    if isinstance(spec, Num) and spec.lo <= _number(raw) <= spec.hi:
-        return  # in range but fractional: Streamlit seeds int(x) itself, which is the value we announced
-    try:
-        del st.query_params[spec.key]  # stop Streamlit seeding the raw value; the widget rewrites it
-    except Exception:  # already bound in this session: the URL value is ignored anyway
-        pass
-    st.session_state[spec.key] = value
+        return value
+    st.warning(f"URL parameter {plain(spec.key)}={plain(raw)} {problem}; using {plain(spec.key)} = "
+               f"{plain(url_text(value))}.", icon="⚠️")
+    if value == spec.default and spec.key not in hidden_keys():
+        del st.query_params[spec.key]
+    else:
+        st.query_params[spec.key] = url_text(value)
+    _reseed_from_url()
+    return value
+
+
+def _reseed_from_url() -> None:
+    """Make widgets created from now on read the corrected URL.
+
+    A bound widget takes its first value from the URL as it was when the page opened (Streamlit keeps that
+    snapshot apart from st.query_params), so a corrected value written to st.query_params alone would reach
+    the address bar but not the widget. Streamlit refreshes the snapshot from the current parameters itself
+    after a page switch; this does the same after a correction.
+    """
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    with get_session_state().query_params() as qp:
+        qp.set_initial_query_params_from_current()
 
 
 def control(spec: Spec, *, where=None, disabled: bool = False):
     """Draw `spec` bound to the URL (or, if the link hides it, just read it) and return its value."""
     if spec.key in hidden_keys():
-        return _url_value(spec)[0]
-    _prepare_bound(spec)
+        return _url_value(spec)
+    if spec.key not in st.session_state:  # the widget reads the URL only when it is first created
+        _url_value(spec)
     host = where if where is not None else st
     common = dict(key=spec.key, help=spec.help, bind="query-params", disabled=disabled)
     if isinstance(spec, Num):
@@ -176,7 +241,9 @@ def control(spec: Spec, *, where=None, disabled: bool = False):
             spec.label, float(spec.lo), float(spec.hi), float(spec.default), float(spec.step), format=spec.fmt, **common
         )
     if isinstance(spec, Choice):
-        return host.radio(spec.label, spec.options, index=spec.options.index(spec.default), horizontal=True, **common)
+        captions = [str(spec.labels.get(o, "")) for o in spec.options] if spec.labels else None
+        return host.radio(spec.label, spec.options, index=spec.options.index(spec.default), horizontal=True,
+                          captions=captions, **common)
     return host.toggle(spec.label, value=spec.default, **common)
 
 
@@ -193,17 +260,9 @@ def current_values(specs: list[Spec]) -> dict[str, object]:
     return out
 
 
-def _url_text(value: object) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
 def share_query(specs: list[Spec], values: dict[str, object], *, hide=(), classroom: bool = False) -> str:
     """The query string that reproduces `values` (defaults left out), optionally in classroom mode."""
-    params = {s.key: _url_text(values[s.key]) for s in specs if values[s.key] != s.default or s.key in hide}
+    params = {s.key: url_text(values[s.key]) for s in specs if values[s.key] != s.default or s.key in hide}
     if classroom:
         params[CLASSROOM_PARAM] = "1"
     if hide:
@@ -213,15 +272,6 @@ def share_query(specs: list[Spec], values: dict[str, object], *, hide=(), classr
 
 def classroom_active() -> bool:
     return st.query_params.get(CLASSROOM_PARAM, "") in ("1", "true")
-
-
-def apply_classroom_style() -> None:
-    """Presenter mode: larger type for projection, when the link says ?classroom=1."""
-    if classroom_active():
-        st.html(
-            "<style>html, .stApp { font-size: 22px; } .stMarkdown p, .stMarkdown li { font-size: 1.25rem; }"
-            " h1 { font-size: 2.6rem !important; } .js-plotly-plot .gtitle { font-size: 22px !important; }</style>"
-        )
 
 
 def classroom_link_builder(specs: list[Spec]) -> None:
@@ -240,18 +290,13 @@ def classroom_link_builder(specs: list[Spec]) -> None:
         st.code(f"{base}?{share_query(specs, values, hide=tuple(hide), classroom=big)}", language=None, wrap_lines=True)
 
 
-def ensure_app_navigation() -> None:
-    """Make a page opened straight from a link go through app.py's st.navigation.
+def apply_classroom_style() -> None:  # TODO(merge): pages on other branches still call these two; then remove
+    from ui.page import apply_style
 
-    Streamlit 1.67 treats a `pages/` folder beside the main script as a v1 multipage app until
-    some session runs `st.navigation`: on a freshly started server, a first visit to /training
-    runs pages/training.py on its own (lowercase file names in the sidebar, no wide layout). Here
-    the page switches the process to v2 and reruns, so app.py runs and resolves the same URL.
-    """
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # a later Streamlit without the v1 fallback
-        return
-    if getattr(PagesManager, "uses_pages_directory", False):
-        PagesManager.uses_pages_directory = False
-        st.rerun()
+    apply_style()
+
+
+def ensure_app_navigation() -> None:
+    from ui import page
+
+    page.ensure_app_navigation()

@@ -1,0 +1,133 @@
+"""Settings declared once (sim/settings.py): the engine, the command line and the page's URL controls
+accept the same values because they read the same declaration. And the engine never imports the UI."""
+
+import argparse
+import dataclasses
+import math
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.settings import Setting, add_flags, from_args, setting
+from sim.settings import settings as declared
+from sim.sharpen import SharpenConfig
+from sim.toy import ToyConfig
+from ui.controls import Choice, Flag, Num, parse_url_value
+
+CONFIGS = [ToyConfig, SharpenConfig]
+
+
+def engine_accepts(cls, name, value) -> bool:
+    try:
+        cls(**{name: value})
+    except ValueError:
+        return False
+    return True
+
+
+class _Refuse(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _Refuse(message)
+
+
+def cli_accepts(cls, name, text) -> bool:
+    parser = _Parser()
+    add_flags(parser, cls)
+    flag = "--" + name.replace("_", "-")
+    try:
+        from_args(cls, parser.parse_args([f"{flag}={text}"]))
+    except (_Refuse, ValueError):
+        return False
+    return True
+
+
+def url_spec(cls, name):
+    """The widest control a page can build for a field: its whole declared range."""
+    s = declared(cls)[name]
+    if s.kind == "choice":
+        return Choice.of(cls, name, name, name)
+    if s.kind == "flag":
+        return Flag.of(cls, name, name, name)
+    lo = s.lo if not s.low_open else (s.lo + 1 if s.integer else math.nextafter(s.lo, math.inf))
+    return Num.of(cls, name, name, name, lo=lo, step=s.step or (1 if s.integer else 1e-6))
+
+
+NUMBER_FIELDS = [(c, n) for c in CONFIGS for n, s in declared(c).items() if s.kind == "number" and not s.optional]
+CHOICE_FIELDS = [(c, n) for c in CONFIGS for n, s in declared(c).items() if s.kind in ("choice", "flag")]
+
+
+@pytest.mark.parametrize("cls,name", NUMBER_FIELDS, ids=lambda x: getattr(x, "__name__", x))
+@settings(max_examples=60, deadline=None)
+@given(x=st.one_of(st.integers(-10**7, 10**7), st.floats(allow_nan=True, allow_infinity=True)))
+def test_engine_cli_and_url_agree_on_numbers(cls, name, x):
+    s = declared(cls)[name]
+    text = str(x)
+    engine = engine_accepts(cls, name, int(x) if s.integer and float(x).is_integer() else x)
+    if s.integer and isinstance(x, float) and not x.is_integer():
+        engine = False  # a fraction is not an integer (the engine refuses the float itself)
+    cli = cli_accepts(cls, name, text)
+    if not (isinstance(x, float) and s.integer):  # "3.0" is not an int flag; 3.0 is not an int field
+        assert cli == engine, (name, x)
+    value, problem = parse_url_value(url_spec(cls, name), text)
+    assert engine_accepts(cls, name, value)  # whatever the URL gives the page, the engine takes
+    if problem is None:
+        assert engine, (name, x)  # and a URL value taken without a warning is one the engine accepts
+
+
+@pytest.mark.parametrize("cls,name", CHOICE_FIELDS, ids=lambda x: getattr(x, "__name__", x))
+def test_engine_cli_and_url_agree_on_choices(cls, name):
+    s = declared(cls)[name]
+    values = list(s.choices) if s.kind == "choice" else [True, False]
+    for v in values:
+        assert engine_accepts(cls, name, v)
+        assert parse_url_value(url_spec(cls, name), str(v).lower() if s.kind == "flag" else str(v)) == (v, None)
+    for bad in ("GRPO", "std", "2", "maybe", ""):
+        if bad not in [str(v) for v in values]:
+            assert parse_url_value(url_spec(cls, name), bad)[1] is not None
+            if s.kind == "choice":
+                assert not cli_accepts(cls, name, bad)
+
+
+def test_a_page_control_may_narrow_a_range_but_not_widen_it():
+    assert Num.of(ToyConfig, "group_size", "G", "G", hi=64).hi == 64
+    with pytest.raises(ValueError, match="not inside group_size's declared range"):
+        Num.of(ToyConfig, "group_size", "G", "G", lo=1)
+    with pytest.raises(ValueError, match="not all among"):
+        Choice.of(ToyConfig, "scale", "s", "s", options=("group", "std"))
+
+
+def test_help_and_flags_come_from_the_declaration():
+    parser = argparse.ArgumentParser()
+    add_flags(parser, ToyConfig)
+    text = parser.format_help()
+    assert "answers G sampled per prompt; an integer in [2, 1024]" in text
+    assert "--lr-w" in text and "or none" in text and "--no-dynamic-sampling" in text
+    assert {a.dest for a in parser._actions} >= {f.name for f in dataclasses.fields(ToyConfig)}
+
+
+def test_setting_refuses_a_bad_declaration():
+    with pytest.raises(ValueError, match="needs lo and hi"):
+        setting(1, "x")
+    with pytest.raises(ValueError, match="default must be in"):
+        setting(5, "x", lo=0, hi=1)
+    assert Setting("h", kind="choice", choices=(0, 1), labels={0: "zero"}).label(0) == "zero"
+
+
+def test_no_engine_module_imports_the_ui():
+    """sim/ never imports streamlit or plotly: import every sim module in a fresh interpreter and look."""
+    code = (
+        "import importlib, pkgutil, sys, sim\n"
+        "for m in pkgutil.walk_packages(sim.__path__, 'sim.'):\n"
+        "    if m.name != 'sim.__main__': importlib.import_module(m.name)\n"
+        "print(sorted({n.split('.')[0] for n in sys.modules} & {'streamlit', 'plotly', 'ui'}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"

@@ -1,0 +1,94 @@
+"""What every page does first, once: app navigation, presenter styling, the title, the settings sidebar.
+
+    values = open_page("Wasted groups", "If a prompt is solved ...", SPECS)
+
+Presenter mode (`?classroom=1`) scales everything a class must read: charts (ui/charts.py reads
+`presenter()`), tables, formulas, metrics; captions stay no larger than chart text.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.controls import Spec, classroom_active, classroom_link_builder, control
+
+# Pixel sizes of chart text, (normal, presenter). The browser test measures them in presenter mode.
+FONT = {"tick": (13, 18), "axis": (14, 20), "legend": (13, 18), "title": (17, 24)}
+
+PRESENTER_CSS = """<style>
+html, .stApp { font-size: 20px; }
+.stMarkdown p, .stMarkdown li { font-size: 1.1rem; }
+h1 { font-size: 2.2rem !important; padding-top: 0 !important; }
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 16px !important; }
+.katex { font-size: 1.45em !important; }
+[data-testid="stTable"] table, [data-testid="stTable"] th, [data-testid="stTable"] td { font-size: 20px !important; }
+[data-testid="stMetricValue"] { font-size: 2.4rem !important; }
+[data-testid="stMetricLabel"] p { font-size: 1.1rem !important; }
+.block-container, [data-testid="stMainBlockContainer"] { padding-top: 1.5rem !important; }
+</style>"""
+
+COMPACT_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 2.5rem; }
+</style>"""
+
+
+def presenter() -> bool:
+    """True in presenter mode (?classroom=1)."""
+    return classroom_active()
+
+
+def font(kind: str) -> int:
+    """Chart font size in px for `kind` (tick, axis, legend, title), larger in presenter mode."""
+    return FONT[kind][1 if presenter() else 0]
+
+
+def ensure_app_navigation() -> None:
+    """Make a page opened straight from a link go through app.py's st.navigation.
+
+    Streamlit 1.67 treats a `pages/` folder beside the main script as a v1 multipage app until
+    some session runs `st.navigation`: on a freshly started server, a first visit to /training
+    runs pages/training.py on its own (lowercase file names in the sidebar, no wide layout). Here
+    the page switches the process to v2 and reruns, so app.py runs and resolves the same URL.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a later Streamlit without the v1 fallback
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def apply_style() -> None:
+    """The page's CSS: presenter sizes under ?classroom=1, a tighter top margin always."""
+    st.html(PRESENTER_CSS if presenter() else COMPACT_CSS)
+
+
+def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, fold_intro: bool = False
+              ) -> dict[str, object]:
+    """Navigation, style, title, an optional intro (`fold_intro`: in an expander, so the charts come
+    first), and the sidebar: one URL-bound control per spec, then the share / classroom link. Returns
+    {spec.key: value}."""
+    ensure_app_navigation()
+    apply_style()
+    st.title(title)
+    if intro and fold_intro:
+        with st.expander("What this page shows"):
+            st.markdown(intro)
+    elif intro:
+        st.markdown(intro)
+    values = {}
+    if specs:
+        with st.sidebar:
+            st.header("Settings")
+            values = {s.key: control(s) for s in specs}
+        classroom_link_builder(list(specs))
+    return values
+
+
+def table(rows: list[dict], *, key: str) -> None:
+    """A small table: an HTML table in presenter mode (CSS can enlarge it), else an interactive grid."""
+    if presenter():
+        st.table(rows)
+    else:
+        st.dataframe(rows, hide_index=True, key=key)

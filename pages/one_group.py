@@ -1,27 +1,33 @@
-"""One group: the chapter's worked example. Rewards -> group advantages -> per-token weights."""
+"""One group: the chapter's worked example. Rewards -> group advantages -> per-token weights, per loss type."""
 
 import streamlit as st
 
-from sim.exercises import WORKED_EXAMPLE_REWARDS, WORKED_EXAMPLE_TOKENS, credit_table, group_summary, per_token_weights
+from sim.exercises import credit_table, group_responses, group_summary, per_token_weights
+from sim.grpo import LOSS_TYPE_LABELS, LOSS_TYPES
 from sim.toy import ToyConfig
 from ui.charts import COLORS, figure, show
 from ui.controls import Choice, Num
 from ui.page import open_page, table
 
+CHAPTER_PICKS = (1, 4)  # rewards 1, 0, 0, 1: answers 1 and 4 are right
 SPECS = [
     Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64, default=4, help="responses sampled for the prompt"),
     Choice.of(ToyConfig, "scale", "scale", "Divide the advantages by", options=("group", "none")),
-    Choice("mode", "Choose correct answers by", ("count", "each"), "count"),
+    Choice("loss", "Loss aggregation", LOSS_TYPES, "grpo", labels=LOSS_TYPE_LABELS,
+           help="how the per-token losses are averaged (the chapter's formula is grpo; TRL's default is dapo)"),
+    Choice("mode", "Choose the correct answers", ("each", "count"), "each",
+           labels={"each": "click each answer", "count": "the first c"}),
     Num("c", "Number correct c (count mode)", 0, 64, 2, 1, help="the first c answers are correct"),
 ]
 
 v = open_page(
     "One group",
     "Take one prompt, $x$ = `37+48=`, sample $G$ answers and check each. GRPO compares every answer with "
-    "its siblings: the group mean is a free Monte Carlo estimate of the value $V(x)$, so no critic is needed.",
+    "its siblings: the group mean is a free Monte Carlo estimate of the value $V(x)$, so no critic is needed. "
+    "It opens on the chapter's group: answers 85, 75, 815, 85 with rewards 1, 0, 0, 1.",
     SPECS,
 )
-G, scale, mode, c = v["G"], v["scale"], v["mode"], v["c"]
+G, scale, loss_type, mode, c = v["G"], v["scale"], v["loss"], v["mode"], v["c"]
 if mode == "count":
     if c > G:
         st.info(f"c = {c} is more than G = {G}; using c = {G}.")
@@ -29,9 +35,8 @@ if mode == "count":
     rewards = [1.0] * c + [0.0] * (G - c)
 else:
     with st.sidebar:
-        picked = st.pills(
-            "Correct answers", list(range(1, G + 1)), selection_mode="multi", key="pick", bind="query-params"
-        )
+        picked = st.pills("Correct answers", list(range(1, G + 1)), selection_mode="multi", key="pick",
+                          default=[i for i in CHAPTER_PICKS if i <= G], bind="query-params")
     rewards = [1.0 if i in picked else 0.0 for i in range(1, G + 1)]
 
 st.latex(
@@ -39,7 +44,6 @@ st.latex(
     if scale == "group"
     else r"\hat A^{(i)} = r^{(i)} - \operatorname{mean}(r)"
 )
-
 chapter = group_summary(rewards, scale=scale, ddof=0)
 trl = group_summary(rewards, scale=scale, ddof=1)
 m = st.columns(5)
@@ -51,15 +55,24 @@ m[4].metric("sum of advantages", f"{round(float(chapter['advantages'].sum()), 6)
 
 fig = figure("Advantage of each answer", "answer i", "advantage", height=360)
 xs = list(range(1, G + 1))
-fig.add_bar(x=xs, y=chapter["advantages"], name="population std (chapter)", marker_color=COLORS["main"])
-fig.add_bar(x=xs, y=trl["advantages"], name="sample std (TRL)", marker_color=COLORS["pin"])
+colors = [COLORS["good"] if r > 0 else COLORS["bad"] for r in rewards]
+fig.add_bar(x=xs, y=chapter["advantages"], name="population std (chapter)", marker_color=colors)
+fig.add_bar(x=xs, y=trl["advantages"], name="sample std (TRL)", marker=dict(color=colors, opacity=0.45,
+                                                                          pattern=dict(shape="/")))
 fig.update_layout(barmode="group")
 show(fig, "adv_chart")
-st.caption(
-    "Correct answers are pushed up, wrong ones down; the advantages sum to zero. A rare success gets a big push, "
-    "the many failures a small one. If every answer gets the same reward, every advantage is 0: the group teaches "
-    "nothing. TRL's sample std (divide by G - 1) is larger, so its advantages are a little smaller for small G."
-)
+adv = chapter["advantages"]
+if all(r == rewards[0] for r in rewards):
+    said = "Every answer got the same reward, so every advantage is 0: this group teaches nothing."
+else:
+    said = (f"Green answers are right, red ones wrong. Right answers get {max(adv):+.3f}, wrong ones "
+            f"{min(adv):+.3f}; the advantages sum to zero. ")
+    if scale == "group":
+        said += (f"TRL divides by the sample std (G - 1 in the denominator), which is larger, so its bars "
+                 f"(hatched) are smaller: {max(trl['advantages']):+.3f} and {min(trl['advantages']):+.3f}.")
+    else:
+        said += "Without the std division both conventions give the same advantages."
+st.caption(said)
 
 st.subheader("Loss value vs gradient")
 st.latex(
@@ -75,23 +88,42 @@ st.caption(
     "no spread."
 )
 
-st.subheader("The worked example, token by token")
-st.markdown(
-    "Rewards $1, 0, 0, 1$; responses `8 5 <eos>`, `7 5 <eos>`, `8 1 5 <eos>`, `8 5 <eos>`; each token's "
-    "log-probability gets the weight"
-)
-st.latex(r"\frac{\hat A^{(i)}}{G\,|y^{(i)}|}")
-weights = per_token_weights(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS)
-rows = [
-    {"response": " ".join(t), "reward": r, "length": len(t), "weight per token": round(w[0], 4)}
-    for t, r, w in zip(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS, weights, strict=True)
-]
-table(rows, key="weights_table")
-credit = [dict(r, weight=round(r["weight"], 4)) for r in credit_table(WORKED_EXAMPLE_TOKENS, weights)]
-st.markdown("**First-token credit:** what each token at each position collects across the group.")
+st.subheader("The group, token by token")
+responses = group_responses(rewards)
+weights = per_token_weights(responses, rewards, loss_type=loss_type, scale=scale)
+st.markdown(f"Each token's log-probability gets a gradient weight; under **{loss_type}** it is")
+st.latex({"grpo": r"\frac{\hat A^{(i)}}{G\,|y^{(i)}|}", "bnpo": r"\frac{\hat A^{(i)}}{\sum_j |y^{(j)}|}",
+          "dapo": r"\frac{\hat A^{(i)}}{\sum_j |y^{(j)}|}",
+          "dr_grpo": r"\frac{\hat A^{(i)}}{G\,L_{\max}}"}[loss_type])
+table([{"answer": i + 1, "response": " ".join(t), "reward": r, "advantage": round(float(a), 4), "length": len(t),
+         "weight per token": round(w[0], 4)}
+       for i, (t, r, a, w) in enumerate(zip(responses, rewards, adv, weights, strict=True))], key="weights_table")
+
+wrong = [i for i, r in enumerate(rewards) if r == 0]
+short = min(wrong, key=lambda i: len(responses[i]), default=None)
+long = max(wrong, key=lambda i: len(responses[i]), default=None)
+if short is not None and len(responses[long]) > len(responses[short]) and float(adv[short]) == float(adv[long]):
+    rows = []
+    for lt in LOSS_TYPES:
+        w = per_token_weights(responses, rewards, loss_type=lt, scale=scale)
+        rows.append({"loss type": lt, f"{' '.join(responses[short])} (short, wrong)": round(w[short][0], 4),
+                     f"{' '.join(responses[long])} (long, wrong)": round(w[long][0], 4)})
+    st.markdown("**Length bias.** Two wrong answers with the same advantage, per token, under each loss type:")
+    table(rows, key="length_bias_table")
+    st.caption(
+        "grpo averages each answer over its own tokens, so the longer wrong answer is pushed down less per token "
+        "(the chapter: -0.063 vs -0.083). dapo/bnpo average over all tokens of the group and dr_grpo divides by a "
+        "constant: both give every token of a wrong answer the same push, removing the length bias."
+    )
+
+credit = [dict(r, weight=round(r["weight"], 4)) for r in credit_table(responses, weights)]
+st.markdown("**Credit:** what each token collects across the group, among tokens chosen after the same text.")
 table(credit, key="credit_table")
+first = {r["token"]: r["weight"] for r in credit if r["position"] == 0}
 st.caption(
-    "At position 0 the token 8 collects +1/12 + 1/12 - 1/16 ≈ +0.10 though the wrong 815 also started with it; 7 "
-    "collects -0.083. Credit assignment emerges only statistically. The long wrong answer is pushed down less per "
-    "token (-0.063 vs -0.083) only because it is longer: the length bias Dr. GRPO removes."
+    "Only tokens that follow the same text compete for the same probability, so only those are added up. The "
+    "first token always follows '=', shared by every answer: there "
+    + ", ".join(f"{tok} collects {w:+.3f}" for tok, w in first.items())
+    + ". Later positions are grouped by the prefix they follow. Nobody told the algorithm which digit was the "
+    "mistake: credit assignment emerges only statistically, across many groups."
 )

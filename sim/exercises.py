@@ -6,7 +6,7 @@
 - "From advantages to a loss": per-token gradient weights A_i / (G |y_i|) of tokenised responses,
   and the credit each (position, token) collects across the group.
 
-Everything GRPO-shaped goes through sim.grpo (group_advantages, policy_loss, token_weights); nothing
+Everything GRPO-shaped goes through sim.grpo (group_advantages, policy_loss, autograd); nothing
 here re-types an advantage formula. `scale` and `ddof` are sim.grpo's: "group" / "none", 0 (the
 chapter's population std) / 1 (TRL's sample std). Returns plain floats, lists and numpy arrays.
 """
@@ -17,11 +17,14 @@ import numpy as np
 import torch
 from scipy.stats import binom
 
-from sim.grpo import grad_norm, group_advantages, policy_loss, token_weights
+from sim.grpo import grad_norm, group_advantages, policy_loss
 
 # The chapter's worked example: x = "37+48=", G = 4 responses 85, 75, 815, 85; rewards 1, 0, 0, 1.
 WORKED_EXAMPLE_TOKENS = (("8", "5", "<eos>"), ("7", "5", "<eos>"), ("8", "1", "5", "<eos>"), ("8", "5", "<eos>"))
 WORKED_EXAMPLE_REWARDS = (1.0, 0.0, 0.0, 1.0)
+CORRECT_ANSWER = ("8", "5", "<eos>")
+WRONG_ANSWERS = (("7", "5", "<eos>"), ("8", "1", "5", "<eos>"), ("8", "6", "<eos>"), ("9", "5", "<eos>"),
+                 ("8", "4", "<eos>"), ("7", "4", "5", "<eos>"))  # near misses a model might write for 85
 
 # Rows and columns of the "groups that teach nothing" table shown on the page.
 TABLE_PS = (0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99)
@@ -142,38 +145,87 @@ def _check_responses(tokens, rewards) -> None:
         raise ValueError("tokens: every response needs at least one token")
 
 
-def per_token_weights(tokens, rewards, *, scale: str = "group", ddof: int = 0, eps: float = 1e-4) -> list[list[float]]:
-    """Gradient weight on each token's log-probability, for one group of tokenised responses.
+def group_responses(rewards) -> list[tuple[str, ...]]:
+    """Tokenised answers to x = "37+48=" for a group with these 0/1 rewards: a correct answer is 8 5 <eos>,
+    the wrong ones are, in turn, WRONG_ANSWERS. The chapter's rewards 1, 0, 0, 1 give its four responses
+    (85, 75, 815, 85); any other group gets answers of the same kind."""
+    out, wrong = [], 0
+    for r in rewards:
+        if float(r) > 0:
+            out.append(CORRECT_ANSWER)
+        else:
+            out.append(WRONG_ANSWERS[wrong % len(WRONG_ANSWERS)])
+            wrong += 1
+    return out
 
-        weight of every token of response i = A_i / (G |y_i|)      (loss_type="grpo", ratio 1)
 
-    `tokens` is a list of G token lists such as [["8", "5", "<eos>"], ...]; `rewards` has G
-    numbers. Advantages come from sim.grpo.group_advantages, weights from sim.grpo.token_weights.
-    Chapter: rewards 1, 0, 0, 1 with lengths 3, 3, 4, 3 give +1/12, -1/12, -1/16, +1/12: the
-    long wrong answer is pushed down less per token only because it is longer.
+def per_token_weights(tokens, rewards, *, loss_type: str = "grpo", scale: str = "group", ddof: int = 0,
+                      eps: float = 1e-4, max_completion_length: int | None = None) -> list[list[float]]:
+    """Gradient weight on each token's log-probability, for one group of tokenised responses:
+    -d loss / d log pi(y_it) at ratio 1, by autograd through sim.grpo.policy_loss with `loss_type`.
+
+        grpo          A_i / (G |y_i|)            mean over each response's tokens, then over responses
+        bnpo, dapo    A_i / sum_j |y_j|          one mean over all tokens of the group
+        dr_grpo       A_i / (G L)                a constant, L = max_completion_length (default: longest)
+
+    `tokens` is a list of G token lists such as [["8", "5", "<eos>"], ...]; `rewards` has G numbers.
+    Chapter: rewards 1, 0, 0, 1 with lengths 3, 3, 4, 3 give +1/12, -1/12, -1/16, +1/12 under "grpo":
+    the long wrong answer is pushed down less per token only because it is longer. Under dapo every
+    token gets A_i / 13, under dr_grpo A_i / 16: the length bias is gone.
     """
     _check_responses(tokens, rewards)
-    G = len(tokens)
+    G, T = len(tokens), max(len(t) for t in tokens)
     r = torch.as_tensor([float(x) for x in rewards], dtype=torch.float64)  # (G,)
     adv = group_advantages(r, G, scale=scale, ddof=ddof, eps=eps)  # (G,)
-    lengths = torch.as_tensor([len(t) for t in tokens])  # (G,)
-    w = token_weights(adv, lengths)  # (G,)
-    return [[float(w[i])] * len(t) for i, t in enumerate(tokens)]
+    mask = torch.tensor([[1.0] * len(t) + [0.0] * (T - len(t)) for t in tokens], dtype=torch.float64)  # (G, T)
+    logp = torch.zeros(G, T, dtype=torch.float64, requires_grad=True)  # the values do not matter at ratio 1
+    loss, _ = policy_loss(logp, None, None, adv, mask, loss_type=loss_type,
+                          max_completion_length=max_completion_length or T)
+    (grad,) = torch.autograd.grad(loss, logp)  # (G, T)
+    return [[float(-grad[i, t]) for t in range(len(toks))] for i, toks in enumerate(tokens)]
 
 
-def credit_table(tokens, weights) -> list[dict]:
-    """Sum the per-token weights by (position, token): what each choice collects across the group.
+def credit_table(tokens, weights, prompt_end: str = "=") -> list[dict]:
+    """Sum the per-token weights of tokens chosen in the same context: same position, same tokens before.
 
-    Returns rows {"position", "token", "weight", "count"} sorted by position, then by first
-    appearance. Chapter: at position 0, token "8" collects +1/12 + 1/12 - 1/16 ~= +0.10 (though the
-    wrong 815 also started with it) and "7" collects -1/12 ~= -0.083.
+    Returns rows {"position", "context", "token", "weight", "count"} sorted by position, then by first
+    appearance; `context` is the text the token followed (`prompt_end` and the response so far). Only
+    tokens that share a context compete for the same probability, so only they are added up. At
+    position 0 every response shares the context "=" (the chapter's example): token "8" collects
+    +1/12 + 1/12 - 1/16 ~= +0.10 (though the wrong 815 also started with it) and "7" collects -1/12
+    ~= -0.083. After "8", the token "5" collects +1/12 + 1/12 and "1" collects -1/16.
     """
     if len(tokens) != len(weights) or any(len(t) != len(w) for t, w in zip(tokens, weights, strict=False)):
         raise ValueError("weights must have the same shape as tokens (one weight per token)")
-    table: dict[tuple[int, str], dict] = {}
+    table: dict[tuple, dict] = {}
     for toks, ws in zip(tokens, weights, strict=True):
         for pos, (tok, w) in enumerate(zip(toks, ws, strict=True)):
-            row = table.setdefault((pos, tok), {"position": pos, "token": tok, "weight": 0.0, "count": 0})
+            context = " ".join((prompt_end, *toks[:pos]))
+            row = table.setdefault((pos, context, tok),
+                                   {"position": pos, "context": context, "token": tok, "weight": 0.0, "count": 0})
             row["weight"] += float(w)
             row["count"] += 1
     return sorted(table.values(), key=lambda row: row["position"])  # stable: first appearance within
+
+
+def first_step_size(cfg) -> float:
+    """lr * E[mean |A|] of the toy's first batch (sim.toy.ToyConfig `cfg`, scale "group" or "none"): how
+    far the first update moves, before the step direction. Each prompt j starts at p_j = sigmoid(w + u - d_j)
+    and contributes expected_mean_abs_advantage(p_j); the batch mean |A| averages them over prompts.
+    Default toy: E[mean |A|] = 0.394 with the std and 0.168 without, so at the same lr the run without
+    std simply takes steps 2.3 times smaller.
+    """
+    from sim.toy import make_difficulties
+
+    p0 = 1.0 / (1.0 + np.exp(-(cfg.w_init + cfg.u_init - make_difficulties(cfg))))  # (P,)
+    mean_abs = expected_mean_abs_advantage(p0, cfg.group_size, scale=cfg.scale, ddof=cfg.ddof, eps=cfg.eps).mean()
+    return float(cfg.lr * mean_abs)
+
+
+def matched_lr(cfg, scale: str) -> float:
+    """The learning rate at which the toy with `scale` takes a first step as large as `cfg` does
+    (equal lr * E[mean |A|]): compares the two weightings at the same effective step size."""
+    import dataclasses
+
+    other = dataclasses.replace(cfg, scale=scale, lr=1.0)
+    return first_step_size(cfg) / first_step_size(other)

@@ -328,17 +328,3 @@ def grad_norm(loss: torch.Tensor, wrt: torch.Tensor | list[torch.Tensor]) -> flo
     grads = torch.autograd.grad(loss, tensors, retain_graph=True, allow_unused=True)
     sq = sum(float((g.detach() ** 2).sum()) for g in grads if g is not None)
     return sq**0.5
-
-
-def token_weights(advantages: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """Gradient weight of each token's log-probability under loss_type="grpo" at ratio 1.
-
-        weight_i = A_i / (G * |y_i|)          (one group of G responses)
-
-    Chapter: advantages +1, -1, -1, +1 with lengths 3, 3, 4, 3 give +1/12, -1/12, -1/16, +1/12.
-    Returned per response, shape (G,); every token of response i carries weight_i. For a batch
-    of P groups pass all B = P*G advantages: the "grpo" loss averages over all B responses, so
-    the divisor is B. Equal to -d loss / d logp of policy_loss (tests/test_grpo.py).
-    """
-    G = advantages.numel()
-    return advantages / (G * lengths.to(advantages.dtype))

@@ -14,6 +14,7 @@ import pytest
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
+from ui.charts import COLORS
 from ui.controls import Choice, Flag, Num, parse_url_value, plain, share_query
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,37 +99,55 @@ def test_page_runs_at_defaults(path):
 def test_one_group_worked_example_numbers_and_controls():
     at = page("pages/one_group.py")
     m = metrics(at)
-    # default: G = 4, 2 correct -> mean 0.5, population std 0.5, sample std sqrt(1/3) = 0.577
-    assert m["mean(r)"] == "0.500" and m["std, population (chapter)"] == "0.500"
+    # default: the chapter's group, rewards 1, 0, 0, 1 -> mean 0.5, population std 0.5, sample std sqrt(1/3)
+    assert m["correct"] == "2 / 4" and m["mean(r)"] == "0.500" and m["std, population (chapter)"] == "0.500"
     assert m["std, sample (TRL)"] == "0.577"
     assert m["loss at ratio 1"] == "0.0000"
     assert float(m["gradient norm ‖∂L/∂log π‖"]) == pytest.approx(0.5, abs=1e-3)  # sqrt(G)/G
     adv = chart(at, "adv_chart")
-    np.testing.assert_allclose(trace(adv, "population")["y"], [1, 1, -1, -1], atol=1e-3)
-    np.testing.assert_allclose(trace(adv, "sample")["y"], [0.866, 0.866, -0.866, -0.866], atol=1e-3)
-    credit = at.dataframe[1].value  # (the interactive grid; presenter mode draws an HTML table instead)
+    np.testing.assert_allclose(trace(adv, "population")["y"], [1, -1, -1, 1], atol=1e-3)
+    np.testing.assert_allclose(trace(adv, "sample")["y"], [0.866, -0.866, -0.866, 0.866], atol=1e-3)
+    assert trace(adv, "population")["marker"]["color"] == [COLORS["good"], COLORS["bad"], COLORS["bad"], COLORS["good"]]
+    weights = at.dataframe[0].value
+    assert weights["response"].tolist() == ["8 5 <eos>", "7 5 <eos>", "8 1 5 <eos>", "8 5 <eos>"]
+    np.testing.assert_allclose(weights["weight per token"], [1 / 12, -1 / 12, -1 / 16, 1 / 12], atol=2e-4)
+    bias = at.dataframe[1].value.set_index("loss type")
+    assert bias.loc["grpo"].tolist() == pytest.approx([-0.0833, -0.0625], abs=1e-4)  # the chapter's -0.083, -0.063
+    assert bias.loc["dapo"].tolist() == pytest.approx([-1 / 13, -1 / 13], abs=1e-4)
+    credit = at.dataframe[2].value
     first = credit[credit["position"] == 0].set_index("token")["weight"]
     assert first["8"] == pytest.approx(0.1042, abs=2e-4) and first["7"] == pytest.approx(-0.0833, abs=2e-4)
+    assert "8 collects +0.104, 7 collects -0.083" in " ".join(c.value for c in at.caption)
 
+    at.radio(key="mode").set_value("count").run()
     at.slider(key="c").set_value(1).run()  # 1 of 4: std 0.433, A = 1.732, -0.577
     assert metrics(at)["std, population (chapter)"] == "0.433"
     np.testing.assert_allclose(
         trace(chart(at, "adv_chart"), "population")["y"], [1.732, -0.577, -0.577, -0.577], atol=1e-3
     )
+    # the token table follows the controls: one right answer and three different wrong ones
+    assert at.dataframe[0].value["response"].tolist() == ["8 5 <eos>", "7 5 <eos>", "8 1 5 <eos>", "8 6 <eos>"]
     at.radio(key="scale").set_value("none").run()  # no std: A = r - mean = 0.75, -0.25
     np.testing.assert_allclose(trace(chart(at, "adv_chart"), "population")["y"], [0.75, -0.25, -0.25, -0.25], atol=1e-9)
     assert float(metrics(at)["gradient norm ‖∂L/∂log π‖"]) == pytest.approx(0.2165, abs=1e-4)
+    at.radio(key="loss").set_value("dr_grpo").run()  # A_i / (G L_max) = -0.25 / 16 for a wrong answer
+    assert at.dataframe[0].value["weight per token"].tolist()[1] == pytest.approx(-0.25 / 16, abs=1e-4)
 
 
 def test_one_group_pick_each_answer():
     at = page("pages/one_group.py")
-    at.radio(key="mode").set_value("each").run()
     at.slider(key="G").set_value(8).run()
     at.get("button_group")[0].set_value([3]).run()
     m = metrics(at)
     assert m["correct"] == "1 / 8" and m["mean(r)"] == "0.125"
     y = trace(chart(at, "adv_chart"), "population")["y"]
     assert np.argmax(y) == 2 and y[2] == pytest.approx(0.875 / np.sqrt(0.125 * 0.875), abs=1e-3)
+
+
+def test_one_group_all_equal_says_it_teaches_nothing():
+    at = page("pages/one_group.py", mode="count", c="4")
+    assert "teaches nothing" in " ".join(c.value for c in at.caption)
+    assert np.allclose(trace(chart(at, "adv_chart"), "population")["y"], 0)
 
 
 # ---- Training dynamics ------------------------------------------------------------------------

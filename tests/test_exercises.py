@@ -11,7 +11,10 @@ from sim.exercises import (
     WORKED_EXAMPLE_TOKENS,
     credit_table,
     expected_mean_abs_advantage,
+    first_step_size,
+    group_responses,
     group_summary,
+    matched_lr,
     mean_abs_advantage,
     no_signal_table,
     p_no_signal,
@@ -106,20 +109,45 @@ def test_worked_example_per_token_weights():
 
 def test_worked_example_credit_table():
     w = per_token_weights(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS, eps=0.0)
-    rows = {(r["position"], r["token"]): r for r in credit_table(WORKED_EXAMPLE_TOKENS, w)}
-    # position 0: "8" collects +1/12 + 1/12 - 1/16 = 5/48 = 0.1042 ~= +0.10 (three responses start with 8)
-    assert rows[(0, "8")]["weight"] == pytest.approx(float(Fraction(1, 12) * 2 - Fraction(1, 16)), abs=1e-15)
-    assert rows[(0, "8")]["weight"] == pytest.approx(0.10, abs=5e-3) and rows[(0, "8")]["count"] == 3
-    # position 0: "7" collects -1/12 = -0.0833 ~= -0.083
-    assert rows[(0, "7")]["weight"] == pytest.approx(-0.083, abs=5e-4) and rows[(0, "7")]["count"] == 1
-    # position 1: "5" in 85, 75, 85: +1/12 - 1/12 + 1/12 = +1/12; "1" only in 815: -1/16
-    assert rows[(1, "5")]["weight"] == pytest.approx(1 / 12, abs=1e-15)
-    assert rows[(1, "1")]["weight"] == pytest.approx(-1 / 16, abs=1e-15)
-    assert rows[(3, "<eos>")]["weight"] == pytest.approx(-1 / 16, abs=1e-15)
+    rows = {(r["context"], r["token"]): r for r in credit_table(WORKED_EXAMPLE_TOKENS, w)}
+    # after "=" (every response's first token): "8" collects +1/12 + 1/12 - 1/16 = 5/48 = 0.1042 ~= +0.10
+    assert rows[("=", "8")]["weight"] == pytest.approx(float(Fraction(1, 12) * 2 - Fraction(1, 16)), abs=1e-15)
+    assert rows[("=", "8")]["weight"] == pytest.approx(0.10, abs=5e-3) and rows[("=", "8")]["count"] == 3
+    # "7" collects -1/12 = -0.0833 ~= -0.083
+    assert rows[("=", "7")]["weight"] == pytest.approx(-0.083, abs=5e-4) and rows[("=", "7")]["count"] == 1
+    # later tokens are added up only where they follow the same prefix: "5" after "8" (85 twice) collects
+    # +2/12, "5" after "7" (75) -1/12 -- not one "5" at position 1 worth +1/12, which mixed two contexts
+    assert rows[("= 8", "5")]["weight"] == pytest.approx(2 / 12, abs=1e-15) and rows[("= 8", "5")]["count"] == 2
+    assert rows[("= 7", "5")]["weight"] == pytest.approx(-1 / 12, abs=1e-15)
+    assert rows[("= 8", "1")]["weight"] == pytest.approx(-1 / 16, abs=1e-15)
+    assert rows[("= 8 1 5", "<eos>")]["weight"] == pytest.approx(-1 / 16, abs=1e-15)
     # every response's weights sum to A_i / G, so the whole table sums to sum(A)/G = 0
     assert sum(r["weight"] for r in rows.values()) == pytest.approx(0.0, abs=1e-15)
     positions = [r["position"] for r in credit_table(WORKED_EXAMPLE_TOKENS, w)]
     assert positions == sorted(positions)
+
+
+@pytest.mark.parametrize("loss_type, short, long", [
+    ("grpo", -1 / 12, -1 / 16),  # the chapter's -0.083 vs -0.063: length bias
+    ("bnpo", -1 / 13, -1 / 13),  # 13 tokens in the group: every token the same
+    ("dapo", -1 / 13, -1 / 13),
+    ("dr_grpo", -1 / 16, -1 / 16),  # G * L = 4 * 4
+])
+def test_length_bias_by_loss_type(loss_type, short, long):
+    """The short (7 5 <eos>) and the long (8 1 5 <eos>) wrong answer, per token, under each aggregation."""
+    w = per_token_weights(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS, loss_type=loss_type, eps=0.0)
+    assert w[1] == pytest.approx([short] * 3, abs=1e-15) and w[2] == pytest.approx([long] * 4, abs=1e-15)
+    # grpo: each response's weights sum to A_i / G, so the group's sum to 0; a token mean gives each
+    # response weight in proportion to its length: (3 - 3 - 4 + 3) / 13 = -1/13 under dapo
+    total = {"grpo": 0.0, "bnpo": -1 / 13, "dapo": -1 / 13, "dr_grpo": -1 / 16}[loss_type]
+    assert sum(map(sum, w)) == pytest.approx(total, abs=1e-15)
+
+
+def test_group_responses_reproduce_the_chapter_and_extend_it():
+    assert group_responses(WORKED_EXAMPLE_REWARDS) == list(WORKED_EXAMPLE_TOKENS)
+    answers = group_responses([0, 1, 0, 0, 0, 0, 0, 0, 1])
+    assert answers[1] == answers[8] == ("8", "5", "<eos>")
+    assert len({a for a in answers if a != ("8", "5", "<eos>")}) == 6  # six different near misses, then repeats
 
 
 def test_per_token_weights_bad_input():
@@ -158,3 +186,19 @@ def test_loss_reads_zero_while_gradient_does_not():
     assert flat["grad_norm"] == 0.0 and np.all(flat["advantages"] == 0)
     # without std the gradient norm shrinks to sqrt(0.75^2 + 3 * 0.25^2) / 4 = 0.2165
     assert group_summary([1, 0, 0, 0], scale="none")["grad_norm"] == pytest.approx(0.2165, abs=1e-4)
+
+
+def test_first_step_size_and_matched_lr():
+    """The default toy's first batch has E[mean |A|] 0.394 with std and 0.168 without (the issue: 0.39, 0.16);
+    checked against the exact average run's own first-iteration metric."""
+    from sim.toy import ToyConfig, expected_run
+
+    with_std, without = ToyConfig(iterations=1), ToyConfig(iterations=1, scale="none")
+    for cfg in (with_std, without):
+        assert first_step_size(cfg) == pytest.approx(cfg.lr * expected_run(cfg).metrics["mean_abs_adv"][0, 0],
+                                                     rel=1e-9)
+    assert first_step_size(with_std) / 0.2 == pytest.approx(0.394, abs=0.001)
+    assert first_step_size(without) / 0.2 == pytest.approx(0.168, abs=0.001)
+    lr = matched_lr(with_std, "none")  # 0.2 * 0.394 / 0.168 = 0.47
+    assert lr == pytest.approx(0.47, abs=0.001)
+    assert first_step_size(ToyConfig(scale="none", lr=lr)) == pytest.approx(first_step_size(with_std), rel=1e-12)

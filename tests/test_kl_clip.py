@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sim.kl_clip import clip_example, kl_check, kl_estimators, surrogate_curve
+from sim.kl_clip import clip_example, kl_check, kl_estimators, kl_monte_carlo, surrogate_curve
 
 
 def test_kl_numeric_check_from_the_chapter():
@@ -41,3 +41,21 @@ def test_surrogate_slopes_for_both_signs():
     np.testing.assert_array_equal(pos["slope"], [1, 1, 1, 1, 0])  # flat past 1 + eps
     np.testing.assert_array_equal(neg["slope"], [0, -1, -1, -1, -1])  # flat below 1 - eps
     np.testing.assert_allclose(pos["surrogate"][2], 1.0)  # clip inert at ratio 1
+
+
+def test_monte_carlo_shows_bias_noise_and_sign():
+    """pi = (0.6, 0.4) vs pi_ref = (0.5, 0.5): exact KL 0.0201. Expectations by hand: E[k1] = KL;
+    E[k3] = E[u] - 1 - E[log u] = 0 + KL; E[k2] = 0.6 (log 1.2)^2/2 + 0.4 (log 0.8)^2/2 = 0.0199 (biased)."""
+    mc = kl_monte_carlo([0.6, 0.4], [0.5, 0.5], [1, 10, 1000], repeats=4000, seed=1)
+    exact = 0.6 * np.log(1.2) + 0.4 * np.log(0.8)
+    assert mc["exact"] == pytest.approx(exact, abs=1e-15) and mc["exact"] == pytest.approx(0.0201, abs=1e-4)
+    e_k2 = 0.6 * np.log(1.2) ** 2 / 2 + 0.4 * np.log(0.8) ** 2 / 2
+    for name, expect in (("k1", exact), ("k3", exact), ("k2", e_k2)):
+        se = mc[name]["std"] / np.sqrt(4000)
+        assert np.all(np.abs(mc[name]["mean"] - expect) < 5 * se + 1e-12), name
+    assert mc["k1"]["frac_negative"][0] == pytest.approx(0.4, abs=0.03)  # one token: negative when "other" is drawn
+    assert (mc["k3"]["frac_negative"] == 0).all() and (mc["k2"]["frac_negative"] == 0).all()
+    assert mc["k1"]["std"][0] > 3 * mc["k3"]["std"][0]  # k1 is the noisy one
+    assert mc["k1"]["std"][2] < mc["k1"]["std"][0] / 20  # noise falls like 1/sqrt(n)
+    with pytest.raises(ValueError, match="sum to 1"):
+        kl_monte_carlo([0.6, 0.3], [0.5, 0.5], [1])

@@ -3,9 +3,9 @@
 import numpy as np
 import streamlit as st
 
-from sim.kl_clip import clip_example, kl_check, kl_estimators, surrogate_curve
+from sim.kl_clip import clip_example, kl_check, kl_estimators, kl_monte_carlo, surrogate_curve
 from sim.toy import ToyConfig
-from ui.charts import COLORS, figure, show
+from ui.charts import COLORS, figure, rgba, show
 from ui.controls import Num
 from ui.page import open_page
 
@@ -15,10 +15,12 @@ SPECS = [
     Num.of(ToyConfig, "clip_eps", "eps", "Clip ε", lo=0.05, hi=0.5, step=0.01, fmt="%.2f"),
     Num("p_old", "Token probability before (π_old)", 0.05, 1.0, 0.4, 0.01, fmt="%.2f"),
     Num("p_new", "Token probability after one inner step", 0.05, 1.0, 0.5, 0.01, fmt="%.2f"),
+    Num("n", "Monte Carlo: tokens per estimate n", 1, 1024, 16, 1,
+        help="how many sampled tokens each estimate averages"),
 ]
 
 v = open_page("KL and clipping", None, SPECS)
-pi, pi_ref, eps, p_old, p_new = v["pi"], v["pi_ref"], v["eps"], v["p_old"], v["p_new"]
+pi, pi_ref, eps, p_old, p_new, n = v["pi"], v["pi_ref"], v["eps"], v["p_old"], v["p_new"], v["n"]
 
 st.subheader("The KL leash, per token")
 st.markdown("GRPO puts the KL penalty in the loss, estimated per sampled token from $u = \\pi_{ref}/\\pi_\\theta$:")
@@ -74,3 +76,43 @@ st.info(
     f"Token probability {p_old:.2f} → {p_new:.2f}: ratio {ex['ratio']:.3f}; with A > 0 and ε = {eps:.2f} the "
     f"token {verdict}. (Chapter: 0.40 → 0.50 gives 1.25 > 1.2.)"
 )
+
+st.subheader("Why k3: bias, noise and sign, by sampling")
+st.markdown(
+    f"Sample tokens from the policy, which gives the token {pi:.2f} and everything else {1 - pi:.2f}, and estimate "
+    f"KL(π ‖ π_ref) against the reference's {pi_ref:.2f} / {1 - pi_ref:.2f} by averaging each estimator over "
+    f"the sampled tokens. 400 repeats for every sample size."
+)
+sizes = np.unique(np.round(np.logspace(0, np.log10(1024), 21)).astype(int))
+if pi == 1.0 or pi_ref == 1.0:
+    st.info("With π or π_ref = 1 the other token has probability 0 and the KL is not finite: lower it below 1.")
+else:
+    mc = kl_monte_carlo([pi, 1 - pi], [pi_ref, 1 - pi_ref], sizes)
+    fig = figure("Estimates of KL against the number of sampled tokens", "tokens per estimate n (log scale)",
+                 "estimate (nats)", height=400)
+    for name, color in (("k1", COLORS["grey"]), ("k2", COLORS["pin"]), ("k3", COLORS["main"])):
+        r = mc[name]
+        fig.add_scatter(x=sizes, y=r["hi"], mode="lines", line=dict(width=0), showlegend=False, hoverinfo="skip")
+        fig.add_scatter(x=sizes, y=r["lo"], mode="lines", line=dict(width=0), fill="tonexty",
+                        fillcolor=rgba(color, 0.15), showlegend=False, hoverinfo="skip")
+        fig.add_scatter(x=sizes, y=r["mean"], mode="lines+markers", name=f"{name}: mean of 400 estimates",
+                        line=dict(color=color, width=3 if name == "k3" else 2))
+    fig.add_hline(y=mc["exact"], line_dash="dash", line_color=COLORS["expected"],
+                  annotation_text=f"exact KL = {mc['exact']:.4f}")
+    fig.add_vline(x=n, line_dash="dot")
+    fig.update_xaxes(type="log")
+    show(fig, "kl_mc_chart")
+    one = kl_monte_carlo([pi, 1 - pi], [pi_ref, 1 - pi_ref], [n])
+    cols = st.columns(3)
+    for col, name in zip(cols, ("k1", "k2", "k3"), strict=True):
+        r = one[name]
+        col.metric(f"{name} with n = {n}", f"{r['mean'][0]:.4f} ± {r['std'][0]:.4f}",
+                   f"negative in {r['frac_negative'][0]:.0%} of estimates", delta_color="off", delta_arrow="off")
+    st.caption(
+        f"Shaded: the middle 80% of the 400 estimates. The exact KL here is {mc['exact']:.4f}. k1 (grey) is right on "
+        f"average but noisy, and with one token it is negative {mc['k1']['frac_negative'][0]:.0%} of the time. "
+        f"k2 (orange) is never negative but biased: its mean stays at {mc['k2']['mean'][-1]:.4f} however many "
+        f"tokens (the bias grows as π and π_ref move apart). k3 (blue) is "
+        f"unbiased and never negative, with a spread of {mc['k3']['std'][0]:.4f} from one token against k1's "
+        f"{mc['k1']['std'][0]:.4f}: that is why GRPO uses it."
+    )

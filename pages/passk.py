@@ -3,10 +3,10 @@
 import numpy as np
 import streamlit as st
 
-from sim.passk import mean_pass_at_k_known_p, pass_at_k
+from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k, pass_at_k_known_p
 from sim.sharpen import CHAPTER_P_AFTER, CHAPTER_P_BEFORE, SharpenConfig, sharpening_summary, train
 from sim.toy import ToyConfig, expected_run
-from ui.charts import COLORS, figure, show
+from ui.charts import COLORS, figure, passk_axis, show
 from ui.controls import Num
 from ui.page import open_page
 
@@ -18,7 +18,7 @@ SPECS = [
     Num.of(SharpenConfig, "iterations", "sT", "Sharpening toy: iterations", lo=20, hi=500),
     Num.of(SharpenConfig, "seed", "seed", "Seed", hi=9999),
 ]
-KS = np.unique(np.round(np.logspace(0, np.log10(256), 40)).astype(int))
+KS = np.arange(1, 65)  # k = 1..64, drawn on a log axis
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -33,12 +33,21 @@ def sharpen(G: int, T: int, seed: int):
     return train(SharpenConfig(group_size=G, iterations=T, seed=seed))
 
 
-def curves_chart(title: str, before, after, key: str, names=("before RL", "after RL")) -> None:
+def curves_chart(title: str, before, after, key: str, names=("before RL", "after RL"), per_problem=None) -> dict:
+    """Mean pass@k of the models before and after (known per-problem p), on a log-k axis with a marker at
+    k = 64; `per_problem` names draw each problem's own curve too. Returns the curves."""
     fig = figure(title, "k (log scale)", "pass@k", y_range=[0, 1.02])
-    fig.add_scatter(x=KS, y=mean_pass_at_k_known_p(before, KS), name=names[0], line=dict(color=COLORS["grey"], width=3))
-    fig.add_scatter(x=KS, y=mean_pass_at_k_known_p(after, KS), name=names[1], line=dict(color=COLORS["main"], width=3))
-    fig.update_xaxes(type="log")
+    curves = {"before": mean_pass_at_k_known_p(before, KS), "after": mean_pass_at_k_known_p(after, KS)}
+    for i, label in enumerate(per_problem or ()):
+        for p, color, when in ((before[i], COLORS["grey"], names[0]), (after[i], COLORS["main"], names[1])):
+            fig.add_scatter(x=KS, y=pass_at_k_known_p(p, KS), name=f"problem {label}, {when}",
+                            line=dict(color=color, width=2, dash=("dot", "dash")[i % 2]))
+    mean = "mean, " if per_problem else ""
+    fig.add_scatter(x=KS, y=curves["before"], name=mean + names[0], line=dict(color=COLORS["grey"], width=4))
+    fig.add_scatter(x=KS, y=curves["after"], name=mean + names[1], line=dict(color=COLORS["main"], width=4))
+    passk_axis(fig)
     show(fig, key)
+    return curves
 
 
 v = open_page(
@@ -71,15 +80,27 @@ st.markdown(
     f"{s['pass@1_after']:.3f}; pass@64 falls {s['pass@64_before']:.3f} → {s['pass@64_after']:.3f}; the curves "
     f"cross near k = {s['crossover_k']:.1f}."
 )
-curves_chart("Mean pass@k over the two problems", CHAPTER_P_BEFORE, CHAPTER_P_AFTER, "chapter_passk_chart")
-st.caption("RL helped at k = 1 and hurt at k = 64: it sharpened the common strategy and the rare one faded.")
+curves_chart("pass@k of problems A and B, and their mean", CHAPTER_P_BEFORE, CHAPTER_P_AFTER, "chapter_passk_chart",
+             per_problem=("A", "B"))
+b_before, b_after = pass_at_k_known_p(CHAPTER_P_BEFORE[1], 64), pass_at_k_known_p(CHAPTER_P_AFTER[1], 64)
+a_before, a_after = pass_at_k_known_p(CHAPTER_P_BEFORE[0], 64), pass_at_k_known_p(CHAPTER_P_AFTER[0], 64)
+st.caption(
+    f"Per problem: A is solved within 64 tries either way (pass@64 {a_before:.3f} → {a_after:.3f}), while B's "
+    f"pass@64 collapses from {b_before:.3f} to {b_after:.3f}. RL helped at k = 1 (through A) and hurt at k = 64 "
+    "(all through B): it sharpened the common strategy, and the rare one that cracked B faded."
+)
 
 st.subheader("The 24-prompt toy, before vs after training")
 p0, pT = toy_before_after()
-curves_chart("Toy: mean pass@k at iteration 0 and 200", p0, pT, "toy_passk_chart", ("iteration 0", "iteration 200"))
+toy = curves_chart("Toy: mean pass@k at iteration 0 and 200", p0, pT, "toy_passk_chart",
+                   ("iteration 0", "iteration 200"))
+cross = crossover_k(KS, toy["after"], toy["before"])
 st.caption(
-    "In this toy a shared skill lifts every prompt, so coverage grows too: no crossing. Sharpening needs "
-    "a policy that can lose a rare way of solving, as below."
+    f"pass@1 {toy['before'][0]:.3f} → {toy['after'][0]:.3f}, pass@64 {toy['before'][-1]:.3f} → "
+    f"{toy['after'][-1]:.3f}: "
+    + (f"the curves cross at k ≈ {cross:.1f}." if cross is not None else
+       "no crossing. In this toy a shared skill lifts every prompt, so coverage grows too. Sharpening needs a "
+       "policy that can lose a rare way of solving, as below.")
 )
 
 st.subheader("The sharpening toy")
@@ -94,8 +115,14 @@ with c2:
     fig = figure("Policy entropy over strategies", "iteration", "entropy (nats)")
     fig.add_scatter(y=h.entropy, name="entropy", line=dict(color=COLORS["good"], width=3))
     show(fig, "sharpen_entropy_chart")
-curves_chart("Sharpening toy: pass@k before and after", h.p[0], h.p[-1], "sharpen_passk_chart")
+curves_chart("Sharpening toy: pass@k before and after", h.p[0], h.p[-1], "sharpen_passk_chart",
+             per_problem=("A", "B"))
+cross = h.crossover(KS)
 st.caption(
-    "One set of strategy logits is shared by both problems. The common strategy wins, entropy collapses, and "
-    "the rare strategy that solved B fades: watch pass@k at large k and the entropy, not just pass@1."
+    f"One set of strategy logits is shared by both problems. After {h.config.iterations} iterations p = "
+    f"({h.p[-1, 0]:.2f}, {h.p[-1, 1]:.2f}) from ({h.p[0, 0]:.2f}, {h.p[0, 1]:.2f}); entropy "
+    f"{h.entropy[0]:.2f} → {h.entropy[-1]:.2f} nats; pass@1 {h.pass_at_1[0]:.3f} → {h.pass_at_1[-1]:.3f}, pass@64 "
+    f"{h.pass_at_k[0]:.3f} → {h.pass_at_k[-1]:.3f}"
+    + (f"; the curves cross at k ≈ {cross:.1f}." if cross is not None else "; the curves do not cross in this run.")
+    + " Watch pass@k at large k and the entropy, not just pass@1."
 )

@@ -1,35 +1,48 @@
-"""Std scaling (Exercise 15.4): mean |A| by number correct, with and without the std division, and in training."""
+"""Std scaling (Exercise 15.4): how the std division reweights prompts, and what it does to training once the
+step size is taken out of the comparison."""
+
+import dataclasses
 
 import numpy as np
 import streamlit as st
 
-from sim.exercises import mean_abs_advantage
-from sim.toy import ToyConfig, run_toy, seed_band
+from sim.exercises import expected_mean_abs_advantage, first_step_size, matched_lr, mean_abs_advantage
+from sim.toy import ToyConfig, first_above, run_toy
 from ui.charts import COLORS, figure, show
 from ui.controls import Num
 from ui.page import open_page
 
 SPECS = [
     Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
-    Num.of(ToyConfig, "lr", "lr", "Learning rate (toy)", lo=0.05, hi=2.0, fmt="%.2f"),
+    Num.of(ToyConfig, "lr", "lr", "Learning rate with std (toy)", lo=0.05, hi=2.0, fmt="%.2f"),
     Num.of(ToyConfig, "seed", "seed", "Seed", hi=9999),
 ]
+SEEDS = 16
+HARD = 0.1  # "the hardest prompt has started to learn" once its p passes this
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def both_runs(G: int, lr: float, seed: int):
-    """Accuracy and zero-gradient share of the toy with std on and off (same seed, 16 seeds)."""
+@st.cache_data(max_entries=16, show_spinner="Training the four toy runs…")
+def four_runs(G: int, lr: float, seed: int) -> dict:
+    """Accuracy and the hardest prompt's p (means over 16 seeds) for: with std at lr; without std at the same lr;
+    without std at the lr that gives the same first step (matched_lr)."""
+    with_std = ToyConfig(group_size=G, lr=lr, seed=seed, n_seeds=SEEDS)
+    lr_matched = matched_lr(with_std, "none")
+    cfgs = {"with std": with_std, "without std, same lr": dataclasses.replace(with_std, scale="none"),
+            "without std, same first step": dataclasses.replace(with_std, scale="none", lr=lr_matched)}
     out = {}
-    for name, scale in (("with std", "group"), ("without std", "none")):
-        h = run_toy(ToyConfig(group_size=G, lr=lr, scale=scale, seed=seed, n_seeds=16, iterations=200))
-        out[name] = {"accuracy": h.accuracy, "p": h.p[:, :, [0, 11, 23]].mean(axis=1)}
+    for name, cfg in cfgs.items():
+        h = run_toy(cfg)
+        hard = h.p[:, :, -1].mean(axis=1)
+        out[name] = {"lr": cfg.lr, "step": first_step_size(cfg), "accuracy": h.accuracy.mean(axis=1), "hard": hard,
+                     "hard_starts": first_above(hard, HARD)}
     return out
 
 
 v = open_page(
     "Std scaling (Exercise 15.4)",
     "Dividing by the group std makes every group with any signal equally loud: the squares of its advantages "
-    "always sum to $G$. So a prompt solved 1 time in 8 is pushed almost as hard as one solved 4 times in 8.",
+    "always sum to $G$. So a prompt solved 1 time in 8 is pushed almost as hard as one solved 4 times in 8. "
+    "That changes two things at once: how the prompts are weighted against each other, and how big the steps are.",
     SPECS,
 )
 G, lr, seed = v["G"], v["lr"], v["seed"]
@@ -38,41 +51,73 @@ st.latex(
     r"{\operatorname{std}(r) + \varepsilon}\right| \quad\text{vs}\quad \frac{1}{G}\sum_i |r_i - \operatorname{mean}(r)|"
 )
 
-cs = np.arange(G + 1)
-with_std = mean_abs_advantage(cs, G, scale="group")
-without = mean_abs_advantage(cs, G, scale="none")
-fig = figure(f"Mean |A| of a group with c of {G} correct", "number correct c", "mean |A|", height=380)
-fig.add_scatter(x=cs, y=with_std, name="with std (GRPO)", mode="lines+markers", line=dict(color=COLORS["main"]))
-fig.add_scatter(x=cs, y=without, name="without std (Dr. GRPO)", mode="lines+markers", line=dict(color=COLORS["pin"]))
-show(fig, "std_chart")
-if G == 8:
-    st.success(
-        f"At G = 8: 1 correct gives {with_std[1]:.2f} with std vs {without[1]:.2f} without; "
-        f"4 correct gives {with_std[4]:.2f} vs {without[4]:.2f} (the chapter's 0.66 vs 1.0 and 0.22 vs 0.5)."
-    )
-st.caption(
-    "With the std the curve is nearly flat: rare successes count almost as much as coin flips. Without it "
-    "a prompt's weight follows its reward variance, so too-easy and too-hard prompts count less "
-    "(Liu et al., 2025)."
-)
-
-st.subheader("What it does to training")
-runs = both_runs(G, lr, seed)
 c1, c2 = st.columns(2)
 with c1:
-    fig = figure("Mean accuracy, std on vs off (16 seeds)", "iteration", "accuracy", y_range=[0, 1])
-    for (name, r), color in zip(runs.items(), (COLORS["main"], COLORS["pin"]), strict=True):
-        fig.add_scatter(y=seed_band(r["accuracy"])["mean"], name=name, line=dict(color=color, width=3))
-    show(fig, "std_training_chart")
+    cs = np.arange(G + 1)
+    with_std, without = mean_abs_advantage(cs, G, scale="group"), mean_abs_advantage(cs, G, scale="none")
+    fig = figure(f"Mean |A| of a group with c of {G} correct", "number correct c", "mean |A|", height=380)
+    fig.add_scatter(x=cs, y=with_std, name="with std (GRPO)", mode="lines+markers", line=dict(color=COLORS["main"]))
+    fig.add_scatter(x=cs, y=without, name="without std (Dr. GRPO)", mode="lines+markers",
+                    line=dict(color=COLORS["pin"]))
+    show(fig, "std_chart")
+    if G == 8:
+        st.success(
+            f"At G = 8: 1 correct gives {with_std[1]:.2f} with std vs {without[1]:.2f} without; "
+            f"4 correct gives {with_std[4]:.2f} vs {without[4]:.2f} (the chapter's 0.66 vs 1.0 and 0.22 vs 0.5)."
+        )
 with c2:
-    fig = figure("p_j of the easiest, middle and hardest prompt", "iteration", "p_j", y_range=[0, 1])
-    for (name, r), color in zip(runs.items(), (COLORS["main"], COLORS["pin"]), strict=True):
-        for i, label in enumerate(("easiest", "middle", "hardest")):
-            fig.add_scatter(
-                y=r["p"][:, i], name=f"{label}, {name}", line=dict(color=color, dash=("solid", "dash", "dot")[i])
-            )
+    ps = np.linspace(0.0, 1.0, 101)
+    w_std = expected_mean_abs_advantage(ps, G, scale="group")
+    w_none = expected_mean_abs_advantage(ps, G, scale="none")
+    fig = figure("How hard a prompt is pushed, by its solve rate p", "solve rate p of the prompt",
+                 "weight relative to p = 0.5", height=380)
+    fig.add_scatter(x=ps, y=w_std / w_std[50], name="with std", line=dict(color=COLORS["main"], width=3))
+    fig.add_scatter(x=ps, y=w_none / w_none[50], name="without std", line=dict(color=COLORS["pin"], width=3))
+    show(fig, "weight_chart")
+    i05 = 5  # p = 0.05
+    st.caption(
+        f"The reweighting itself: a prompt's expected mean |A| (G = {G}), scaled so that p = 0.5 counts 1. A prompt "
+        f"solved 5% of the time counts {w_std[i05] / w_std[50]:.2f} with the std and {w_none[i05] / w_none[50]:.2f} "
+        "without: the std division gives hard (and easy) prompts a larger share of the update. Both fall to 0 at "
+        "p = 0 and 1, where groups are all equal."
+    )
+
+st.subheader("What it does to training: two comparisons")
+runs = four_runs(G, lr, seed)
+base, same_lr, same_step = runs["with std"], runs["without std, same lr"], runs["without std, same first step"]
+st.markdown(
+    f"At the same learning rate {lr:.2f}, the first step without the std is {same_lr['step'] / base['step']:.2f} "
+    f"times the size of the step with it (lr × mean |A|: {same_lr['step']:.3f} vs {base['step']:.3f}), so that "
+    f"comparison mixes step size with weighting. Without std at lr {same_step['lr']:.2f} the first step is as large "
+    "as with std: what differs then is only how the prompts are weighted."
+)
+colors = {"with std": COLORS["main"], "without std, same lr": COLORS["grey"],
+          "without std, same first step": COLORS["pin"]}
+c3, c4 = st.columns(2)
+with c3:
+    fig = figure(f"Mean accuracy ({SEEDS} seeds)", "iteration", "accuracy", y_range=[0, 1])
+    for name, r in runs.items():
+        fig.add_scatter(y=r["accuracy"], name=f"{name} (lr {r['lr']:.2f})", line=dict(color=colors[name], width=3))
+    show(fig, "std_training_chart")
+with c4:
+    fig = figure("The hardest prompt's p_j", "iteration", "p_j of the hardest prompt", y_range=[0, 1])
+    for name, r in runs.items():
+        fig.add_scatter(y=r["hard"], name=f"{name} (lr {r['lr']:.2f})", line=dict(color=colors[name], width=3))
+    fig.add_hline(y=HARD, line_dash="dot", line_color=COLORS["grey"])
     show(fig, "std_prompts_chart")
+
+
+def when(r: dict) -> str:
+    return "never within 200 iterations" if r["hard_starts"] is None else f"at iteration {r['hard_starts']}"
+
+
+gap = abs(base["accuracy"][-1] - same_step["accuracy"][-1])
 st.caption(
-    "Same toy, same seeds, only the std division changes. Without it, hard prompts (rare successes) get "
-    "smaller pushes and wait longer."
+    f"Same toy and seeds; means over {SEEDS} seeds. With std: accuracy {base['accuracy'][-1]:.3f} after 200 "
+    f"iterations, hardest prompt past p = {HARD} {when(base)}. Without std at the same lr (grey): "
+    f"{same_lr['accuracy'][-1]:.3f}, {when(same_lr)}: smaller steps, not a different weighting. Without std at "
+    f"the same first step (orange): {same_step['accuracy'][-1]:.3f}, {when(same_step)}. What remains between blue "
+    "and orange is the reweighting's effect"
+    + (": here it is small, because a shared skill lifts every prompt whichever way they are weighted."
+       if gap < 0.02 else f": {gap:.3f} in final accuracy here.")
 )

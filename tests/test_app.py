@@ -235,6 +235,14 @@ def test_std_scaling_exercise_numbers():
     at = page("pages/std_scaling.py")
     text = at.success[0].value
     assert "0.66" in text and "0.22" in text and "1.00" in text and "0.50" in text
+    # the two comparisons, as the caption states them for the default run (seed 0, 16 seeds)
+    text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert "0.43 times the size" in text and "at lr 0.47" in text  # first step 0.168 / 0.394 of the std run's
+    assert "With std: accuracy 0.945" in text and "at iteration 115" in text
+    assert "same lr (grey): 0.623, never within 200 iterations" in text
+    assert "(orange): 0.943, at iteration 117" in text and "here it is small" in text
+    weights = chart(at, "weight_chart")
+    assert trace(weights, "with std")["y"][5] > trace(weights, "without std")["y"][5]  # p = 0.05 counts more
     at.slider(key="G").set_value(16).run()
     assert not at.success  # the G = 8 note only at G = 8
     assert len(trace(chart(at, "std_chart"), "with std")["y"]) == 17
@@ -247,6 +255,26 @@ def test_kl_clip_chapter_numbers():
     assert "1.250" in at.info[0].value and "is clipped" in at.info[0].value
     at.slider(key="eps").set_value(0.3).run()
     assert "still pushed" in at.info[0].value
+    # the Monte Carlo view: k1, k2, k3 against the exact KL 0.6 log 1.2 + 0.4 log 0.8 = 0.0201
+    mc = chart(at, "kl_mc_chart")
+    names = [t["name"] for t in mc["data"] if t.get("name")]
+    assert names == [f"{k}: mean of 400 estimates" for k in ("k1", "k2", "k3")]
+    caption = " ".join(c.value for c in at.caption)
+    assert "exact KL here is 0.0201" in caption and "negative 4" in caption  # 40% of single tokens, +- noise
+    m = metrics(at)
+    assert m["k3 with n = 16"].startswith("0.02") and at.metric[-1].delta == "negative in 0% of estimates"
+
+
+def test_passk_per_problem_curves_and_captions():
+    at = page("pages/passk.py")
+    fig = chart(at, "chapter_passk_chart")
+    b_after = trace(fig, "problem B, after RL")["y"]
+    assert b_after[-1] == pytest.approx(1 - 0.99**64, abs=1e-9)  # 0.474: B's coverage collapses
+    assert trace(fig, "problem A, after RL")["y"][-1] == pytest.approx(1.0, abs=1e-9)
+    assert fig["layout"]["xaxis"]["tickvals"] == [1, 2, 4, 8, 16, 32, 64] and fig["layout"]["xaxis"]["type"] == "log"
+    text = " ".join(c.value for c in at.caption)
+    assert "0.962 to 0.474" in text and "no crossing" in text  # the 24-prompt toy: coverage grows too
+    assert "After 100 iterations p = (0.99, 0.01)" in text and "cross at k ≈ 2.5" in text
 
 
 def test_passk_estimator_reacts():

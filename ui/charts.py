@@ -11,6 +11,12 @@ COLORS = {"main": "#1f77b4", "pin": "#ff7f0e", "good": "#2ca02c", "bad": "#d6272
           "expected": "#111111"}
 
 
+def rgba(hex_color: str, alpha: float) -> str:
+    """'#1f77b4', 0.2 -> 'rgba(31,119,180,0.2)': a translucent fill of a house colour."""
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
 def figure(title: str, x: str, y: str, *, height: int = 380, y_range=None) -> go.Figure:
     """An empty figure with the house layout: explicit font sizes (larger in presenter mode), unified hover,
     compact margins, legend below the plot."""
@@ -42,3 +48,11 @@ def show(fig: go.Figure, key: str) -> None:
 def add_pinned(fig: go.Figure, x, y, label: str, *, dash: str | None = None) -> None:
     """Overlay a pinned run's line (orange) on a chart of the current run."""
     fig.add_scatter(x=x, y=y, mode="lines", name=label, line=dict(color=COLORS["pin"], width=3, dash=dash))
+
+
+def passk_axis(fig: go.Figure, k_max: int = 64) -> None:
+    """A pass@k chart's x axis: log k with ticks at 1, 2, 4, ..., k_max and a dotted marker at k_max."""
+    ticks = [2**i for i in range(k_max.bit_length()) if 2**i <= k_max]
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks], range=[-0.05, 1.87])
+    fig.add_vline(x=k_max, line_dash="dot", line_color=COLORS["grey"], annotation_text=f"k = {k_max}",
+                  annotation_position="top left")

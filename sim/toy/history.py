@@ -154,3 +154,9 @@ def history_rows(h: ToyHistory, per_seed: bool = True) -> list[dict]:
                 row[f"accuracy_seed{s}"] = float(h.accuracy[t, s])
         rows.append(row)
     return rows
+
+
+def first_above(series, level: float) -> int | None:
+    """The first index t with series[t] > level, or None if it never gets there (series (T,))."""
+    above = np.flatnonzero(np.asarray(series) > level)
+    return int(above[0]) if above.size else None

@@ -52,5 +52,6 @@ def navigation() -> st.navigation:
     ]
     return st.navigation(pages)
 
-st.set_page_config(page_title="GRPO Playground", page_icon=":material/science:", layout="wide")
+# A local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.
+st.set_page_config(page_title="GRPO Playground", page_icon="assets/icon.png", layout="wide")
 navigation().run()

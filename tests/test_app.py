@@ -312,7 +312,7 @@ def test_invalid_url_value_warns_falls_back_and_fixes_the_address_bar(raw, used,
 def test_off_step_float_snaps_with_a_warning():
     at = page("pages/training.py", lr="0.23")
     assert at.slider(key="lr").value == pytest.approx(0.25)
-    assert any("lr=0\\.23" in w.value and "steps of 0.05" in w.value for w in at.warning)
+    assert any("lr=`0.23`" in w.value and "steps of 0.05" in w.value for w in at.warning)
     assert at.query_params.get("lr") == "0.25"
 
 
@@ -329,7 +329,7 @@ def test_valid_url_values_are_restored():
 def test_bad_choice_and_flag_from_url():
     at = page("pages/training.py", baseline="GRPO", dyn="maybe")
     text = " ".join(w.value for w in at.warning)
-    assert "baseline=GRPO" in text and "dyn=maybe" in text
+    assert "baseline=`GRPO`" in text and "dyn=`maybe`" in text
     assert at.radio(key="baseline").value == "mean" and at.toggle(key="dyn").value is False
     assert "baseline" not in at.query_params and "dyn" not in at.query_params  # the defaults, left out
 

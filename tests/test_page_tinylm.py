@@ -53,4 +53,4 @@ def test_url_sets_up_the_run_and_bad_values_are_corrected_with_a_warning():
     assert at.slider(key="tl_iters").value == 7 and at.radio(key="tl_lr").value == "3e-4"
     assert at.radio(key="tl_eval").value == "16"
     assert at.slider(key="tl_G").value == 32  # clamped to the top of 2..32, and said so
-    assert any("tl\\_G=99" in w.value for w in at.warning)  # markdown-escaped: renders as tl_G=99
+    assert any("tl_G=`99`" in w.value for w in at.warning)  # the raw value as a code span: plain text

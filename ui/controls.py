@@ -36,13 +36,18 @@ PLAIN_LIMIT = 40  # characters of a URL value shown back to the user
 
 
 def plain(value: object, limit: int = PLAIN_LIMIT) -> str:
-    """`value` as Markdown that renders as the same plain text: every ASCII punctuation character is
-    backslash-escaped (no link, image, emphasis, HTML, colour directive, emoji code or formula can form),
-    control characters become spaces, and the text is cut to `limit` characters with an ellipsis."""
+    """`value` as Markdown that renders as the same plain text: a code span, inside which Markdown forms no
+    link, autolink, image, emphasis, HTML, colour directive, emoji code or formula. Its fence is one backtick
+    longer than any run of backticks in the value; control characters become spaces; the text is cut to
+    `limit` characters with an ellipsis."""
     text = re.sub(r"[\x00-\x1f\x7f]", " ", str(value))
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
+    if not text.strip():
+        return "(empty)"
+    fence = "`" * (1 + max((len(run) for run in re.findall("`+", text)), default=0))
+    pad = " " if text[0] == "`" or text[-1] == "`" else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 @dataclass(frozen=True)
@@ -202,8 +207,8 @@ def _url_value(spec: Spec) -> object:
     value, problem = parse_url_value(spec, raw)
     if problem is None:
         return value
-    st.warning(f"URL parameter {plain(spec.key)}={plain(raw)} {problem}; using {plain(spec.key)} = "
-               f"{plain(url_text(value))}.", icon="⚠️")
+    # the key and the value used are the page's own; only the raw value came from outside
+    st.warning(f"URL parameter {spec.key}={plain(raw)} {problem}; using {spec.key} = {url_text(value)}.", icon="⚠️")
     if value == spec.default and spec.key not in hidden_keys():
         del st.query_params[spec.key]
     else:

@@ -51,7 +51,7 @@ def test_predict_mode_hides_answer_until_guess_and_reveal(flag):
     reveal_button(at, "wasted").click().run()
     body = texts(at)
     assert "CHART: wasted groups" in body
-    assert "Your guess 40%" in body and "**66%**" in body and "off by 26%" in body and "(39%)" in body
+    assert "Your guess 40%" in body and "**66%**" in body and "off by 26%" in body and "(39% of the answer)" in body
     assert "not within ±5%" in body
     assert [w for w in at.warning if "Your guess" in w.value]  # a far guess is a warning, not a success
     assert "predict-wasted-input" not in dict(at.query_params) and "40" not in str(dict(at.query_params))

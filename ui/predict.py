@@ -138,7 +138,7 @@ def _show_reveal(key, answer, kind, tolerance, unit, fmt, answer_text, tail) -> 
     if kind == "number":
         tol = _default_tolerance(float(answer)) if tolerance is None else float(tolerance)
         c = closeness(float(guess), float(answer), tol)
-        rel = f" ({c['rel_err']:.0%})" if c["rel_err"] is not None else ""
+        rel = f" ({c['rel_err']:.0%} of the answer)" if c["rel_err"] is not None else ""
         verdict = "close" if c["close"] else "not within"
         line = (f"Your guess {_fmt(float(guess), fmt, unit)}, the chapter's answer **{answer_text}**: off by "
                 f"{_fmt(c['abs_err'], fmt, unit)}{rel}, {verdict} ±{_fmt(tol, fmt, unit)}.")

@@ -17,6 +17,7 @@ import torch
 
 from sim.lab import solutions
 from sim.lab.mistakes import MISTAKES
+from sim.lab.wire import MAX_ELEMENTS  # the most values a reply may carry
 
 MAX_MESSAGE = 400  # characters of one failure message
 
@@ -115,6 +116,9 @@ def call_student(impl, task, args, kwargs, grad_arg=None):
         raise Failure(f"raised {type(e).__name__}: {cap(e, 240)}", "raised") from None
     if not isinstance(out, torch.Tensor):
         raise Failure(f"returned {type(out).__name__}, not a torch tensor", "wrong type")
+    if out.is_complex() or out.numel() > MAX_ELEMENTS:
+        raise Failure(f"returned a {out.dtype} tensor of shape {tuple(out.shape)}; expected real numbers, one per "
+                      "input value", "wrong type")
     return out.detach(), grad
 
 

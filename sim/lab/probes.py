@@ -44,16 +44,15 @@ def advantage_table(impl, G: int, scale_std: bool = True, eps: float = 1e-4, tol
         raise Failure(f"group_advantages returned shape {tuple(adv.shape)} for {rewards.numel()} rewards; expected "
                       f"({rewards.numel()},)", "wrong shape")
     a = adv.double().reshape(G + 1, G).numpy()  # (G+1, G): row k = the group with k correct
-    table = np.zeros((G + 1, 2))
-    inconsistent = []
-    for k in range(G + 1):
-        correct, wrong = a[k, :k], a[k, k:]
-        for col, part in ((0, correct), (1, wrong)):
-            if part.size:
-                table[k, col] = part[0]
-                if not np.allclose(part, part[0], rtol=tol, atol=tol, equal_nan=True):
-                    inconsistent.append(k)
-    return table, sorted(set(inconsistent))
+    k = np.arange(G + 1)  # (G+1,)
+    is_correct = np.arange(G)[None, :] < k[:, None]  # (G+1, G): the first k answers are the correct ones
+    first_correct = a[:, 0]  # meaningful where k >= 1
+    first_wrong = a[k, np.minimum(k, G - 1)]  # answer k is the first wrong one, where k < G
+    first = np.where(is_correct, first_correct[:, None], first_wrong[:, None])  # (G+1, G)
+    differs = ~np.isclose(a, first, rtol=tol, atol=tol, equal_nan=True)
+    inconsistent = np.nonzero(differs.any(axis=1))[0].tolist()
+    table = np.stack([np.where(k > 0, first_correct, 0.0), np.where(k < G, first_wrong, 0.0)], axis=1)  # (G+1, 2)
+    return table, inconsistent
 
 
 def k3_curve(impl, u):

@@ -14,6 +14,7 @@ PAGES = [  # (file, title, icon, one line for the home page)
     ("pages/passk.py", "pass@k", ":material/target:", "the unbiased estimator and the sharpening debate"),
     ("pages/kl_clip.py", "KL and clipping", ":material/link:", "k1, k2, k3 and PPO's clipped surrogate"),
     ("pages/tinylm.py", "TinyLM", ":material/neurology:", "a tiny transformer learns addition with GRPO"),
+    ("pages/lab.py", "Lab", ":material/science:", "the chapter's lab: write Tasks 2-4 yourself and check them"),
 ]
 
 def home() -> None:

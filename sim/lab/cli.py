@@ -1,0 +1,109 @@
+"""`python -m sim lab`: the chapter's lab from the command line.
+
+    python -m sim lab new my-lab                 # fresh stubs: tasks.py, test_tasks.py, conftest.py, README.md
+    python -m sim lab check my-lab/tasks.py      # one line per task: pass, or what is wrong
+    python -m sim lab check                      # the shipped lab/tasks.py
+
+`check` runs the student's code in a separate process with a time limit per task (--timeout).
+Exit codes: 0 every task passes; 1 a task fails, or the file does not import; 2 bad input (no
+such file, bad flags, `new` into existing files). Every problem is one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sim.lab.process import ROOT, LabPathError, resolve_lab_path, shared_worker
+
+STUBS = ROOT / "lab"
+STUB_FILES = ("tasks.py", "test_tasks.py", "conftest.py", "README.md")
+ROOT_HINT = "PROJECT_ROOT = None"  # the line of conftest.py that `new` fills in
+
+
+class _ArgError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, no usage dump, no SystemExit
+        raise _ArgError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m sim lab", description="The chapter's lab: write Tasks 2-4, then check them.")
+    sub = parser.add_subparsers(dest="command", metavar="{check,new}", parser_class=_Parser)
+    check = sub.add_parser("check", help="run the checks on a lab file, one line per task")
+    check.add_argument("path", nargs="?", default=str(STUBS / "tasks.py"),
+                       help="tasks.py, or a directory holding it (default: the shipped lab/tasks.py)")
+    check.add_argument("--timeout", type=float, default=15.0, help="seconds allowed for each task's checks")
+    new = sub.add_parser("new", help="copy fresh stubs into DIR (refuses to overwrite)")
+    new.add_argument("dir", help="directory to create or fill")
+    return parser
+
+
+def cmd_check(path: str, timeout: float) -> int:
+    try:
+        lab_path = resolve_lab_path(path)
+    except LabPathError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    shared_worker().start()  # it imports torch while this process does the same
+    from sim.lab.runner import Lab
+
+    lab = Lab(lab_path, timeout=timeout, check_timeout=timeout)
+    problem = lab.load()
+    if problem is not None:
+        print(problem.message)
+        return 1
+    results = lab.check_all()
+    for r in results:
+        print(r.line())
+    return 0 if all(r.passed for r in results) else 1
+
+
+def cmd_new(directory: str) -> int:
+    target = Path(directory).expanduser()
+    if target.exists() and not target.is_dir():
+        print(f"error: {target} exists and is not a directory", file=sys.stderr)
+        return 2
+    existing = [name for name in STUB_FILES if (target / name).exists()]
+    if existing:
+        print(f"error: {target} already has {', '.join(existing)}; nothing was written (choose a new directory)",
+              file=sys.stderr)
+        return 2
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        for name in STUB_FILES:
+            text = (STUBS / name).read_text()
+            if name == "conftest.py":
+                text = text.replace(ROOT_HINT, f"PROJECT_ROOT = {str(ROOT)!r}", 1)
+            (target / name).write_text(text)
+    except OSError as e:
+        print(f"error: cannot write to {target}: {e.strerror}", file=sys.stderr)
+        return 2
+    print(f"wrote {', '.join(STUB_FILES)} to {target}")
+    print(f"next: fill in the TODOs in {target / 'tasks.py'}, then: python -m sim lab check {target / 'tasks.py'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    if not argv or argv[0] in ("-h", "--help"):
+        parser.print_help()
+        return 0
+    try:
+        args = parser.parse_args(argv)
+    except _ArgError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except SystemExit as e:  # --help of a subcommand
+        return e.code if isinstance(e.code, int) else 0
+    if args.command == "new":
+        return cmd_new(args.dir)
+    if not args.timeout > 0:
+        print(f"error: --timeout must be a positive number of seconds, got {args.timeout}", file=sys.stderr)
+        return 2
+    return cmd_check(args.path, args.timeout)

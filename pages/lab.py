@@ -10,7 +10,7 @@ import streamlit as st
 
 from sim.lab.checks import CASES, TASKS
 from sim.lab.runner import LAB_ENV, TIMEOUT_ENV, lab_from_env
-from ui.controls import apply_classroom_style, ensure_app_navigation
+from ui.page import open_page
 
 EQUATIONS = {
     "group_advantages": [
@@ -73,14 +73,12 @@ def show_results(lab) -> None:
     st.button("Run the checks again", key="lab_rerun")
 
 
-ensure_app_navigation()
-apply_classroom_style()
-st.title("Lab: GRPO's formulas, by you")
-st.markdown(
+open_page(
+    "Lab: GRPO's formulas, by you",
     "The chapter's lab asks you to write GRPO's three formulas yourself, torch tensors in and out: the group "
     "advantages (Task 2), the k3 KL estimator (Task 3) and the GRPO loss (Task 4). Each task is checked against the "
     "chapter's worked numbers, then against the playground's own implementation (`sim.grpo`) on random inputs; "
-    "a failure says what is wrong in the chapter's terms."
+    "a failure says what is wrong in the chapter's terms.",
 )
 
 lab, problem = lab_from_env()

@@ -17,6 +17,24 @@ PAGES = [  # (file, title, icon, one line for the home page)
     ("pages/lab.py", "Lab", ":material/science:", "the chapter's lab: write Tasks 2-4 yourself and check them"),
 ]
 
+# Every exercise and lab task of Chapter 15, and the view that works it: (chapter item, what you do, page).
+EXERCISES = [
+    ("“A worked example first”: rewards 1, 0, 0, 1 and 1, 0, 0, 0", "compute the group advantages", "one_group"),
+    ("“From advantages to a loss”: token weights and the length bias", "weigh each token, per loss type",
+     "one_group"),
+    ("“Groups that teach nothing”: p = 0.05 with G = 8 and G = 64", "predict how often a group gives signal",
+     "wasted"),
+    ("Exercise 15.4: std scaling", "predict the mean |A| of 1 correct in 8, then compare training", "std_scaling"),
+    ("“Adding the KL leash”: k3 at π = 0.6, π_ref = 0.5", "predict k3 and its slope; why k3, by sampling",
+     "kl_clip"),
+    ("“Adding PPO's clip”: 0.40 → 0.50 with ε = 0.2", "predict whether the token is still pushed", "kl_clip"),
+    ("“Does RL teach new reasoning?”: the two problems", "predict pass@64 after RL", "passk"),
+    ("“Watching it train”: the 24 prompts", "predict when the hardest prompt starts to learn", "training"),
+    ("Lab, Tasks 2-4: group advantages, k3, the GRPO loss", "write them and run the checks", "lab"),
+    ("Lab: TinyLM from about 50% to over 80%, and pass@k", "train it and watch pass@k at large k", "tinylm"),
+]
+
+
 def home() -> None:
     apply_style()
     st.title("GRPO Playground")
@@ -44,6 +62,18 @@ def home() -> None:
     for file, title, icon, line in PAGES:
         st.page_link(file, label=f"{title}: {line}", icon=icon)
     st.caption("Every control lives in the URL: copy the address bar to hand out the exact setup, seed included.")
+    st.subheader("Exercises and lab")
+    st.markdown("Each item of the chapter, where to work it, and the same view as a question first (`?predict=1`: "
+                "the answer and its chart appear once you have guessed).")
+    files = {Path(file).stem: (file, title, icon) for file, title, icon, _ in PAGES}
+    for item, task, stem in EXERCISES:
+        file, title, icon = files[stem]
+        left, mid, right = st.columns([5, 2, 2], vertical_alignment="center")
+        left.markdown(f"**{item}**: {task}")
+        mid.page_link(file, label=title, icon=icon)
+        if stem not in ("lab", "tinylm", "one_group"):
+            right.page_link(file, label="as a question", icon=":material/help:", query_params={"predict": "1"})
+
 
 def navigation() -> st.navigation:
     pages = [st.Page(home, title="Home", icon=":material/home:", default=True)]

@@ -7,7 +7,9 @@ from sim.kl_clip import clip_example, kl_check, kl_estimators, kl_monte_carlo, s
 from sim.toy import ToyConfig
 from ui.charts import COLORS, figure, rgba, show
 from ui.controls import Num
+from ui.labview import lab_switch, verdict
 from ui.page import open_page
+from ui.predict import predict
 
 SPECS = [
     Num("pi", "KL check: policy probability π", 0.05, 1.0, 0.6, 0.01, fmt="%.2f"),
@@ -21,8 +23,10 @@ SPECS = [
 
 v = open_page("KL and clipping", None, SPECS)
 pi, pi_ref, eps, p_old, p_new, n = v["pi"], v["pi_ref"], v["eps"], v["p_old"], v["p_new"], v["n"]
+lab = lab_switch()
 
 st.subheader("The KL leash, per token")
+st.caption("Chapter 15, “Adding the KL leash, in the loss”: the numeric check of k3.")
 st.markdown("GRPO puts the KL penalty in the loss, estimated per sampled token from $u = \\pi_{ref}/\\pi_\\theta$:")
 st.latex(r"k_1 = -\log u \qquad k_2 = \tfrac12 (\log u)^2 \qquad k_3 = u - \log u - 1 \;\ge 0")
 u = np.linspace(0.05, 4.0, 400)
@@ -39,12 +43,21 @@ fig.add_scatter(
     name=f"your token: u = {chk['u']:.3f}",
 )
 fig.update_yaxes(range=[-1.5, 3])
+mine = lab.k3_curve(u) if lab is not None else None
+if mine is not None and mine[0].student is not None and mine[0].student.shape == u.shape:
+    fig.add_scatter(x=u, y=mine[0].student, name="your k3_kl", mode="lines",
+                    line=dict(color="black", width=2, dash="dot"))
 show(fig, "kl_chart")
-m = st.columns(4)
-m[0].metric("u = π_ref / π", f"{chk['u']:.3f}")
-m[1].metric("k3", f"{chk['k3']:.4f}")
-m[2].metric("d k3 / d log π = 1 − u", f"{chk['dk3_dlogp']:.3f}")
-m[3].metric("k1", f"{chk['k1']:.4f}")
+if mine is not None:
+    verdict(mine[0], "k3_kl over u = π_ref / π (black dots)", lab=lab, task="k3_kl")
+    verdict(mine[1], "d k3 / d log π (by autograd through your k3_kl)")
+if predict("k3", f"The policy gives a token probability {pi:.2f}, the reference {pi_ref:.2f}. What is its k3?",
+           answer=round(chk["k3"], 4), tolerance=0.002, explain="k3 = u − log u − 1 with u = π_ref / π."):
+    m = st.columns(4)
+    m[0].metric("u = π_ref / π", f"{chk['u']:.3f}")
+    m[1].metric("k3", f"{chk['k3']:.4f}")
+    m[2].metric("d k3 / d log π = 1 − u", f"{chk['dk3_dlogp']:.3f}")
+    m[3].metric("k1", f"{chk['k1']:.4f}")
 st.caption(
     "k3 is never negative, unbiased when the token is sampled from π, and zero exactly when π = π_ref. Chapter check: "
     "π = 0.6, π_ref = 0.5 gives u = 0.833, k3 = 0.0157 and slope 0.167: gradient descent on +β k3 nudges the token "
@@ -52,6 +65,7 @@ st.caption(
 )
 
 st.subheader("PPO's clip")
+st.caption("Chapter 15, “Adding PPO's clip”: a token whose probability rose from 0.40 to 0.50.")
 st.latex(
     r"\rho = \frac{\pi_\theta}{\pi_{old}},\qquad s = \min\big(\rho A,\ \operatorname{clip}(\rho, 1-\epsilon,"
     r" 1+\epsilon)\,A\big)"
@@ -71,11 +85,24 @@ st.caption(
     "below 1 − ε, stops being pushed. At ρ = 1 the clip is inert and the gradient is plain REINFORCE."
 )
 ex = clip_example(p_old, p_new, 1.0, eps)
-verdict = "is clipped: no more gradient on the next inner step" if ex["clipped"] else "is still pushed"
-st.info(
-    f"Token probability {p_old:.2f} → {p_new:.2f}: ratio {ex['ratio']:.3f}; with A > 0 and ε = {eps:.2f} the "
-    f"token {verdict}. (Chapter: 0.40 → 0.50 gives 1.25 > 1.2.)"
-)
+pushed, stopped = "still pushed", "no gradient: clipped"
+if predict("clip", f"After one inner step a token's probability went {p_old:.2f} → {p_new:.2f}; its advantage is "
+           f"positive and ε = {eps:.2f}. On the next inner step, is the token still pushed up?", kind="choice",
+           options=[pushed, stopped], answer=stopped if ex["clipped"] else pushed):
+    outcome = "is clipped: no more gradient on the next inner step" if ex["clipped"] else "is still pushed"
+    st.info(
+        f"Token probability {p_old:.2f} → {p_new:.2f}: ratio {ex['ratio']:.3f}; with A > 0 and ε = {eps:.2f} the "
+        f"token {outcome}. (Chapter: 0.40 → 0.50 gives 1.25 > 1.2.)"
+    )
+if lab is not None:  # the student's grpo_loss (beta = 0) on this token, then on ratios across the clip range
+    _, grad = lab.loss_and_grad(logp=np.log([[p_new]]), old_logp=np.log([[p_old]]), ref_logp=np.log([[p_new]]),
+                                adv=np.ones(1), mask=np.ones((1, 1)), clip_eps=eps, beta=0.0)
+    verdict(grad, f"grpo_loss gradient on this token (reference {float(grad.reference.ravel()[0]):+.3f})",
+            lab=lab, task="grpo_loss")
+    ratios = np.array([[0.5, 0.9, 1.0, 1.1, 1.5]] * 2)  # (2, 5): one response with A = +1, one with A = -1
+    _, grad = lab.loss_and_grad(logp=np.log(ratios), old_logp=np.zeros_like(ratios), ref_logp=np.log(ratios),
+                                adv=np.array([1.0, -1.0]), mask=np.ones_like(ratios), clip_eps=eps, beta=0.0)
+    verdict(grad, "grpo_loss gradient at ratios 0.5 to 1.5, A = +1 and A = −1", lab=lab, task="grpo_loss")
 
 st.subheader("Why k3: bias, noise and sign, by sampling")
 st.markdown(

@@ -1,5 +1,6 @@
 """One group: the chapter's worked example. Rewards -> group advantages -> per-token weights, per loss type."""
 
+import numpy as np
 import streamlit as st
 
 from sim.exercises import credit_table, group_responses, group_summary, per_token_weights
@@ -7,9 +8,19 @@ from sim.grpo import LOSS_TYPE_LABELS, LOSS_TYPES
 from sim.toy import ToyConfig
 from ui.charts import COLORS, figure, show
 from ui.controls import Choice, Num
+from ui.labview import lab_switch, mismatched, verdict
 from ui.page import open_page, table
 
 CHAPTER_PICKS = (1, 4)  # rewards 1, 0, 0, 1: answers 1 and 4 are right
+
+
+def token_batch(responses) -> dict:
+    """The group's responses as a lab batch at ratio 1 and pi = pi_ref: logp, old_logp, ref_logp (B, T) all
+    log 0.5, and the mask of real tokens."""
+    T = max(len(t) for t in responses)
+    mask = np.array([[1.0] * len(t) + [0.0] * (T - len(t)) for t in responses])  # (B, T)
+    logp = np.full(mask.shape, np.log(0.5))
+    return {"logp": logp, "old_logp": logp, "ref_logp": logp, "mask": mask}
 SPECS = [
     Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64, default=4, help="responses sampled for the prompt"),
     Choice.of(ToyConfig, "scale", "scale", "Divide the advantages by", options=("group", "none")),
@@ -38,6 +49,7 @@ else:
         picked = st.pills("Correct answers", list(range(1, G + 1)), selection_mode="multi", key="pick",
                           default=[i for i in CHAPTER_PICKS if i <= G], bind="query-params")
     rewards = [1.0 if i in picked else 0.0 for i in range(1, G + 1)]
+lab = lab_switch()
 
 st.latex(
     r"\hat A^{(i)} = \frac{r^{(i)} - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}"
@@ -60,7 +72,17 @@ fig.add_bar(x=xs, y=chapter["advantages"], name="population std (chapter)", mark
 fig.add_bar(x=xs, y=trl["advantages"], name="sample std (TRL)", marker=dict(color=colors, opacity=0.45,
                                                                           pattern=dict(shape="/")))
 fig.update_layout(barmode="group")
+mine = lab.advantages(rewards, scale_std=scale == "group") if lab is not None else None
+if mine is not None and mine.student is not None and mine.student.shape == (G,):
+    wrong = mismatched(mine)
+    fig.add_scatter(x=xs, y=mine.student, mode="markers", name="your group_advantages",
+                    marker=dict(size=16, color=["#000000" if not w else COLORS["bad"] for w in wrong] or "#000000",
+                                symbol=["diamond" if not w else "x" for w in wrong] or "diamond",
+                                line=dict(width=2, color="white")))
 show(fig, "adv_chart")
+if mine is not None:
+    verdict(mine, "group_advantages on this group (black diamonds; a red cross where it differs)", lab=lab,
+            task="group_advantages")
 adv = chapter["advantages"]
 if all(r == rewards[0] for r in rewards):
     said = "Every answer got the same reward, so every advantage is 0: this group teaches nothing."
@@ -95,9 +117,20 @@ st.markdown(f"Each token's log-probability gets a gradient weight; under **{loss
 st.latex({"grpo": r"\frac{\hat A^{(i)}}{G\,|y^{(i)}|}", "bnpo": r"\frac{\hat A^{(i)}}{\sum_j |y^{(j)}|}",
           "dapo": r"\frac{\hat A^{(i)}}{\sum_j |y^{(j)}|}",
           "dr_grpo": r"\frac{\hat A^{(i)}}{G\,L_{\max}}"}[loss_type])
-table([{"answer": i + 1, "response": " ".join(t), "reward": r, "advantage": round(float(a), 4), "length": len(t),
+rows = [{"answer": i + 1, "response": " ".join(t), "reward": r, "advantage": round(float(a), 4), "length": len(t),
          "weight per token": round(w[0], 4)}
-       for i, (t, r, a, w) in enumerate(zip(responses, rewards, adv, weights, strict=True))], key="weights_table")
+        for i, (t, r, a, w) in enumerate(zip(responses, rewards, adv, weights, strict=True))]
+if lab is not None:  # the student's grpo_loss on this group: its gradient is the weight of each token
+    loss, grad = lab.loss_and_grad(**token_batch(responses), adv=adv, clip_eps=0.2, beta=0.04)
+    if grad.student is not None and grad.student.shape == grad.reference.shape:
+        for i, row in enumerate(rows):
+            row["your weight (grpo_loss)"] = round(-float(grad.student[i, 0]), 4)
+table(rows, key="weights_table")
+if lab is not None:
+    verdict(grad, "grpo_loss gradient on this group (ratio 1, π = π_ref)", lab=lab, task="grpo_loss")
+    if loss_type != "grpo":
+        st.caption("Your grpo_loss is the chapter's (Task 4: mean over each response, then over responses); "
+                   f"compare it with loss type grpo, not {loss_type}.")
 
 wrong = [i for i, r in enumerate(rewards) if r == 0]
 short = min(wrong, key=lambda i: len(responses[i]), default=None)

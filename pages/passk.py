@@ -9,6 +9,7 @@ from sim.toy import ToyConfig, expected_run
 from ui.charts import COLORS, figure, passk_axis, show
 from ui.controls import Num
 from ui.page import open_page
+from ui.predict import predict
 
 SPECS = [
     Num("n", "Samples per problem n", 1, 200, 64, 1),
@@ -73,22 +74,26 @@ fig.add_vline(x=k, line_dash="dot")
 show(fig, "estimator_chart")
 
 st.subheader("The chapter's two problems")
+st.caption("Chapter 15, “Does RL teach new reasoning?”: a toy example of how RL can sharpen and narrow coverage.")
 s = sharpening_summary()
 st.markdown(
     f"Problem A: $p = {CHAPTER_P_BEFORE[0]} \\to {CHAPTER_P_AFTER[0]}$; problem B (a rare strategy): "
-    f"$p = {CHAPTER_P_BEFORE[1]} \\to {CHAPTER_P_AFTER[1]}$. pass@1 rises {s['pass@1_before']:.3f} → "
-    f"{s['pass@1_after']:.3f}; pass@64 falls {s['pass@64_before']:.3f} → {s['pass@64_after']:.3f}; the curves "
-    f"cross near k = {s['crossover_k']:.1f}."
+    f"$p = {CHAPTER_P_BEFORE[1]} \\to {CHAPTER_P_AFTER[1]}$. Averaged over the two problems, pass@1 rises "
+    f"{s['pass@1_before']:.3f} → {s['pass@1_after']:.3f}."
 )
-curves_chart("pass@k of problems A and B, and their mean", CHAPTER_P_BEFORE, CHAPTER_P_AFTER, "chapter_passk_chart",
-             per_problem=("A", "B"))
-b_before, b_after = pass_at_k_known_p(CHAPTER_P_BEFORE[1], 64), pass_at_k_known_p(CHAPTER_P_AFTER[1], 64)
-a_before, a_after = pass_at_k_known_p(CHAPTER_P_BEFORE[0], 64), pass_at_k_known_p(CHAPTER_P_AFTER[0], 64)
-st.caption(
-    f"Per problem: A is solved within 64 tries either way (pass@64 {a_before:.3f} → {a_after:.3f}), while B's "
-    f"pass@64 collapses from {b_before:.3f} to {b_after:.3f}. RL helped at k = 1 (through A) and hurt at k = 64 "
-    "(all through B): it sharpened the common strategy, and the rare one that cracked B faded."
-)
+if predict("two_problems", f"Before RL the mean pass@64 is {s['pass@64_before']:.3f}. What is it after RL?",
+           answer=round(s["pass@64_after"], 3), tolerance=0.03,
+           explain=f"The curves cross near k = {s['crossover_k']:.1f}."):
+    curves_chart("pass@k of problems A and B, and their mean", CHAPTER_P_BEFORE, CHAPTER_P_AFTER,
+                 "chapter_passk_chart", per_problem=("A", "B"))
+    b_before, b_after = pass_at_k_known_p(CHAPTER_P_BEFORE[1], 64), pass_at_k_known_p(CHAPTER_P_AFTER[1], 64)
+    a_before, a_after = pass_at_k_known_p(CHAPTER_P_BEFORE[0], 64), pass_at_k_known_p(CHAPTER_P_AFTER[0], 64)
+    st.caption(
+        f"Per problem: A is solved within 64 tries either way (pass@64 {a_before:.3f} → {a_after:.3f}), while B's "
+        f"pass@64 collapses from {b_before:.3f} to {b_after:.3f}; the mean falls {s['pass@64_before']:.3f} → "
+        f"{s['pass@64_after']:.3f}. RL helped at k = 1 (through A) and hurt at k = 64 (all through B): it sharpened "
+        "the common strategy, and the rare one that cracked B faded."
+    )
 
 st.subheader("The 24-prompt toy, before vs after training")
 p0, pT = toy_before_after()

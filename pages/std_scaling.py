@@ -11,6 +11,7 @@ from sim.toy import ToyConfig, first_above, run_toy
 from ui.charts import COLORS, figure, show
 from ui.controls import Num
 from ui.page import open_page
+from ui.predict import predict
 
 SPECS = [
     Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
@@ -55,16 +56,21 @@ c1, c2 = st.columns(2)
 with c1:
     cs = np.arange(G + 1)
     with_std, without = mean_abs_advantage(cs, G, scale="group"), mean_abs_advantage(cs, G, scale="none")
-    fig = figure(f"Mean |A| of a group with c of {G} correct", "number correct c", "mean |A|", height=380)
-    fig.add_scatter(x=cs, y=with_std, name="with std (GRPO)", mode="lines+markers", line=dict(color=COLORS["main"]))
-    fig.add_scatter(x=cs, y=without, name="without std (Dr. GRPO)", mode="lines+markers",
-                    line=dict(color=COLORS["pin"]))
-    show(fig, "std_chart")
-    if G == 8:
-        st.success(
-            f"At G = 8: 1 correct gives {with_std[1]:.2f} with std vs {without[1]:.2f} without; "
-            f"4 correct gives {with_std[4]:.2f} vs {without[4]:.2f} (the chapter's 0.66 vs 1.0 and 0.22 vs 0.5)."
-        )
+    st.caption("Exercise 15.4: the mean |A| of a group, with and without the std division.")
+    if predict("ex15_4", f"A group of G = {G} has 1 correct answer. With the std division, what is its mean |A|? "
+               f"(A group with {G // 2} correct has {with_std[G // 2]:.2f}.)", answer=round(float(with_std[1]), 2),
+               tolerance=0.05, explain=f"Without the std it would be {without[1]:.2f}."):
+        fig = figure(f"Mean |A| of a group with c of {G} correct", "number correct c", "mean |A|", height=380)
+        fig.add_scatter(x=cs, y=with_std, name="with std (GRPO)", mode="lines+markers",
+                        line=dict(color=COLORS["main"]))
+        fig.add_scatter(x=cs, y=without, name="without std (Dr. GRPO)", mode="lines+markers",
+                        line=dict(color=COLORS["pin"]))
+        show(fig, "std_chart")
+        if G == 8:
+            st.success(
+                f"At G = 8: 1 correct gives {with_std[1]:.2f} with std vs {without[1]:.2f} without; 4 correct gives "
+                f"{with_std[4]:.2f} vs {without[4]:.2f} (the chapter's 0.66 vs 1.0 and 0.22 vs 0.5)."
+            )
 with c2:
     ps = np.linspace(0.0, 1.0, 101)
     w_std = expected_mean_abs_advantage(ps, G, scale="group")

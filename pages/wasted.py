@@ -9,6 +9,7 @@ from sim.toy import ToyConfig
 from ui.charts import COLORS, figure, show
 from ui.controls import Num
 from ui.page import open_page, table
+from ui.predict import predict
 
 SPECS = [
     Num("p", "Solve rate p of the prompt", 0.0, 1.0, 0.05, 0.01, fmt="%.2f"),
@@ -25,14 +26,23 @@ v = open_page(
 p, G = v["p"], v["G"]
 st.latex(r"P(\text{group teaches nothing}) = p^G + (1 - p)^G")
 
+st.caption("Chapter 15, “Groups that teach nothing”: a prompt solved 5% of the time, with G = 8 and G = 64.")
+sig8, sig64 = 1 - float(p_no_signal(0.05, 8)), 1 - float(p_no_signal(0.05, 64))
+revealed = predict("wasted_g8", "A prompt is solved 5% of the time (p = 0.05). With G = 8, in what share of its groups "
+                   "does at least one answer differ from the rest (a group that teaches something)?",
+                   answer=round(100 * sig8, 1), unit="%", tolerance=5, fmt="{:.1f}")
+revealed = predict("wasted_g64", "And with G = 64?", answer=round(100 * sig64, 1), unit="%", tolerance=5,
+                   fmt="{:.1f}", explain="DeepSeekMath used G = 64; DeepSeek-R1-Zero G = 16.") and revealed
+if not revealed:
+    st.stop()  # the charts and the numbers wait for the guesses
 none = float(p_no_signal(p, G))
 m = st.columns(3)
 m[0].metric(f"P(no signal) at p = {p:.2f}, G = {G}", f"{none:.1%}")
 m[1].metric("P(signal)", f"{1 - none:.1%}")
 m[2].metric("P(signal) at G = 64", f"{1 - float(p_no_signal(p, 64)):.1%}")
 st.info(
-    f"The chapter's case: p = 0.05 yields signal {1 - float(p_no_signal(0.05, 8)):.0%} of the time with G = 8 but "
-    f"{1 - float(p_no_signal(0.05, 64)):.0%} with G = 64. DeepSeekMath used G = 64; DeepSeek-R1-Zero G = 16."
+    f"The chapter's case: p = 0.05 yields signal {sig8:.0%} of the time with G = 8 but {sig64:.0%} with G = 64. "
+    "DeepSeekMath used G = 64; DeepSeek-R1-Zero G = 16."
 )
 
 ps = np.linspace(0, 1, 101)

@@ -82,6 +82,9 @@ def test_home_lists_every_page():
     links = [el.proto.page for el in at.get("page_link")]
     for p in PAGES:
         assert Path(p).stem in links
+    questions = [el.proto for el in at.get("page_link") if el.proto.label == "as a question"]
+    assert len(questions) == 6 and all(q.query_string == "predict=1" for q in questions)
+    assert "Exercise 15.4: std scaling" in " ".join(m.value for m in at.markdown)
     assert len(at.get("latex")) >= 1
 
 
@@ -362,3 +365,82 @@ def test_share_query_leaves_defaults_out():
     specs = [Num("G", "G", 2, 64, 8, 1), Flag("std", "s", True), Num("beta", "b", 0.0, 0.2, 0.0, 0.01)]
     q = share_query(specs, {"G": 16, "std": True, "beta": 0.04}, hide=("std",), classroom=True)
     assert q == "G=16&std=true&beta=0.04&classroom=1&hide=std"
+
+
+# ---- predict, then reveal; "use my lab code" ----------------------------------------------------
+
+
+def _reveal(at: AppTest, key: str, guess) -> AppTest:
+    if isinstance(guess, str):
+        at.radio(key=f"predict-{key}-input").set_value(guess).run()
+    else:
+        at.number_input(key=f"predict-{key}-input").set_value(guess).run()
+    return at.button(key=f"predict-{key}-reveal").click().run()
+
+
+@pytest.mark.parametrize("path, key, guess, hidden", [
+    ("pages/std_scaling.py", "ex15_4", 0.5, "std_chart"),
+    ("pages/passk.py", "two_problems", 0.9, "chapter_passk_chart"),
+])
+def test_predict_mode_hides_the_chart_until_a_guess(path, key, guess, hidden):
+    at = page(path, predict="1")
+    assert not at.exception
+    assert not any(hidden in el.proto.id for el in at.get("plotly_chart"))
+    assert at.button(key=f"predict-{key}-reveal").disabled  # nothing to reveal before a guess
+    at = _reveal(at, key, guess)
+    assert any(hidden in el.proto.id for el in at.get("plotly_chart"))
+    assert at.success or at.warning  # how close the guess was
+
+
+def test_predict_mode_on_wasted_and_kl_clip():
+    at = page("pages/wasted.py", predict="1")
+    assert not at.metric and not at.get("plotly_chart")  # everything waits for the two guesses
+    _reveal(at, "wasted_g8", 30.0)
+    assert not at.metric
+    _reveal(at, "wasted_g64", 90.0)
+    assert metrics(at)["P(signal)"] == "33.7%" and at.get("plotly_chart")
+    at = page("pages/kl_clip.py", predict="1")
+    assert "k3" not in metrics(at)
+    _reveal(at, "k3", 0.02)
+    assert metrics(at)["k3"] == "0.0157"
+    _reveal(at, "clip", "still pushed")
+    assert any("Not quite" in w.value for w in at.warning) and "is clipped" in at.info[0].value
+
+
+LAB = ROOT / "tests" / "fixtures" / "lab"
+
+
+def _with_lab(monkeypatch, path, lab_dir, **query) -> AppTest:
+    monkeypatch.setenv("GRPO_LAB_DIR", str(LAB / lab_dir))
+    at = page(path, **query)
+    return at.toggle(key="use_lab").set_value(True).run()
+
+
+def test_without_the_setting_there_is_no_switch(monkeypatch):
+    monkeypatch.delenv("GRPO_LAB_DIR", raising=False)
+    assert not [t for t in page("pages/one_group.py").toggle if t.key == "use_lab"]
+
+
+def test_lab_switch_shows_a_match_and_a_mismatch(monkeypatch):
+    at = _with_lab(monkeypatch, "pages/one_group.py", "correct")
+    assert not at.exception and not at.warning
+    assert [s.value for s in at.success if "group_advantages on this group" in s.value]
+    assert trace(chart(at, "adv_chart"), "your group_advantages")["y"] == pytest.approx([1, -1, -1, 1], abs=1e-3)
+    at = _with_lab(monkeypatch, "pages/one_group.py", "wrong_std")
+    assert [w.value for w in at.warning if "group_advantages on this group" in w.value and "differs" in w.value]
+    texts = " ".join(t.value for t in at.text)
+    assert "sample std" in texts  # the lab's check names the mistake
+    ys = trace(chart(at, "adv_chart"), "your group_advantages")
+    assert ys["y"] == pytest.approx([0.866, -0.866, -0.866, 0.866], abs=1e-3) and "x" in ys["marker"]["symbol"]
+
+
+def test_lab_switch_survives_a_raising_and_a_hanging_student(monkeypatch):
+    at = _with_lab(monkeypatch, "pages/one_group.py", "raises")  # group_advantages raises ValueError for G > 2
+    assert not at.exception
+    assert any("group_advantages" in e.value and "(raised)" in e.value for e in at.error)
+    assert "groups larger than 2 are not supported yet" in " ".join(t.value for t in at.text)  # plain text
+    assert metrics(at)["mean(r)"] == "0.500" and chart(at, "adv_chart")  # the page still draws
+    at = _with_lab(monkeypatch, "pages/kl_clip.py", "hangs")  # k3_kl never returns
+    assert not at.exception
+    assert any("k3_kl" in e.value and "(timeout)" in e.value for e in at.error)
+    assert chart(at, "kl_chart") and metrics(at)["k3"] == "0.0157"

@@ -241,6 +241,11 @@ class Player {
     parent.appendChild(this.root);
     this.onKey = this.onKey.bind(this);
     this.root.addEventListener("keydown", this.onKey);
+    // the grid's width changes with the window and with Streamlit's sidebar: resize the charts to it
+    this.resizer = new ResizeObserver(() => {
+      for (const slot of this.slots || []) if (slot.mounted && this.Plotly) this.Plotly.Plots.resize(slot.plot);
+    });
+    this.resizer.observe(this.grid);
     this.root.addEventListener("keyup", (e) => {
       if (e.key === " " && e.target.tagName !== "SELECT") e.preventDefault(); // no second toggle via click
     });
@@ -317,7 +322,7 @@ class Player {
     const arrays = data.arrays.map(decode);
     const style = this.style(data.classroom);
     const T = data.T;
-    const shape = JSON.stringify(data.charts.map((c) => [c.span, c.traces.map((tr) => tr.kind)]));
+    const shape = JSON.stringify(data.charts.map((c) => c.span)); // other changes are Plotly.react's job
     this.root.classList.toggle("gp-classroom", !!data.classroom);
     this.grid.style.gridTemplateColumns = `repeat(${data.columns}, minmax(0, 1fr))`;
     if (shape !== this.shape) this.buildCharts(data.charts.length);
@@ -507,7 +512,7 @@ class Player {
       if (!slot.mounted) {
         slot.mounted = true;
         this.stats.newPlots += 1;
-        const config = { responsive: true, displaylogo: false };
+        const config = { displaylogo: false };
         return this.Plotly.newPlot(slot.plot, v.traces(t), v.layoutBase, config).then(() => {
           // after zoom, pan, resize or new data, put the cover back where the axis now puts t
           slot.plot.on("plotly_afterplot", () => slot.view.cover(slot.plot, slot.cover, this.shown));
@@ -523,6 +528,7 @@ class Player {
 
   destroy() {
     this.destroyed = true;
+    this.resizer.disconnect();
     cancelAnimationFrame(this.raf);
     clearTimeout(this.reportTimer);
     if (this.Plotly) for (const s of this.slots || []) this.Plotly.purge(s.plot);

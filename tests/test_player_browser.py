@@ -194,6 +194,14 @@ def test_pause_step_back_reset_scrub_and_keyboard(watched):
     t = w.label_t()
     time.sleep(0.3)
     assert w.label_t() == t, "space paused"
+    # speed: iterations per second from the select; 10 it/s over about 1.5 s
+    p.locator(".gp-speed").select_option("10")
+    p.get_by_role("button", name="Play").click()
+    t0, start = time.monotonic(), w.label_t()
+    time.sleep(1.5)
+    rate = (w.label_t() - start) / (time.monotonic() - t0)
+    p.get_by_role("button", name="Pause").click()
+    assert 5 <= rate <= 11, f"{rate:.1f} iterations/s at speed 10"
     buttons = p.locator(".gp-bar button")
     assert buttons.count() == 4 and all(buttons.nth(i).text_content().strip() for i in range(4))
 
@@ -216,7 +224,13 @@ def test_setting_change_mid_play_keeps_t_and_playing(watched):
     s = w.stats()
     assert s["newPlots"] == 5, "charts updated in place with Plotly.react, not re-mounted"
     assert p.locator(".gp-plot").count() == 5
-    p.get_by_role("button", name="Pause").click()
+    # a shorter run than the current iteration: t is clamped to the new T, and the run is over
+    t_slider = p.get_by_test_id("stSlider").filter(has_text="Iterations T").get_by_role("slider")
+    t_slider.focus()
+    t_slider.press("Home")  # T = 10
+    p.wait_for_function(f"{STATS}.loads === 3 && {STATS}.drawn.at(-1) === 10")
+    assert p.locator(".gp-label").text_content() == "iteration 10 / 10"
+    assert p.evaluate("document.querySelector('.gp-root').dataset.playing") == "0"
 
 
 def move_g(w: Watched, g: int) -> tuple[dict, int]:

@@ -38,7 +38,18 @@ Titles may contain {t} and {T}. All text is shown as plain text.
 
 Plotly.js is not sent with the page: it is copied once from the installed `plotly` package into the
 app's `static/` folder and served by Streamlit's static file serving (`server.enableStaticServing`),
-so the browser loads it once and caches it (see `ensure_plotly_js`).
+so the browser loads it once and caches it (see `ensure_plotly_js`; `scripts/bench_player.py` measures).
+
+How `st.components.v2` behaves in Streamlit 1.67 (read in its source and checked in Chromium):
+  - `data` travels as one JSON string per rerun; the browser parses it and calls the JS module's
+    default export again only if the string changed. So a rerun with the same setting costs the
+    browser nothing (it still costs the wire: send the same data, do not put timestamps in it).
+  - With a stable `key` the element persists across reruns: the default export is called again on
+    the same parent element, which is where the player keeps its state (t, playing, Plotly charts).
+    Its cleanup runs only when the element unmounts (another page, or the key changes).
+  - The JS (inline, about 20 kB) is evaluated once per content hash; it is resent with each rerun.
+  - `setStateValue` sends a widget value and reruns the script: the player uses it only when the
+    caller asks (`on_t_change`) and only once playing has stopped.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Test app for the browser player (ui/player.py): the Training page's five charts on a real toy run.
 
-`python -m streamlit run tests/apps/player_app.py` from the repository root. A G slider changes the
-setting (new data for the same player); `?T=500&S=64` sets iterations and seeds, `?classroom=1`
+`python -m streamlit run tests/apps/player_app.py` from the repository root. G and T sliders change
+the setting (new data for the same player); `?T=500&S=64` sets the first T and the seeds, `?classroom=1`
 presenter mode, `?report=1` makes the player report t on pause. The script time goes to the browser
 in `meta` (the time up to the player call) so the tests can split the slider -> redraw latency.
 """
@@ -68,7 +68,7 @@ started = time.perf_counter()
 st.set_page_config(layout="wide")
 st.title("Player test app")
 G = st.slider("Group size G", 2, 64, 8, key="G")
-T = query_int("T", 200, 1, 1000)
+T = st.slider("Iterations T", 10, 1000, query_int("T", 200, 10, 1000), 10, key="T")
 S = query_int("S", 16, 1, 64)
 cfg = ToyConfig(group_size=G, iterations=T, n_seeds=S, seed=0)
 run, exp = simulate(cfg)

@@ -100,7 +100,9 @@ def main() -> None:
     load = os.getloadavg()[0]
     result = {
         "payload": payload_sizes(),
-        "component_inline_bytes": {f: (assets / f).stat().st_size for f in ("player.js", "player.css")},
+        "component_inline_bytes": {
+            f: (assets / f).stat().st_size for f in ("player_charts.js", "player.js", "player.css")
+        },
         "plotly_min_js_bytes": (Path(__import__("plotly").__file__).parent / "package_data" / "plotly.min.js")
         .stat()
         .st_size,

@@ -2,8 +2,8 @@
 
 The server computes a run once per setting and calls `player(...)`; the browser receives every series
 once and reveals it up to the current iteration t, frame by frame, redrawing the charts with
-`Plotly.react` (`assets/player.js`). While playing nothing is sent to the server, so a class of
-students pressing Play costs the server nothing.
+`Plotly.react` (`assets/player_charts.js`, `assets/player.js`). While playing nothing is sent to the
+server, so a class of students pressing Play costs the server nothing.
 
 Declare the charts, not the frames:
 
@@ -67,7 +67,8 @@ import streamlit as st
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 COMPONENT_NAME = "grpo_player"
 REVEALS = ("upto", "full")
-_JS = (ASSETS / "player.js").read_text(encoding="utf-8")
+# one ES module from two files: the charts (Plotly) first, then the player that exports the component
+_JS = "\n".join((ASSETS / f).read_text(encoding="utf-8") for f in ("player_charts.js", "player.js"))
 _CSS = (ASSETS / "player.css").read_text(encoding="utf-8")
 # isolate_styles=False: Plotly puts its own CSS in the document head, which a shadow root would not see.
 _COMPONENT = st.components.v2.component(COMPONENT_NAME, css=_CSS, js=_JS, isolate_styles=False)

@@ -147,3 +147,15 @@ def test_test_app_mounts_the_player_under_apptest():
     assert data["plotly_url"].startswith("/app/static/plotly-")
     at.slider(key="G").set_value(12).run()
     assert json.loads(at.get("bidi_component")[0].proto.json)["meta"]["G"] == 12
+
+
+def test_a_read_only_app_folder_is_a_message_not_a_traceback(monkeypatch):
+    import ui.player
+
+    def refuse(app_dir):
+        raise PermissionError(13, "Permission denied", str(app_dir / "static"))
+
+    monkeypatch.setattr(ui.player, "ensure_plotly_js", refuse)
+    at = AppTest.from_file(str(APP), default_timeout=30).run()
+    assert not at.exception and not at.get("bidi_component")
+    assert "could not put Plotly.js" in at.error[0].value and "Permission denied" in at.error[0].value

@@ -328,9 +328,14 @@ def player(
             "`enableStaticServing = true` under `[server]` in .streamlit/config.toml and restart."
         )
         return None
+    try:
+        plotly_url = _plotly_url() or ""
+    except OSError as e:  # e.g. the app folder is read-only: say so instead of a traceback
+        st.error(f"The player could not put Plotly.js into the app's static/ folder: {e}")
+        return None
     payload = build_payload(
         key, T=T, charts=charts, columns=columns, speed=speed, classroom=classroom, label=label,
-        report=on_t_change is not None, plotly_url=_plotly_url() or "", meta=meta,
+        report=on_t_change is not None, plotly_url=plotly_url, meta=meta,
     )  # fmt: skip
     kwargs = {"on_t_change": on_t_change} if on_t_change is not None else {}
     result = _COMPONENT(key=key, data=payload, **kwargs)

@@ -30,15 +30,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, timeout: float = 60.0) -> subprocess.Popen:
-    """Start the app headless on `port` and wait until its health endpoint answers."""
+def start_server(port: int, timeout: float = 60.0, script: str = "app.py") -> subprocess.Popen:
+    """Start `script` (default the app) headless on `port` and wait until its health endpoint answers."""
     env = dict(os.environ, OMP_NUM_THREADS="1")
     cmd = [
         sys.executable,
         "-m",
         "streamlit",
         "run",
-        "app.py",
+        script,
         "--server.headless",
         "true",
         "--server.port",

@@ -1,0 +1,342 @@
+// GRPO Playground player, part 2 of 2 (after player_charts.js; see ui/player.py): plays a precomputed
+// run in the browser.
+//
+// The server sends every series once; each frame reveals them up to iteration t and redraws the
+// charts with Plotly.react. Play, Pause, Step, Reset, speed and the timeline never talk to the
+// server. Streamlit calls the default export again whenever new data arrives (a setting changed);
+// the Player attached to that element keeps its t and keeps playing.
+
+const PLAYERS = new WeakMap(); // Streamlit's element -> Player
+window.grpoPlayers = window.grpoPlayers || {}; // key -> counters, read by the browser tests
+const SPEEDS = [1, 2, 5, 10, 16, 20, 30, 45, 60, 120]; // iterations per second
+const DISPLAY_FPS = 60; // up to this speed every iteration is drawn
+
+export default function (component) {
+  const { data, parentElement, setStateValue } = component;
+  let player = PLAYERS.get(parentElement);
+  if (!player) {
+    player = new Player(parentElement, setStateValue);
+    PLAYERS.set(parentElement, player);
+  }
+  player.load(data);
+  return () => {
+    player.destroy();
+    PLAYERS.delete(parentElement);
+  };
+}
+
+// ---- the player: bar, charts, clock ----
+class Player {
+  constructor(parent, setStateValue) {
+    this.parent = parent;
+    this.setStateValue = setStateValue;
+    this.t = 0; // iteration the player is at
+    this.shown = -1; // iteration on screen (-1: nothing drawn yet)
+    this.playing = false;
+    this.busy = false; // a draw is in flight
+    this.dirty = false; // new data: redraw even if t is unchanged
+    this.raf = 0;
+    this.acc = 0; // iterations owed by the clock
+    this.lastNow = null;
+    this.views = [];
+    this.root = el("div", "gp-root");
+    this.root.tabIndex = -1;
+    this.buildBar();
+    this.msg = el("div", "gp-msg");
+    this.grid = el("div", "gp-charts");
+    this.root.append(this.bar, this.msg, this.grid);
+    parent.appendChild(this.root);
+    this.onKey = this.onKey.bind(this);
+    this.root.addEventListener("keydown", this.onKey);
+    // the grid's width changes with the window and with Streamlit's sidebar: resize the charts to it
+    this.resizer = new ResizeObserver(() => {
+      for (const slot of this.slots || []) if (slot.mounted && this.Plotly) this.Plotly.Plots.resize(slot.plot);
+    });
+    this.resizer.observe(this.grid);
+    this.root.addEventListener("keyup", (e) => {
+      if (e.key === " " && e.target.tagName !== "SELECT") e.preventDefault(); // no second toggle via click
+    });
+  }
+
+  buildBar() {
+    this.bar = el("div", "gp-bar");
+    this.bar.setAttribute("role", "toolbar");
+    this.bar.setAttribute("aria-label", "player");
+    const button = (text, title, fn, cls = "") => {
+      const b = el("button", `gp-btn ${cls}`, text);
+      b.type = "button";
+      b.title = title;
+      b.addEventListener("click", fn);
+      return b;
+    };
+    this.playBtn = button("▶ Play", "Play / Pause (space)", () => (this.playing ? this.pause() : this.play()), "gp-primary");
+    this.backBtn = button("◀ Back", "One iteration back (left arrow)", () => this.step(-1));
+    this.stepBtn = button("Step ▶", "One iteration forward (right arrow)", () => this.step(1));
+    this.resetBtn = button("⟲ Reset", "Back to iteration 0", () => this.reset());
+    this.speedSel = el("select", "gp-speed");
+    this.speedSel.setAttribute("aria-label", "speed in iterations per second");
+    this.speedSel.addEventListener("change", () => (this.speed = Number(this.speedSel.value)));
+    const speedLabel = el("label", "gp-speed-label", "speed ");
+    speedLabel.appendChild(this.speedSel);
+    this.timeline = el("input", "gp-timeline");
+    this.timeline.type = "range";
+    this.timeline.min = "0";
+    this.timeline.step = "1";
+    this.timeline.setAttribute("aria-label", "iteration");
+    this.timeline.addEventListener("input", () => this.seek(Number(this.timeline.value)));
+    this.timeline.addEventListener("change", () => this.report());
+    this.label = el("span", "gp-label");
+    this.bar.append(this.playBtn, this.backBtn, this.stepBtn, this.resetBtn, speedLabel, this.timeline, this.label);
+  }
+
+  // -- data --
+  async load(data) {
+    const arrived = performance.now();
+    this.data = data;
+    let Plotly;
+    try {
+      Plotly = await loadPlotly(data.plotly_url);
+    } catch (err) {
+      this.msg.textContent = `${err.message}. Check that the server has static file serving on.`;
+      return;
+    }
+    if (this.data !== data || this.destroyed) return; // newer data arrived meanwhile
+    this.Plotly = Plotly;
+    this.msg.textContent = "";
+    this.stats = window.grpoPlayers[data.key] || this.newStats();
+    window.grpoPlayers[data.key] = this.stats;
+    this.stats.dataArrivedAt = arrived;
+    this.stats.meta = data.meta;
+    this.apply(data);
+  }
+
+  newStats() {
+    return { draws: 0, drawn: [], dataArrivedAt: 0, dataDrawnAt: 0, loads: 0, newPlots: 0 };
+  }
+
+  style(classroom) {
+    const css = getComputedStyle(this.parent);
+    const v = (name, dflt) => css.getPropertyValue(name).trim() || dflt;
+    const big = classroom;
+    return {
+      text: v("--st-text-color", "#31333f"), background: v("--st-background-color", "#ffffff"),
+      font: v("--st-font", "sans-serif"),
+      tick: big ? 18 : 13, legend: big ? 18 : 13, axisTitle: big ? 20 : 14,
+    }; // prettier-ignore
+  }
+
+  apply(data) {
+    const arrays = data.arrays.map(decode);
+    const style = this.style(data.classroom);
+    const T = data.T;
+    const shape = JSON.stringify(data.charts.map((c) => c.span)); // other changes are Plotly.react's job
+    this.root.classList.toggle("gp-classroom", !!data.classroom);
+    this.grid.style.gridTemplateColumns = `repeat(${data.columns}, minmax(0, 1fr))`;
+    if (shape !== this.shape) this.buildCharts(data.charts.length);
+    this.shape = shape;
+    this.views = data.charts.map((spec, i) => new ChartView(spec, arrays, T, style));
+    this.views.forEach((v, i) => {
+      const slot = this.slots[i];
+      slot.box.style.gridColumn = `span ${v.spec.span}`;
+      slot.caption.textContent = v.spec.caption;
+      slot.caption.hidden = !v.spec.caption;
+    });
+    this.T = T;
+    this.t = Math.min(this.t, T);
+    if (this.t >= T) this.playing = false;
+    this.timeline.max = String(T);
+    this.setSpeedOptions(this.speed ?? data.speed);
+    this.stats.loads += 1;
+    this.dirty = true;
+    this.updateBar();
+    this.schedule();
+  }
+
+  buildCharts(n) {
+    for (const s of this.slots || []) this.Plotly.purge(s.plot);
+    this.grid.replaceChildren();
+    this.slots = Array.from({ length: n }, () => {
+      const box = el("div", "gp-chart");
+      const title = el("div", "gp-title");
+      const plot = el("div", "gp-plot");
+      const cover = el("div", "gp-cover");
+      cover.hidden = true;
+      const plotBox = el("div", "gp-plotbox");
+      plotBox.append(plot, cover);
+      const caption = el("div", "gp-caption");
+      box.append(title, plotBox, caption);
+      this.grid.appendChild(box);
+      return { box, title, plot, cover, caption, mounted: false };
+    });
+  }
+
+  setSpeedOptions(speed) {
+    const speeds = [...new Set([...SPEEDS, speed])].sort((a, b) => a - b);
+    this.speedSel.replaceChildren(...speeds.map((s) => el("option", "", `${s} it/s`)));
+    [...this.speedSel.options].forEach((o, i) => (o.value = String(speeds[i])));
+    this.speedSel.value = String(speed);
+    this.speed = speed;
+  }
+
+  // -- controls (none of them talks to the server; report() does, and only when stopped) --
+  play() {
+    if (this.t >= this.T) this.t = 0;
+    this.playing = true;
+    this.acc = 0;
+    this.lastNow = null;
+    this.updateBar();
+    this.schedule();
+  }
+
+  pause() {
+    this.playing = false;
+    this.t = Math.max(this.shown, 0); // stop on the frame on screen, not on one still being drawn
+    this.updateBar();
+    this.schedule();
+    this.report();
+  }
+
+  step(d) {
+    const from = this.playing ? Math.max(this.shown, 0) : this.t; // paused: t may be ahead of the screen by a frame
+    this.playing = false;
+    this.t = Math.min(Math.max(from + d, 0), this.T);
+    this.updateBar();
+    this.schedule();
+    this.report();
+  }
+
+  reset() {
+    this.playing = false;
+    this.t = 0;
+    this.updateBar();
+    this.schedule();
+    this.report();
+  }
+
+  seek(t) {
+    this.playing = false;
+    this.t = Math.min(Math.max(t, 0), this.T);
+    this.updateBar();
+    this.schedule();
+  }
+
+  report() {
+    if (!this.data || !this.data.report) return;
+    clearTimeout(this.reportTimer);
+    this.reportTimer = setTimeout(() => {
+      if (!this.playing && this.t !== this.reported) {
+        this.reported = this.t;
+        this.setStateValue("t", this.t);
+      }
+    }, 300);
+  }
+
+  onKey(e) {
+    const onTimeline = e.target === this.timeline;
+    if (e.key === " " && e.target.tagName !== "SELECT") {
+      e.preventDefault();
+      this.playing ? this.pause() : this.play();
+    } else if ((e.key === "ArrowRight" || e.key === "ArrowLeft") && !onTimeline && e.target.tagName !== "SELECT") {
+      e.preventDefault();
+      this.step(e.key === "ArrowRight" ? 1 : -1);
+    }
+  }
+
+  updateBar() {
+    this.playBtn.textContent = this.playing ? "❚❚ Pause" : "▶ Play";
+    this.playBtn.setAttribute("aria-label", this.playing ? "Pause" : "Play");
+    this.root.dataset.playing = this.playing ? "1" : "0";
+  }
+
+  // -- the clock: one draw per animation frame at most, never two at once --
+  schedule() {
+    if (!this.raf && !this.destroyed) this.raf = requestAnimationFrame((now) => this.frame(now));
+  }
+
+  frame(now) {
+    this.raf = 0;
+    if (!this.Plotly || !this.views.length) return;
+    if (this.busy) return this.schedule();
+    if (this.playing) {
+      const dt = this.lastNow === null ? 0 : now - this.lastNow;
+      this.lastNow = now;
+      this.acc += (dt * this.speed) / 1000;
+      // At most ceil(speed / 60) iterations per frame: every iteration is drawn unless the speed
+      // asked for is above the display's frame rate. A slow machine plays slower, skipping none.
+      const steps = Math.min(Math.floor(this.acc), Math.max(1, Math.ceil(this.speed / DISPLAY_FPS)));
+      if (steps > 0) {
+        this.acc = Math.min(this.acc - steps, 1);
+        this.t = Math.min(this.t + steps, this.T);
+      }
+      if (this.t >= this.T) {
+        this.playing = false;
+        this.updateBar();
+      }
+    }
+    if (this.t !== this.shown || this.dirty) this.draw(this.t);
+    if (this.playing) this.schedule();
+  }
+
+  draw(t) {
+    const newData = this.dirty;
+    this.busy = true;
+    this.dirty = false;
+    this.shown = t;
+    this.timeline.value = String(t);
+    this.label.textContent = fillIn(this.data.label, t, this.T);
+    let done;
+    try {
+      done = this.drawCharts(t, newData);
+    } catch (err) {
+      done = [Promise.reject(err)];
+    }
+    Promise.all(done)
+      .then(() => {
+        const s = this.stats;
+        s.draws += 1;
+        if (s.drawn.length < 5000) s.drawn.push(t);
+        if (newData) s.dataDrawnAt = performance.now();
+      })
+      .catch((err) => {
+        this.msg.textContent = `Drawing failed: ${err?.message || err}`;
+        console.error("player: drawing failed", err);
+      })
+      .finally(() => {
+        this.busy = false;
+        if (this.t !== this.shown || this.dirty) this.schedule(); // paused meanwhile on another frame
+      });
+  }
+
+  // Start redrawing every chart at t; returns their promises.
+  drawCharts(t, newData) {
+    return this.views.map((v, i) => {
+      const slot = this.slots[i];
+      slot.view = v;
+      slot.title.textContent = fillIn(v.spec.title, t, this.T);
+      slot.cover.hidden = !v.heat;
+      if (!slot.mounted) {
+        slot.mounted = true;
+        this.stats.newPlots += 1;
+        const config = { displaylogo: false };
+        return this.Plotly.newPlot(slot.plot, v.traces(t), v.layoutBase, config).then(() => {
+          // after zoom, pan, resize or new data, put the cover back where the axis now puts t
+          slot.plot.on("plotly_afterplot", () => slot.view.cover(slot.plot, slot.cover, this.shown));
+          slot.plot.on("plotly_relayout", () => slot.view.cover(slot.plot, slot.cover, this.shown));
+          v.cover(slot.plot, slot.cover, t);
+        });
+      }
+      const redraw = newData || !v.staticFrames ? this.Plotly.react(slot.plot, v.traces(t), v.layoutBase) : null;
+      v.cover(slot.plot, slot.cover, t);
+      return redraw;
+    });
+  }
+
+  destroy() {
+    this.destroyed = true;
+    this.resizer.disconnect();
+    cancelAnimationFrame(this.raf);
+    clearTimeout(this.reportTimer);
+    if (this.Plotly) for (const s of this.slots || []) this.Plotly.purge(s.plot);
+    this.root.remove();
+  }
+}

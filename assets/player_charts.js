@@ -1,0 +1,198 @@
+// GRPO Playground player, part 1 of 2 (ui/player.py joins player_charts.js + player.js into one module):
+// loading Plotly.js, decoding the arrays, and ChartView, which turns one chart's spec into Plotly traces
+// for iteration t.
+//
+// Cheap frames: layouts carry `transition: {duration: 0}`, so Plotly.react redraws only the traces
+// (its animation path) instead of re-laying out the whole chart; bars are one trace per category
+// (a changing colour array would force a full redraw); a heatmap is drawn once, in full, and its
+// future columns are hidden under a plain <div> that moves with t (it also blocks hover there), so a
+// heatmap-only chart costs no Plotly call per frame.
+
+// ---- Plotly.js: one <script> per page, from the app's own server ----
+let plotlyLoading = null;
+function loadPlotly(url) {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!plotlyLoading) {
+    plotlyLoading = new Promise((resolve, reject) => {
+      const s = document.createElement("script");
+      s.src = url;
+      s.onload = () => resolve(cacheArrayAttributes(window.Plotly));
+      s.onerror = () => {
+        plotlyLoading = null;
+        s.remove();
+        reject(new Error(`Plotly.js could not be loaded from ${url}`));
+      };
+      document.head.appendChild(s);
+    });
+  }
+  return plotlyLoading;
+}
+
+// On every Plotly.react, Plotly (4.1.1) finds which attributes of each trace hold arrays by crawling
+// the trace type's whole attribute schema: about 1 ms per trace here, a third of a frame. The answer
+// depends only on the trace type and on which of the trace's input attributes are arrays, so cache it
+// by exactly that. (Only this page's window.Plotly is patched; Streamlit's own charts bundle theirs.)
+// The browser tests check the cached answer equals Plotly's own for every trace drawn.
+function cacheArrayAttributes(Plotly) {
+  const schema = Plotly && Plotly.PlotSchema;
+  if (!schema || typeof schema.findArrayAttributes !== "function" || schema.findArrayAttributes.original) {
+    return Plotly;
+  }
+  const original = schema.findArrayAttributes;
+  const cache = new Map();
+  const arrayPaths = (obj, prefix, out) => {
+    for (const [k, v] of Object.entries(obj)) {
+      if (Array.isArray(v) || ArrayBuffer.isView(v)) out.push(prefix + k);
+      else if (v && typeof v === "object") arrayPaths(v, `${prefix + k}.`, out);
+    }
+    return out;
+  };
+  const cached = (trace) => {
+    if (!trace || !trace._input || typeof trace.type !== "string") return original(trace);
+    const key = `${trace.type}|${arrayPaths(trace._input, "", []).join(",")}`;
+    let attrs = cache.get(key);
+    if (attrs === undefined) {
+      attrs = original(trace);
+      if (cache.size < 200) cache.set(key, attrs);
+    }
+    return attrs.slice();
+  };
+  cached.original = original;
+  schema.findArrayAttributes = cached;
+  return Plotly;
+}
+
+function decode({ dtype, shape, b64 }) {
+  const bin = atob(b64);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return { v: dtype === "f4" ? new Float32Array(bytes.buffer) : bytes, shape };
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text; // plain text, never parsed as HTML
+  return e;
+}
+
+const fillIn = (s, t, T) => s.replaceAll("{t}", String(t)).replaceAll("{T}", String(T));
+const iota = (n, start = 0) => Float32Array.from({ length: n }, (_, i) => i + start);
+// a fixed range, or autorange; never `range: null` (Plotly.react then fails on uirevision bookkeeping)
+const range = (r) => (r ? { range: r, autorange: false } : { autorange: true });
+const upto = (t, x0, n) => Math.max(0, Math.min(n, t - x0 + 1)); // points with iteration x0 + i <= t
+
+// ---- one chart: its Plotly traces and layout as functions of t ----
+class ChartView {
+  constructor(spec, arrays, T, style) {
+    this.spec = spec;
+    this.T = T;
+    this.parts = spec.traces.map((tr) => ({ ...tr, ...this.prepare(tr, arrays) }));
+    this.heat = this.parts.find((p) => p.kind === "heatmap");
+    this.layoutBase = this.makeLayout(style);
+    this.maskColor = style.background;
+  }
+
+  prepare(tr, arrays) {
+    if (tr.kind === "line") {
+      const y = arrays[tr.y].v;
+      return { yv: y, xv: iota(y.length, tr.x0) };
+    }
+    if (tr.kind === "band") {
+      const lo = arrays[tr.lo].v;
+      return { lov: lo, hiv: arrays[tr.hi].v, xv: iota(lo.length, tr.x0) };
+    }
+    if (tr.kind === "bars") {
+      const P = arrays[tr.y].shape[1];
+      return { P, yv: arrays[tr.y].v, cat: tr.categories === undefined ? null : arrays[tr.categories].v };
+    }
+    // heatmap: (n, P) row-major -> Plotly z: P rows of n columns, drawn once in full
+    const { v, shape } = arrays[tr.z];
+    const [n, P] = shape;
+    const z = Array.from({ length: P }, (_, j) => Float32Array.from({ length: n }, (_, i) => v[i * P + j]));
+    return { z, xv: iota(n, tr.x0) };
+  }
+
+  makeLayout(style) {
+    const s = this.spec;
+    const font = { size: style.tick, color: style.text, family: style.font };
+    const axisTitle = { size: style.axisTitle };
+    const hasBars = this.parts.some((p) => p.kind === "bars");
+    const xr = s.x_range || (hasBars ? null : this.heat ? [-0.5, this.T + 0.5] : [0, this.T]);
+    return {
+      height: s.height,
+      margin: { l: style.tick * 4 + 14, r: 16, t: 8, b: style.tick * 3 + 16 },
+      font,
+      paper_bgcolor: "rgba(0,0,0,0)",
+      plot_bgcolor: style.background,
+      showlegend: s.legend && !this.heat,
+      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", font: { size: style.legend } },
+      hovermode: hasBars || this.heat ? "closest" : "x unified",
+      xaxis: { title: { text: s.x_title, font: axisTitle }, zeroline: false, ...range(xr) },
+      yaxis: { title: { text: s.y_title, font: axisTitle }, ...range(s.y_range) },
+      barmode: "overlay",
+      uirevision: "keep", // zoom and legend clicks survive every frame and new data
+      transition: { duration: 0 }, // data-only updates take Plotly's animation path (traces only)
+    };
+  }
+
+  traces(t) {
+    const out = [];
+    for (const p of this.parts) {
+      if (p.kind === "line") {
+        const n = p.reveal === "full" ? p.yv.length : upto(t, p.x0, p.yv.length);
+        out.push({
+          type: "scatter", mode: "lines", name: p.name, showlegend: p.showlegend,
+          x: p.xv.subarray(0, n), y: p.yv.subarray(0, n),
+          line: { color: p.color || undefined, width: p.width, dash: p.dash || "solid" },
+          stackgroup: p.stackgroup || undefined, fill: p.fill || undefined,
+        }); // prettier-ignore
+      } else if (p.kind === "band") {
+        // one closed polygon (hi forwards, lo backwards): one trace instead of two
+        const n = upto(t, p.x0, p.lov.length);
+        const x = new Float32Array(2 * n);
+        const y = new Float32Array(2 * n);
+        for (let i = 0; i < n; i++) {
+          x[i] = x[2 * n - 1 - i] = p.xv[i];
+          y[i] = p.hiv[i];
+          y[2 * n - 1 - i] = p.lov[i];
+        }
+        out.push({ type: "scatter", mode: "lines", x, y, fill: "toself", fillcolor: p.color, line: { width: 0 },
+          name: p.name, hoverinfo: "skip" }); // prettier-ignore
+      } else if (p.kind === "bars") {
+        const row = Math.min(t, p.yv.length / p.P - 1) * p.P;
+        const y = p.yv.subarray(row, row + p.P);
+        p.colors.forEach((color, c) => {
+          // one trace per category: the others are gaps (NaN), so only y changes between frames
+          const yc = p.cat ? y.map((v, j) => (p.cat[row + j] === c ? v : NaN)) : y;
+          out.push({ type: "bar", x: p.x, y: yc, name: p.names[c] || "", marker: { color },
+            showlegend: !!p.names[c], hovertemplate: `%{y:.3f}<extra>${p.names[c] || ""}</extra>` }); // prettier-ignore
+        });
+      } else {
+        out.push({ type: "heatmap", x: p.xv, z: p.z, zmin: p.zmin, zmax: p.zmax, colorscale: p.colorscale,
+          colorbar: { title: { text: p.colorbar_title } }, hovertemplate: "iteration %{x}<br>row %{y}<br>%{z:.3f}<extra></extra>" }); // prettier-ignore
+      }
+    }
+    return out;
+  }
+
+  // Only a heatmap: nothing for Plotly to redraw when t moves (the cover does it).
+  get staticFrames() {
+    return this.parts.every((p) => p.kind === "heatmap");
+  }
+
+  // Move the cover over the heatmap's columns after t. Pixels come from Plotly's own axis (l2p) and
+  // plot area (_fullLayout._size), so the cover follows zoom, pan and resize.
+  cover(plot, coverEl, t) {
+    const full = plot._fullLayout;
+    if (!this.heat || !full) return;
+    const xa = full.xaxis;
+    const size = full._size;
+    const left = Math.min(Math.max(xa.l2p(t + 0.5), 0), size.w);
+    coverEl.style.left = `${size.l + left}px`;
+    coverEl.style.top = `${size.t}px`;
+    coverEl.style.width = `${size.w - left}px`;
+    coverEl.style.height = `${size.h}px`;
+    coverEl.style.background = this.maskColor;
+  }
+}

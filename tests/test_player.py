@@ -1,0 +1,161 @@
+"""ui/player.py without a browser: array encoding, payload shapes and size, validation, Plotly.js copy, AppTest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from sim.pages_support import seed_band
+from sim.toy import ToyConfig, expected_run, run_toy
+from ui.player import (
+    Band,
+    Bars,
+    Chart,
+    Heatmap,
+    Line,
+    build_payload,
+    decode_array,
+    encode_array,
+    ensure_plotly_js,
+    payload_bytes,
+)
+
+APP = Path(__file__).parent / "apps" / "player_app.py"
+
+
+def test_float_arrays_round_trip_as_float32_nan_kept():
+    a = np.array([[0.0, 1e-7, 0.123456789], [np.nan, -3.5, 1e6]])
+    enc = encode_array(a)
+    assert enc["dtype"] == "f4" and enc["shape"] == [2, 3]
+    assert len(enc["b64"]) == 4 * ((6 * 4 + 2) // 3)  # 24 bytes -> 32 base64 characters
+    back = decode_array(enc)
+    np.testing.assert_array_equal(back, a.astype(np.float32))  # exact float32, NaN in place
+    assert np.isnan(back[1, 0])
+
+
+def test_small_integers_travel_as_bytes_others_as_float32():
+    cats = np.array([[0, 1, 2], [255, 0, 1]])
+    enc = encode_array(cats)
+    assert enc["dtype"] == "u1" and len(enc["b64"]) == 8  # 6 bytes
+    np.testing.assert_array_equal(decode_array(enc), cats)
+    assert encode_array(np.array([-1, 3]))["dtype"] == "f4"
+    assert encode_array(np.array([300]))["dtype"] == "f4"
+    np.testing.assert_array_equal(decode_array(encode_array(np.array([True, False]))), [1, 0])
+
+
+def toy_charts(T: int, S: int) -> tuple[list[Chart], dict]:
+    cfg = ToyConfig(iterations=T, n_seeds=S)
+    run, exp = run_toy(cfg), expected_run(cfg)
+    band = seed_band(run.accuracy)
+    signal = np.zeros((T + 1, cfg.n_prompts), dtype=np.uint8)
+    charts = [
+        Chart("Mean accuracy", [
+            Band(band["lo"], band["hi"], "band"),
+            Line(band["mean"], "mean"),
+            Line(exp.accuracy[:, 0], "expected", reveal="full", dash="dash"),
+            Line(band["mean"] * 0.9, "pinned"),  # an overlay line, as "Pin this run" adds
+        ]),
+        Chart("Zero gradient", [
+            Line(run.frac_all_wrong.mean(axis=1), "all wrong", x0=1, stackgroup="z"),
+            Line(run.frac_all_correct.mean(axis=1), "all correct", x0=1, stackgroup="z"),
+            Line(exp.expected_zero_frac[:, 0], "expected", x0=1, reveal="full"),
+        ]),
+        Chart("p_j at {t}", [Bars(run.p[:, 0], categories=signal, colors=("grey", "blue"), names=("no", "yes"))]),
+        Chart("p_j over time", [Heatmap(run.p[:, 0])]),
+        Chart("KL and entropy", [Line(run.kl.mean(axis=1), "KL"), Line(run.entropy.mean(axis=1), "entropy")]),
+    ]  # fmt: skip
+    return charts, {"run": run, "exp": exp, "band": band}
+
+
+def test_payload_sends_each_series_once_with_its_reveal():
+    T = 50
+    charts, src = toy_charts(T, 4)
+    pay = build_payload("k", T=T, charts=charts, plotly_url="/app/static/plotly.js")
+    json.dumps(pay)  # plain JSON, nothing Streamlit would have to stringify
+    assert pay["T"] == T and len(pay["charts"]) == 5
+    acc = pay["charts"][0]["traces"]
+    assert [tr["kind"] for tr in acc] == ["band", "line", "line", "line"]
+    assert [tr.get("reveal") for tr in acc[1:]] == ["upto", "full", "upto"]
+    np.testing.assert_allclose(decode_array(pay["arrays"][acc[1]["y"]]), src["band"]["mean"], rtol=1e-6)
+    zero = pay["charts"][1]["traces"]
+    assert decode_array(pay["arrays"][zero[0]["y"]]).shape == (T,) and zero[0]["x0"] == 1
+    bars = pay["charts"][2]["traces"][0]
+    assert decode_array(pay["arrays"][bars["y"]]).shape == (T + 1, 24)
+    assert pay["arrays"][bars["categories"]]["dtype"] == "u1" and bars["x"] == list(range(24))
+    heat = pay["charts"][3]["traces"][0]
+    assert heat["z"] == bars["y"], "p_j is sent once for both the bars and the heatmap"
+    assert len(pay["arrays"]) == 12  # 13 array references, one duplicate
+
+
+def test_payload_at_500_iterations_64_seeds_is_far_below_1_mb():
+    charts, _ = toy_charts(500, 64)
+    size = payload_bytes(build_payload("k", T=500, charts=charts))
+    # each series once: 9 lines/band sides of 501 floats + p (501 x 24) float32 + categories (501 x 24) bytes,
+    # base64 (x 4/3): about 125 kB. A copy of the history per frame would be about T/2 = 250 times that.
+    assert 100_000 < size < 160_000
+
+
+@pytest.mark.parametrize(
+    "chart, message",
+    [
+        (Chart("c", [Line(np.ones((3, 2)), "x")]), "1-D"),
+        (Chart("c", [Line(np.ones(3), "x", reveal="later")]), "reveal"),
+        (Chart("c", [Band(np.ones(3), np.ones(4), "b")]), "differ"),
+        (Chart("c", [Bars(np.ones((5, 3)))]), "row for each iteration"),
+        (Chart("c", [Bars(np.ones((11, 3)), categories=np.ones((11, 2), int))]), "shape"),
+        (Chart("c", [Bars(np.ones((11, 3)), categories=np.full((11, 3), 2))]), "integers in"),
+        (Chart("c", [Bars(np.ones((11, 3)), colors=("a", "b"))]), "names"),
+        (Chart("c", [Heatmap(np.ones(11))]), "2-D"),
+    ],
+)
+def test_bad_specs_fail_with_a_message(chart, message):
+    with pytest.raises(ValueError, match=message):
+        build_payload("k", T=10, charts=[chart])
+
+
+def test_needs_iterations_and_charts():
+    with pytest.raises(ValueError, match="at least 1 iteration"):
+        build_payload("k", T=0, charts=[Chart("c", [Line(np.ones(2), "x")])])
+    with pytest.raises(ValueError, match="at least one chart"):
+        build_payload("k", T=5, charts=[])
+
+
+def test_plotly_js_is_copied_once_from_the_installed_package(tmp_path):
+    import plotly
+
+    url = ensure_plotly_js(tmp_path)
+    copied = tmp_path / "static" / Path(url).name
+    src = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    assert url.startswith("app/static/plotly-") and url.endswith(".min.js")
+    assert copied.read_bytes() == src.read_bytes()
+    assert copied.stat().st_mtime == src.stat().st_mtime, "mtime kept: browsers may cache it without asking"
+    before = copied.stat().st_mtime_ns
+    assert ensure_plotly_js(tmp_path) == url and copied.stat().st_mtime_ns == before, "not copied again"
+    assert [p.name for p in (tmp_path / "static").iterdir()] == [copied.name], "no temporary file left"
+
+
+def test_test_app_mounts_the_player_under_apptest():
+    at = AppTest.from_file(str(APP), default_timeout=30).run()
+    assert not at.exception
+    (component,) = at.get("bidi_component")
+    data = json.loads(component.proto.json)
+    assert data["T"] == 200 and data["meta"]["G"] == 8 and len(data["charts"]) == 5
+    assert data["plotly_url"].startswith("/app/static/plotly-")
+    at.slider(key="G").set_value(12).run()
+    assert json.loads(at.get("bidi_component")[0].proto.json)["meta"]["G"] == 12
+
+
+def test_a_read_only_app_folder_is_a_message_not_a_traceback(monkeypatch):
+    import ui.player
+
+    def refuse(app_dir):
+        raise PermissionError(13, "Permission denied", str(app_dir / "static"))
+
+    monkeypatch.setattr(ui.player, "ensure_plotly_js", refuse)
+    at = AppTest.from_file(str(APP), default_timeout=30).run()
+    assert not at.exception and not at.get("bidi_component")
+    assert "could not put Plotly.js" in at.error[0].value and "Permission denied" in at.error[0].value

@@ -1,4 +1,9 @@
-"""GRPO Playground: `streamlit run app.py`. Navigation and the home page; each page is a thin view over sim/."""
+"""GRPO Playground: `streamlit run app.py`. Navigation and the home page; each page is a thin view over sim/.
+
+This file has two roles. Each session runs it as its script (`__main__`): navigation and the home page.
+`streamlit run app.py` first finds the st.App at the bottom and serves it, which warms the server
+(ui/warmup.py) before the first visitor arrives.
+"""
 
 from pathlib import Path
 
@@ -83,6 +88,11 @@ def navigation() -> st.navigation:
     ]
     return st.navigation(pages)
 
-# A local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.
-st.set_page_config(page_title="GRPO Playground", page_icon="assets/icon.png", layout="wide")
-navigation().run()
+if __name__ == "__main__":  # a session's script run
+    # A local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.
+    st.set_page_config(page_title="GRPO Playground", page_icon="assets/icon.png", layout="wide")
+    navigation().run()
+else:  # imported by the server that `streamlit run app.py` starts: warm up, then serve this file's sessions
+    from ui.warmup import lifespan
+
+    app = st.App("app.py", lifespan=lifespan)

@@ -4,12 +4,13 @@ import numpy as np
 import streamlit as st
 
 from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k, pass_at_k_known_p
-from sim.sharpen import CHAPTER_P_AFTER, CHAPTER_P_BEFORE, SharpenConfig, sharpening_summary, train
-from sim.toy import ToyConfig, expected_run
+from sim.sharpen import CHAPTER_P_AFTER, CHAPTER_P_BEFORE, SharpenConfig, sharpening_summary
 from ui.charts import COLORS, figure, passk_axis, show
 from ui.controls import Num
-from ui.page import open_page
+from ui.page import open_page, presenter
+from ui.player import Chart, Line, player
 from ui.predict import predict
+from ui.runs import sharpen_run, toy_before_after
 
 SPECS = [
     Num("n", "Samples per problem n", 1, 200, 64, 1),
@@ -20,18 +21,6 @@ SPECS = [
     Num.of(SharpenConfig, "seed", "seed", "Seed", hi=9999),
 ]
 KS = np.arange(1, 65)  # k = 1..64, drawn on a log axis
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def toy_before_after(T: int = 200):
-    """p_j of the 24-prompt toy (chapter defaults here) at iteration 0 and T, exact expected run."""
-    h = expected_run(ToyConfig(iterations=T))
-    return h.p[0, 0], h.p[-1, 0]
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def sharpen(G: int, T: int, seed: int):
-    return train(SharpenConfig(group_size=G, iterations=T, seed=seed))
 
 
 def curves_chart(title: str, before, after, key: str, names=("before RL", "after RL"), per_problem=None) -> dict:
@@ -109,17 +98,15 @@ st.caption(
 )
 
 st.subheader("The sharpening toy")
-h = sharpen(sG, sT, seed)
-c1, c2 = st.columns(2)
-with c1:
-    fig = figure("pass@1 rises while pass@64 falls", "iteration", "pass@k", y_range=[0, 1.02])
-    fig.add_scatter(y=h.pass_at_1, name="pass@1", line=dict(color=COLORS["main"], width=3))
-    fig.add_scatter(y=h.pass_at_k, name=f"pass@{h.config.k_eval}", line=dict(color=COLORS["bad"], width=3))
-    show(fig, "sharpen_chart")
-with c2:
-    fig = figure("Policy entropy over strategies", "iteration", "entropy (nats)")
-    fig.add_scatter(y=h.entropy, name="entropy", line=dict(color=COLORS["good"], width=3))
-    show(fig, "sharpen_entropy_chart")
+h = sharpen_run(sG, sT, seed)
+player("sharpen", T=h.config.iterations, columns=2, classroom=presenter(), charts=[
+    Chart("pass@1 rises while pass@64 falls", [
+        Line(h.pass_at_1, "pass@1", color=COLORS["main"], width=3),
+        Line(h.pass_at_k, f"pass@{h.config.k_eval}", color=COLORS["bad"], width=3),
+    ], y_title="pass@k", y_range=(0, 1.02)),
+    Chart("Policy entropy over strategies", [Line(h.entropy, "entropy", color=COLORS["good"], width=3)],
+          y_title="entropy (nats)"),
+])
 curves_chart("Sharpening toy: pass@k before and after", h.p[0], h.p[-1], "sharpen_passk_chart",
              per_problem=("A", "B"))
 cross = h.crossover(KS)

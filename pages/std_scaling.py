@@ -1,42 +1,24 @@
 """Std scaling (Exercise 15.4): how the std division reweights prompts, and what it does to training once the
 step size is taken out of the comparison."""
 
-import dataclasses
-
 import numpy as np
 import streamlit as st
 
-from sim.exercises import expected_mean_abs_advantage, first_step_size, matched_lr, mean_abs_advantage
-from sim.toy import ToyConfig, first_above, run_toy
+from sim.exercises import expected_mean_abs_advantage, mean_abs_advantage
+from sim.toy import ToyConfig
 from ui.charts import COLORS, figure, show
 from ui.controls import Num
-from ui.page import open_page
+from ui.page import open_page, presenter
+from ui.player import Chart, Line, player
 from ui.predict import predict
+from ui.runs import STD_SEEDS, std_runs
 
 SPECS = [
     Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
     Num.of(ToyConfig, "lr", "lr", "Learning rate with std (toy)", lo=0.05, hi=2.0, fmt="%.2f"),
     Num.of(ToyConfig, "seed", "seed", "Seed", hi=9999),
 ]
-SEEDS = 16
 HARD = 0.1  # "the hardest prompt has started to learn" once its p passes this
-
-
-@st.cache_data(max_entries=16, show_spinner="Training the four toy runs…")
-def four_runs(G: int, lr: float, seed: int) -> dict:
-    """Accuracy and the hardest prompt's p (means over 16 seeds) for: with std at lr; without std at the same lr;
-    without std at the lr that gives the same first step (matched_lr)."""
-    with_std = ToyConfig(group_size=G, lr=lr, seed=seed, n_seeds=SEEDS)
-    lr_matched = matched_lr(with_std, "none")
-    cfgs = {"with std": with_std, "without std, same lr": dataclasses.replace(with_std, scale="none"),
-            "without std, same first step": dataclasses.replace(with_std, scale="none", lr=lr_matched)}
-    out = {}
-    for name, cfg in cfgs.items():
-        h = run_toy(cfg)
-        hard = h.p[:, :, -1].mean(axis=1)
-        out[name] = {"lr": cfg.lr, "step": first_step_size(cfg), "accuracy": h.accuracy.mean(axis=1), "hard": hard,
-                     "hard_starts": first_above(hard, HARD)}
-    return out
 
 
 v = open_page(
@@ -89,7 +71,7 @@ with c2:
     )
 
 st.subheader("What it does to training: two comparisons")
-runs = four_runs(G, lr, seed)
+runs = std_runs(G, lr, seed, HARD)
 base, same_lr, same_step = runs["with std"], runs["without std, same lr"], runs["without std, same first step"]
 st.markdown(
     f"At the same learning rate {lr:.2f}, the first step without the std is {same_lr['step'] / base['step']:.2f} "
@@ -99,18 +81,14 @@ st.markdown(
 )
 colors = {"with std": COLORS["main"], "without std, same lr": COLORS["grey"],
           "without std, same first step": COLORS["pin"]}
-c3, c4 = st.columns(2)
-with c3:
-    fig = figure(f"Mean accuracy ({SEEDS} seeds)", "iteration", "accuracy", y_range=[0, 1])
-    for name, r in runs.items():
-        fig.add_scatter(y=r["accuracy"], name=f"{name} (lr {r['lr']:.2f})", line=dict(color=colors[name], width=3))
-    show(fig, "std_training_chart")
-with c4:
-    fig = figure("The hardest prompt's p_j", "iteration", "p_j of the hardest prompt", y_range=[0, 1])
-    for name, r in runs.items():
-        fig.add_scatter(y=r["hard"], name=f"{name} (lr {r['lr']:.2f})", line=dict(color=colors[name], width=3))
-    fig.add_hline(y=HARD, line_dash="dot", line_color=COLORS["grey"])
-    show(fig, "std_prompts_chart")
+player("std_scaling", T=len(base["accuracy"]) - 1, columns=2, classroom=presenter(), charts=[
+    Chart(f"Mean accuracy ({STD_SEEDS} seeds)", [Line(r["accuracy"], f"{name} (lr {r['lr']:.2f})", color=colors[name],
+                                                    width=3) for name, r in runs.items()],
+          y_title="accuracy", y_range=(0, 1)),
+    Chart("The hardest prompt's p_j", [Line(r["hard"], f"{name} (lr {r['lr']:.2f})", color=colors[name], width=3)
+                                      for name, r in runs.items()],
+          y_title="p_j of the hardest prompt", y_range=(0, 1)),
+])
 
 
 def when(r: dict) -> str:
@@ -119,7 +97,7 @@ def when(r: dict) -> str:
 
 gap = abs(base["accuracy"][-1] - same_step["accuracy"][-1])
 st.caption(
-    f"Same toy and seeds; means over {SEEDS} seeds. With std: accuracy {base['accuracy'][-1]:.3f} after 200 "
+    f"Same toy and seeds; means over {STD_SEEDS} seeds. With std: accuracy {base['accuracy'][-1]:.3f} after 200 "
     f"iterations, hardest prompt past p = {HARD} {when(base)}. Without std at the same lr (grey): "
     f"{same_lr['accuracy'][-1]:.3f}, {when(same_lr)}: smaller steps, not a different weighting. Without std at "
     f"the same first step (orange): {same_step['accuracy'][-1]:.3f}, {when(same_step)}. What remains between blue "

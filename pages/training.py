@@ -1,318 +1,224 @@
-"""Training dynamics: GRPO on the chapter's 24-prompt toy, with Play / Pause / Step / Reset / New seed.
+"""Training dynamics: GRPO on the chapter's 24-prompt toy, played in the browser.
 
-The whole run is computed once per settings (cached, bounded) and kept in this session; Play only
-walks the displayed iteration t through it, inside a fragment, so only the charts redraw.
+Widgets -> ToyConfig -> one cached run (S seeds) and its exact expected run, shared by every session ->
+the charts, declared once and sent to the browser's player (ui/player.py). Play, Pause, Step, Reset,
+the speed and the timeline run in the browser with no message to the server, so a class pressing Play
+costs the server nothing; only a setting change reruns the script.
 """
 
+import dataclasses
 import random
-import time
 
-import plotly.graph_objects as go
+import numpy as np
 import streamlit as st
 
 from sim.export import rows_csv, settings_json, trl_grpo_config, trl_snippet
-from sim.toy import ToyConfig, expected_run, gave_signal, history_rows, run_toy, seed_band
-from ui.charts import COLORS, add_pinned, figure, show
+from sim.toy import ToyConfig, ToyHistory, first_above, gave_signal, history_rows, seed_band
+from ui.charts import COLORS, rgba
 from ui.controls import Choice, Flag, Num, current_values
-from ui.page import open_page
+from ui.labview import lab_switch, verdict
+from ui.page import open_page, presenter
+from ui.player import Band, Bars, Chart, Heatmap, Line, player
+from ui.predict import predict, predict_mode
+from ui.runs import student_toy_run, toy_runs
 
+BETAS = (0.0, 0.001, 0.01, 0.04, 0.1)
 SPECS = [
     Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
-    Num.of(ToyConfig, "beta", "beta", "KL coefficient β", hi=0.2, step=0.01, help="DeepSeekMath 0.04, TRL default 0",
-           fmt="%.2f"),
+    Choice.of(ToyConfig, "beta", "beta", "KL coefficient β", options=BETAS,
+              labels={0.0: "TRL default", 0.001: "R1-Zero", 0.04: "DeepSeekMath"}),
     Choice.of(ToyConfig, "scale", "scale", "Divide the advantages by"),
     Choice.of(ToyConfig, "baseline", "baseline", "Baseline"),
-    Num.of(ToyConfig, "lr", "lr", "Learning rate", lo=0.05, hi=2.0, help="gradient step on the logits", fmt="%.2f"),
+    Num.of(ToyConfig, "lr", "lr", "Learning rate on each prompt's u_j", lo=0.05, hi=2.0, fmt="%.2f"),
+    Num.of(ToyConfig, "lr_w", "lr_w", "Learning rate on the shared skill w", hi=2.0, default=ToyConfig().lr,
+           fmt="%.2f", help="the chapter's toy moves w and u_j at the same rate; 0 switches the shared skill off"),
     Num.of(ToyConfig, "mu", "mu", "Updates per batch μ", hi=8, help="μ > 1 reuses the batch; then the clip matters"),
     Num.of(ToyConfig, "clip_eps", "eps", "Clip ε", lo=0.05, hi=0.5, fmt="%.2f"),
     Flag.of(ToyConfig, "dynamic_sampling", "dyn", "Dynamic sampling (DAPO)"),
+    Num.of(ToyConfig, "d_min", "d_min", "Difficulty of the easiest prompt", lo=-10.0, hi=10.0, fmt="%.1f"),
+    Num.of(ToyConfig, "d_max", "d_max", "Difficulty of the hardest prompt", lo=-10.0, hi=15.0, fmt="%.1f"),
     Num.of(ToyConfig, "seed", "seed", "Seed", hi=9999),
     Num.of(ToyConfig, "n_seeds", "seeds", "Seeds in the band", hi=64, default=16),
     Num.of(ToyConfig, "iterations", "T", "Iterations", lo=50, hi=500),
-    Num("speed", "Speed (iterations per second)", 1, 60, 16, 1, help="Play's pace; slow ticks advance more per tick"),
 ]
-TICK_S = 0.5  # a tick redraws 5 charts; slower ticks with more iterations each keep a busy server responsive
+PRESETS = {  # name -> the settings it changes (the rest go back to their defaults)
+    "Chapter defaults": {},
+    "No shared skill (lr_w = 0)": {"lr_w": 0.0},
+    "R1-Zero's KL (β = 0.001)": {"beta": 0.001},
+    "Dr. GRPO (no std)": {"scale": "none"},
+}
+NOT_DRAWN, NO_SIGNAL, SIGNAL = 0, 1, 2  # bar colours: before any group / all answers equal / mixed rewards
+HARD = 0.1  # the hardest prompt "starts to learn" once its p passes this
 
 
 def toy_config(v: dict) -> ToyConfig:
     return ToyConfig(
-        group_size=int(v["G"]),
-        beta=float(v["beta"]),
-        scale=v["scale"],
-        baseline=v["baseline"],
-        lr=float(v["lr"]),
-        mu=int(v["mu"]),
-        clip_eps=float(v["eps"]),
-        dynamic_sampling=bool(v["dyn"]),
-        iterations=int(v["T"]),
-        seed=int(v["seed"]),
+        group_size=int(v["G"]), beta=float(v["beta"]), scale=v["scale"], baseline=v["baseline"], lr=float(v["lr"]),
+        lr_w=float(v["lr_w"]), mu=int(v["mu"]), clip_eps=float(v["eps"]), dynamic_sampling=bool(v["dyn"]),
+        d_min=float(v["d_min"]), d_max=float(v["d_max"]), iterations=int(v["T"]), seed=int(v["seed"]),
         n_seeds=int(v["seeds"]),
-    )
+    )  # fmt: skip
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def simulate(cfg: ToyConfig):
-    """(sampled run with S seeds, exact expected run), cached by the frozen config."""
-    return run_toy(cfg), expected_run(cfg)
+def apply_preset(changes: dict) -> None:
+    for spec in SPECS:
+        st.session_state[spec.key] = changes.get(spec.key, spec.default)
 
 
-def session_run(cfg: ToyConfig, slot: str):
-    """The run for cfg, kept in this session so fragment ticks do not copy it out of the cache."""
-    if st.session_state.get(f"{slot}_cfg") != cfg:
-        st.session_state[f"{slot}_run"] = simulate(cfg)
-        st.session_state[f"{slot}_cfg"] = cfg
-    return st.session_state[f"{slot}_run"]
+def bar_categories(run: ToyHistory) -> np.ndarray:
+    """(T+1, P) colour of bar j at iteration t: whether prompt j's group in iteration t had mixed rewards
+    (seed 0); at t = 0 no group has been drawn yet."""
+    signal = gave_signal(run.counts[:, 0], run.config.group_size)  # (T, P): iteration t+1's groups
+    drawn = np.where(signal, SIGNAL, NO_SIGNAL)
+    return np.vstack([np.full((1, drawn.shape[1]), NOT_DRAWN), drawn]).astype(np.uint8)  # (T+1, P)
 
 
-# ---- Play / Pause / Step / Reset / New seed: idempotent callbacks, run before the script ----
-def set_playing(on: bool) -> None:
-    st.session_state.playing = on
-    st.session_state.last_tick = None
+def captions(cfg: ToyConfig, run: ToyHistory) -> dict[str, str]:
+    """What each chart shows for this run, in words, with its numbers."""
+    acc, z, H = run.accuracy.mean(axis=1), run.metrics["frac_reward_zero_std"].mean(axis=1), run.entropy.mean(axis=1)
+    starts, peak = first_above(run.p[:, :, -1].mean(axis=1), HARD), int(np.argmax(H))
+    if peak > 0 and H[peak] > H[0] + 0.005 and H[-1] < H[peak]:
+        entropy = (f"Entropy first rises, {H[0]:.3f} → {H[peak]:.3f} nats by iteration {peak}, as the many hard "
+                   "prompts move from p ≈ 0 toward 1/2, where an answer is least certain; then it falls to "
+                   f"{H[-1]:.3f} as prompts head for p = 1.")
+    else:
+        entropy = f"Entropy goes {H[0]:.3f} → {H[-1]:.3f} nats."
+    if starts is not None:
+        waits = (f"The hardest prompt (bottom row) stays dark, below p = {HARD}, until iteration {starts}: its "
+                 "groups are all wrong until the shared skill makes it sometimes solvable.")
+    else:
+        waits = (f"The hardest prompt (bottom row) never passes p = {HARD}: its groups stay all wrong"
+                 + (", and with lr_w = 0 no shared skill lifts it." if cfg.lr_w == 0 else "."))
+    return {
+        "acc": f"Accuracy {acc[0]:.2f} → {acc[-1]:.2f}. Band: the middle 80% of {cfg.n_seeds} seeds; thick blue: "
+               "their mean; dashed black: the exact expected run, drawn in full from the start.",
+        "zero": f"No gradient: {z[0]:.0%} of groups at first (mostly all wrong, red), {z[-1]:.0%} at the end (mostly "
+                "all correct, green). Dashed: mean_j p_j^G + (1 − p_j)^G.",
+        "bars": "Blue: the prompt's group in iteration t had mixed rewards and taught something; grey: all its "
+                "answers got the same reward (no gradient).",
+        "heat": waits,
+        "kl": f"KL to the reference rises to {run.kl_exact.mean(axis=1)[-1]:.2f} nats. {entropy} Dotted: expected.",
+    }
 
 
-def step() -> None:
-    st.session_state.playing = False
-    st.session_state.t = st.session_state.get("t", 0) + 1
+def charts(cfg: ToyConfig, run: ToyHistory, exp: ToyHistory, pinned: tuple | None = None,
+           mine: ToyHistory | None = None, big: bool = False) -> list[Chart]:
+    """The page's five charts. pinned = (label, run) overlays a pinned run; mine = the expected run with a
+    student's advantages."""
+    G, S = cfg.group_size, cfg.n_seeds
+    h = 330 if big else 300
+    say = captions(cfg, run)
+    band = seed_band(run.accuracy)  # (T+1,) each
+    m, em = run.metrics, exp.metrics
+    acc = [Band(band["lo"], band["hi"], f"middle 80% of {S} seeds", color=rgba(COLORS["main"], 0.28)),
+           Line(band["mean"], "mean of the seeds", color=COLORS["main"], width=4),
+           Line(exp.accuracy[:, 0], "expected (exact)", reveal="full", color=COLORS["expected"], width=2,
+                dash="dash")]
+    zero = [Line(m["frac_all_wrong"].mean(axis=1), "all wrong", x0=1, stackgroup="z", color=COLORS["bad"]),
+            Line(m["frac_all_correct"].mean(axis=1), "all correct", x0=1, stackgroup="z", color=COLORS["good"]),
+            Line(em["expected_zero_frac"][:, 0], "expected", x0=1, reveal="full", color=COLORS["expected"],
+                 dash="dash")]
+    kl = [Line(run.kl_exact.mean(axis=1), "KL(π ‖ π_ref)", color=COLORS["main"], width=3),
+          Line(run.entropy.mean(axis=1), "entropy", color=COLORS["good"], width=3),
+          Line(exp.kl_exact[:, 0], "KL, expected", reveal="full", color=COLORS["main"], dash="dot", width=1.5),
+          Line(exp.entropy[:, 0], "entropy, expected", reveal="full", color=COLORS["good"], dash="dot", width=1.5)]
+    if pinned is not None:
+        label, p = pinned
+        acc.append(Line(p.accuracy.mean(axis=1), label, color=COLORS["pin"], width=3))
+        zero.append(Line(p.metrics["frac_reward_zero_std"].mean(axis=1), label, x0=1, color=COLORS["pin"], width=3))
+        kl += [Line(p.kl_exact.mean(axis=1), f"KL, {label}", color=COLORS["pin"]),
+               Line(p.entropy.mean(axis=1), f"entropy, {label}", color=COLORS["pin"], dash="dot")]
+    if mine is not None:
+        acc.append(Line(mine.accuracy[:, 0], "expected, your group_advantages", reveal="full", color="#9467bd",
+                        width=3, dash="dashdot"))
+    return [
+        Chart(f"Mean accuracy over the {cfg.n_prompts} prompts (G = {G})", acc, y_title="accuracy  mean_j p_j",
+              y_range=(0, 1), height=h, caption=say["acc"]),
+        Chart(f"Groups with zero gradient (G = {G})", zero, y_title="fraction of groups", y_range=(0, 1), height=h,
+              caption=say["zero"]),
+        Chart("Each prompt's p_j after {t} iterations (seed " + str(cfg.seed) + ")", [
+            Bars(run.p[:, 0], categories=bar_categories(run), colors=("#9ecae1", COLORS["grey"], COLORS["main"]),
+                 names=("no group drawn yet", "all answers equal: no signal", "mixed rewards: taught something")),
+        ], x_title="prompt j (easy → hard)", y_title="p_j", y_range=(0, 1), height=h, caption=say["bars"]),
+        Chart(f"p_j over time (seed {cfg.seed}): hard prompts wait", [Heatmap(run.p[:, 0], colorbar_title="p_j")],
+              y_title="prompt j (easy → hard)", height=h, caption=say["heat"]),
+        Chart("KL to the reference and entropy", kl, y_title="nats (mean over prompts)", height=h,
+              caption=say["kl"]),
+    ]
 
 
-def reset() -> None:
-    st.session_state.playing = False
-    st.session_state.t = 0
-
-
-def new_seed() -> None:
-    reset()
-    st.session_state.seed = random.randrange(10000)
-
-
-def pin(values: dict) -> None:
-    st.session_state.pinned = dict(values)
-
-
-def unpin() -> None:
-    st.session_state.pop("pinned", None)
-
-
-st.session_state.setdefault("t", 0)
-st.session_state.setdefault("playing", False)
-
-values = open_page(
+v = open_page(
     "Training dynamics",
-    "GRPO on a pool of 24 prompts, difficulty increasing left to right. Prompt $j$ is solved with probability "
+    "GRPO on a pool of prompts whose difficulty increases left to right. Prompt $j$ is solved with probability "
     "$p_j = \\sigma(w + u_j - d_j)$: $d_j$ a fixed difficulty, $u_j$ the prompt's own parameter, $w$ a shared "
-    "skill every prompt's gradient moves. Each iteration samples $G$ answers per prompt, computes group "
-    "advantages and takes a policy-gradient step.",
+    "skill every prompt's gradient moves (a stand-in for a network's shared weights). Each iteration samples "
+    "$G$ answers per prompt, computes group advantages and takes one policy-gradient step. Press Play: the "
+    "charts replay the run in your browser.",
     SPECS,
     fold_intro=True,
 )
+with st.sidebar:
+    st.caption("Presets")
+    for name, changes in PRESETS.items():
+        st.button(name, key=f"preset_{name}", on_click=apply_preset, args=(changes,), width="stretch")
+lab = lab_switch()
 
 try:
-    cfg = toy_config(values)
-    run, exp = session_run(cfg, "current")
-except ValueError as e:  # a setting the engine refuses: say which, never a traceback
+    cfg = toy_config(v)
+    run, exp = toy_runs(cfg)
+except ValueError as e:  # a setting the engine refuses, or a run that diverges: say which, never a traceback
     st.error(f"These settings cannot run: {e}")
     st.stop()
-
-T = cfg.iterations
-st.session_state.t = min(max(int(st.session_state.t), 0), T)
-
-row = st.container(horizontal=True)  # the media-player bar
-row.button(
-    "Play",
-    icon=":material/play_arrow:",
-    key="play",
-    on_click=set_playing,
-    args=(True,),
-    disabled=st.session_state.t >= T,
-)
-row.button("Pause", icon=":material/pause:", key="pause", on_click=set_playing, args=(False,))
-row.button("Step", icon=":material/skip_next:", key="step", on_click=step, disabled=st.session_state.t >= T)
-row.button("Reset", icon=":material/replay:", key="reset", on_click=reset, help="back to iteration 0, same seed")
-row.button("New seed", icon=":material/casino:", key="new_seed", on_click=new_seed)
-if "pinned" in st.session_state:
-    row.button("Unpin", key="unpin", on_click=unpin)
-else:
-    row.button(
-        "Pin this run",
-        icon=":material/push_pin:",
-        key="pin",
-        on_click=pin,
-        args=(current_values(SPECS),),
-        help="keep this run and overlay it on the next settings",
-    )
+st.session_state.current_cfg = cfg
 
 pinned = None
 if "pinned" in st.session_state:
     try:
-        pinned_cfg = toy_config(st.session_state.pinned)
-        pinned = session_run(pinned_cfg, "pinned")[0]
+        old = st.session_state.pinned
+        changed = [f"{k}={val}" for k, val in old.items() if val != v[k]]
+        pinned = ("pinned" + (f" ({', '.join(changed)})" if changed else ""), toy_runs(toy_config(old))[0])
     except ValueError:
-        unpin()
+        del st.session_state.pinned
 
-
-def pinned_label() -> str:
-    changed = [f"{k}={v}" for k, v in st.session_state.pinned.items() if v != values[k] and k != "speed"]
-    return "pinned" + (f" ({', '.join(changed)})" if changed else "")
-
-
-def accuracy_chart(t: int) -> go.Figure:
-    fig = figure(
-        f"Mean accuracy over the 24 prompts (G = {cfg.group_size})", "iteration", "accuracy  mean_j p_j", y_range=[0, 1]
-    )
-    band = seed_band(run.accuracy[: t + 1])
-    xs = list(range(t + 1))
-    fig.add_scatter(x=xs, y=band["hi"], mode="lines", line=dict(width=0), showlegend=False, hoverinfo="skip")
-    fig.add_scatter(
-        x=xs,
-        y=band["lo"],
-        mode="lines",
-        line=dict(width=0),
-        fill="tonexty",
-        fillcolor="rgba(31,119,180,0.2)",
-        name=f"10–90% of {cfg.n_seeds} seeds",
-    )
-    fig.add_scatter(x=xs, y=band["mean"], mode="lines", line=dict(color=COLORS["main"], width=3), name="mean of seeds")
-    fig.add_scatter(
-        x=list(range(T + 1)),
-        y=exp.accuracy[:, 0],
-        mode="lines",
-        name="expected (exact)",
-        line=dict(color="black", dash="dash", width=2),
-    )
-    if pinned is not None:
-        add_pinned(fig, xs, seed_band(pinned.accuracy[: t + 1])["mean"], pinned_label())
-    fig.update_xaxes(range=[0, T])
-    return fig
-
-
-def zero_chart(t: int) -> go.Figure:
-    fig = figure(f"Groups with zero gradient (G = {cfg.group_size})", "iteration", "fraction of groups", y_range=[0, 1])
-    xs = list(range(1, t + 1))
-    fig.add_scatter(
-        x=xs, y=run.metrics["frac_all_wrong"][:t].mean(axis=1), stackgroup="z", name="all wrong",
-        line=dict(color=COLORS["bad"])
-    )
-    fig.add_scatter(
-        x=xs,
-        y=run.metrics["frac_all_correct"][:t].mean(axis=1),
-        stackgroup="z",
-        name="all correct",
-        line=dict(color=COLORS["good"]),
-    )
-    fig.add_scatter(
-        x=list(range(1, T + 1)),
-        y=exp.metrics["expected_zero_frac"][:, 0],
-        mode="lines",
-        name="expected",
-        line=dict(color="black", dash="dash", width=2),
-    )
-    if pinned is not None:
-        add_pinned(fig, xs, pinned.metrics["frac_reward_zero_std"][:t].mean(axis=1), pinned_label())
-    fig.update_xaxes(range=[0, T])
-    return fig
-
-
-def prompts_chart(t: int) -> go.Figure:
-    fig = figure(
-        f"Each prompt's p_j at iteration {t} (seed {cfg.seed})", "prompt j (easy → hard)", "p_j", y_range=[0, 1]
-    )
-    if t < T:
-        signal = gave_signal(run.counts[t, 0], cfg.group_size)
-        colors = [COLORS["main"] if s else COLORS["grey"] for s in signal]
-        names = ["signal" if s else "no signal" for s in signal]
+mine = None
+if lab is not None:
+    if cfg.baseline != "mean" or cfg.scale == "batch" or cfg.ddof != 0:
+        st.info("Your group_advantages is the chapter's (group mean, population std, optional std division): set "
+                "the baseline to mean and the std to group or none to train the toy with it.")
     else:
-        colors, names = [COLORS["main"]] * cfg.n_prompts, [""] * cfg.n_prompts
-    fig.add_bar(x=list(range(cfg.n_prompts)), y=run.p[t, 0], marker_color=colors, hovertext=names, name="p_j")
-    fig.update_layout(showlegend=False, hovermode="closest")
-    return fig
+        table = lab.advantage_table(cfg.group_size, scale_std=cfg.scale == "group", eps=cfg.eps)
+        verdict(table, f"group_advantages, tabulated for G = {cfg.group_size}", lab=lab, task="group_advantages")
+        if table.student is not None:  # right or wrong, train the toy with it: a mistake shows in the run
+            try:
+                mine = student_toy_run(dataclasses.replace(cfg, n_seeds=1),
+                                   (tuple(table.student[:, 0]), tuple(table.student[:, 1])))
+            except ValueError as e:
+                st.error("The toy cannot train with your advantages:")
+                st.text(str(e))
 
+hard = run.p[:, :, -1].mean(axis=1)  # (T+1,) the hardest prompt's p, mean over seeds
+starts = first_above(hard, HARD)
+if predict_mode() and starts is not None and not predict(
+    "hard_prompt", f"The hardest prompt starts at p = {hard[0]:.3f}, so its groups are all wrong. Around which "
+    f"iteration will its p pass {HARD} (mean over the seeds)?", answer=starts, tolerance=max(10, starts // 5),
+    fmt="{:.0f}", explain="It waits until the shared skill w, pushed by the other prompts, makes it sometimes "
+    "solvable: RL can only reinforce answers the model sometimes produces."):
+    st.stop()  # the charts wait for the guess
 
-def heatmap_chart(t: int) -> go.Figure:
-    fig = figure(f"p_j over time (seed {cfg.seed}): hard prompts wait", "iteration", "prompt j (easy → hard)")
-    fig.add_trace(
-        go.Heatmap(
-            z=run.p[: t + 1, 0].T,
-            x=list(range(t + 1)),
-            zmin=0,
-            zmax=1,
-            colorscale="Viridis",
-            colorbar=dict(title="p_j"),
-        )
-    )
-    fig.update_xaxes(range=[-0.5, T + 0.5])
-    fig.update_layout(hovermode="closest")
-    return fig
+player("training", T=cfg.iterations, charts=charts(cfg, run, exp, pinned, mine, big=presenter()),
+       columns=3 if presenter() else 2, classroom=presenter())
 
-
-def kl_entropy_chart(t: int) -> go.Figure:
-    fig = figure("KL to the reference and entropy", "iteration", "nats (mean over prompts)")
-    xs = list(range(t + 1))
-    fig.add_scatter(x=xs, y=run.kl_exact[: t + 1].mean(axis=1), name="KL(π ‖ π_ref)", line=dict(color=COLORS["main"]))
-    fig.add_scatter(x=xs, y=run.entropy[: t + 1].mean(axis=1), name="entropy", line=dict(color=COLORS["good"]))
-    if pinned is not None:
-        add_pinned(fig, xs, pinned.kl_exact[: t + 1].mean(axis=1), f"KL, {pinned_label()}")
-        add_pinned(fig, xs, pinned.entropy[: t + 1].mean(axis=1), f"entropy, {pinned_label()}", dash="dot")
-    fig.update_xaxes(range=[0, T])
-    return fig
-
-
-@st.fragment(run_every=TICK_S if st.session_state.playing else None)
-def charts() -> None:
-    if st.session_state.playing:
-        # Advance by wall-clock time, not by tick: when a busy server or browser delivers fewer ticks,
-        # each one moves further, so the pace stays near `speed` iterations per second.
-        now, last = time.monotonic(), st.session_state.get("last_tick")
-        elapsed = TICK_S if last is None else min(now - last, 4 * TICK_S)
-        st.session_state.last_tick = now
-        st.session_state.t = min(st.session_state.t + max(1, round(values["speed"] * elapsed)), T)
-    t = st.session_state.t
-    st.progress(t / T, text=f"iteration {t} / {T}")
-    c1, c2 = st.columns(2)
-    with c1:
-        show(accuracy_chart(t), "acc_chart")
-        st.caption("Accuracy rises. The band is the spread over seeds; the dashed line is the exact expected run.")
-    with c2:
-        show(zero_chart(t), "zero_chart")
-        st.caption(
-            "Share of groups whose answers all got the same reward: no gradient. Early on, hard prompts are "
-            "all wrong; as training succeeds, easy ones come back all correct. Dashed: mean_j p_j^G + (1-p_j)^G."
-        )
-    c3, c4 = st.columns(2)
-    with c3:
-        show(prompts_chart(t), "prompts_chart")
-        st.caption("Blue: the prompt's group had mixed rewards this iteration and taught something; grey: all equal.")
-    with c4:
-        show(heatmap_chart(t), "heatmap_chart")
-        st.caption("Each row is a prompt. Hard prompts stay dark until the shared skill makes them sometimes solvable.")
-    show(kl_entropy_chart(t), "kl_chart")
-    st.caption(
-        "The policy drifts from the reference (KL up) and becomes more deterministic (entropy down); "
-        "β > 0 holds it back."
-    )
-    if st.session_state.playing and t >= T:
-        st.session_state.playing = False
-        st.rerun()  # full rerun: stop the timer and re-enable the buttons
-
-
-charts()
-
-st.subheader("Export")
-e1, e2 = st.columns(2)
-e1.download_button(
-    "Run history (CSV)",
-    lambda h=run: rows_csv(history_rows(h, per_seed=False)),  # built only when clicked
-    file_name="grpo_toy_history.csv",
-    mime="text/csv",
-    key="dl_csv",
-    on_click="ignore",
-)
-e2.download_button(
-    "Settings (JSON)",
-    settings_json(values, page="training"),
-    file_name="grpo_settings.json",
-    mime="application/json",
-    key="dl_json",
-)
-trl = trl_grpo_config(cfg)
+row = st.container(horizontal=True)
+if pinned is not None:
+    row.button("Unpin", key="unpin", on_click=lambda: st.session_state.pop("pinned", None))
+else:
+    row.button("Pin this run", icon=":material/push_pin:", key="pin", help="keep this run and overlay it on the next",
+               on_click=lambda vals: st.session_state.__setitem__("pinned", vals), args=(current_values(SPECS),))
+row.button("New seed", icon=":material/casino:", key="new_seed",
+           on_click=lambda: st.session_state.__setitem__("seed", random.randrange(10000)))
+row.download_button("Run history (CSV)", lambda h=run: rows_csv(history_rows(h, per_seed=False)),
+                    file_name="grpo_toy_history.csv", mime="text/csv", key="dl_csv", on_click="ignore")
+row.download_button("Settings (JSON)", settings_json(v, page="training"), file_name="grpo_settings.json",
+                    mime="application/json", key="dl_json", on_click="ignore")
 with st.expander("Equivalent TRL GRPOConfig"):
-    st.code(trl_snippet(trl), language="python")
+    st.code(trl_snippet(trl_grpo_config(cfg)), language="python")

@@ -14,8 +14,10 @@ import pytest
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
+from sim.toy import expected_run, run_toy
 from ui.charts import COLORS
 from ui.controls import Choice, Flag, Num, parse_url_value, plain, share_query
+from ui.player import decode_array
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [
@@ -93,7 +95,7 @@ def test_page_runs_at_defaults(path):
     at = page(path)
     assert not at.exception, at.exception
     assert not at.error and not at.warning
-    assert len(at.get("plotly_chart")) >= 1
+    assert len(at.get("plotly_chart")) + len(at.get("bidi_component")) >= 1
 
 
 # ---- One group --------------------------------------------------------------------------------
@@ -156,62 +158,101 @@ def test_one_group_all_equal_says_it_teaches_nothing():
 # ---- Training dynamics ------------------------------------------------------------------------
 
 
-def test_training_g_changes_the_expected_zero_fraction():
+def player_data(at: AppTest) -> dict:
+    """The training player's payload: {chart title: {trace name: decoded series}} plus the raw payload."""
+    (component,) = at.get("bidi_component")
+    data = json.loads(component.proto.json)
+    arrays = [decode_array(a) for a in data["arrays"]]
+    out = {"_raw": data}
+    for c in data["charts"]:
+        out[c["title"]] = {tr.get("name") or tr["kind"]: arrays[tr.get("y", tr.get("z", tr.get("lo", 0)))]
+                           for tr in c["traces"]}
+        out[c["title"]]["_caption"] = c["caption"]
+    return out
+
+
+def series(at: AppTest, title_start: str, name: str) -> np.ndarray:
+    data = player_data(at)
+    title = next(t for t in data if t.startswith(title_start))
+    return data[title][name]
+
+
+def test_training_sends_the_run_once_and_g_changes_it():
     at = page("pages/training.py")
-    before = trace(chart(at, "zero_chart"), "expected")["y"]
+    raw = player_data(at)["_raw"]
+    assert raw["T"] == 200 and len(raw["charts"]) == 5
+    before = series(at, "Groups with zero gradient", "expected")
     at.slider(key="G").set_value(32).run()
-    after = trace(chart(at, "zero_chart"), "expected")["y"]
+    after = series(at, "Groups with zero gradient", "expected")
     # bigger groups waste fewer groups at the start: mean_j p^G + (1-p)^G falls with G
     assert after[0] < before[0]
     assert not at.exception
 
 
-def test_training_step_play_reset_new_seed_pin():
+def test_training_opening_view_and_the_bars_rule():
     at = page("pages/training.py")
-    assert at.session_state.t == 0
-    at.button(key="step").click().run()
-    assert at.session_state.t == 1
-    acc = chart(at, "acc_chart")
-    assert len(trace(acc, "mean of seeds")["y"]) == 2  # iterations 0 and 1 drawn
+    cfg = at.session_state.current_cfg
+    run, exp = run_toy(cfg), expected_run(cfg)
+    data = player_data(at)
+    acc = data["Mean accuracy over the 24 prompts (G = 8)"]
+    np.testing.assert_allclose(acc["expected (exact)"], exp.accuracy[:, 0], rtol=1e-6)  # drawn in full at t = 0
+    raw = player_data(at)["_raw"]
+    reveal = {tr["name"]: tr["reveal"] for c in raw["charts"] for tr in c["traces"] if tr["kind"] == "line"}
+    assert reveal["expected (exact)"] == "full" and reveal["mean of the seeds"] == "upto"
+    bars = next(c for c in raw["charts"] if c["title"].startswith("Each prompt"))["traces"][0]
+    cats = decode_array(raw["arrays"][bars["categories"]])  # (T+1, P)
+    assert (cats[0] == 0).all()  # before any group is drawn
+    # at every t >= 1 (the last included) the colour is iteration t's group: mixed rewards or not
+    k = run.counts[:, 0]  # (T, P)
+    np.testing.assert_array_equal(cats[1:] == 2, (k > 0) & (k < 8))
+    p_last = decode_array(raw["arrays"][bars["y"]])[-1]
+    assert ((p_last > 0.999) <= (cats[-1] == 1)).all()  # a prompt at p ~ 1 is not "taught something" at the end
 
-    at.button(key="play").click().run()  # first tick: speed 16/s * 0.5 s tick = 8 iterations
-    assert at.session_state.playing and at.session_state.t == 9
-    at.run()  # later ticks advance by the wall-clock time since the last one (at least 1)
-    played = at.session_state.t
-    assert played > 9
-    at.button(key="pause").click().run()
-    assert not at.session_state.playing and at.session_state.t == played
-    at.run()
-    assert at.session_state.t == played
 
-    at.button(key="reset").click().run()
-    assert at.session_state.t == 0 and at.slider(key="seed").value == 0
+def test_training_captions_describe_the_default_run():
+    at = page("pages/training.py")
+    caps = {t: c["_caption"] for t, c in player_data(at).items() if t != "_raw"}
+    text = " ".join(caps.values())
+    cfg = at.session_state.current_cfg
+    run = run_toy(cfg)
+    H = run.entropy.mean(axis=1)
+    # entropy rises first (0.302 -> 0.331 by iteration ~50), then falls to 0.146: the caption says so
+    assert H[50] > H[0] and H[-1] < H[0]
+    assert f"Entropy first rises, {H[0]:.3f} → {H.max():.3f}" in text and f"falls to {H[-1]:.3f}" in text
+    assert "Accuracy 0.24 → 0.94" in text and "until iteration 115" in text
+    z = run.metrics["frac_reward_zero_std"].mean(axis=1)
+    assert f"{z[0]:.0%} of groups at first" in text and f"{z[-1]:.0%} at the end" in text
 
-    at.button(key="new_seed").click().run()
-    assert at.session_state.t == 0 and at.slider(key="seed").value == at.session_state.seed
 
+def test_training_presets_pin_and_new_seed():
+    at = page("pages/training.py")
+    at.button(key="preset_No shared skill (lr_w = 0)").click().run()
+    assert at.slider(key="lr_w").value == 0.0 and at.session_state.current_cfg.lr_w == 0.0
+    heat = next(c for t, c in player_data(at).items() if t.startswith("p_j over time"))
+    assert "never passes p = 0.1" in heat["_caption"] and "lr_w = 0" in heat["_caption"]
+    at.button(key="preset_Chapter defaults").click().run()
+    assert at.slider(key="lr_w").value == pytest.approx(0.2)
     at.button(key="pin").click().run()
-    at.slider(key="beta").set_value(0.04).run()
+    at.radio(key="beta").set_value(0.001).run()
     assert at.session_state.pinned["beta"] == 0.0
-    names = [t.get("name") or "" for t in chart(at, "acc_chart")["data"]]
+    names = list(player_data(at)["Mean accuracy over the 24 prompts (G = 8)"])
     assert any(n.startswith("pinned (beta=0.0") for n in names)
+    at.button(key="new_seed").click().run()
+    assert at.slider(key="seed").value == at.session_state.current_cfg.seed
 
 
-def test_training_play_stops_at_the_end():
-    at = page("pages/training.py", T="50", speed="60")
-    at.button(key="play").click().run()  # 30 per tick at most 60/s * 0.5 s ... then at least 1 per run
-    for _ in range(60):
-        if not at.session_state.playing:
-            break
-        at.run()
-    assert at.session_state.t == 50 and not at.session_state.playing
+def test_training_url_reaches_the_settings_the_chapter_names():
+    at = page("pages/training.py", beta="0.001", lr_w="0", d_min="-4", d_max="10", T="50")
+    assert not at.warning
+    cfg = at.session_state.current_cfg
+    assert (cfg.beta, cfg.lr_w, cfg.d_min, cfg.d_max, cfg.iterations) == (0.001, 0.0, -4.0, 10.0, 50)
 
 
 def test_training_std_off_changes_the_run_and_export():
     at = page("pages/training.py")
-    on = trace(chart(at, "acc_chart"), "expected")["y"]
+    on = series(at, "Mean accuracy", "expected (exact)")
     at.radio(key="scale").set_value("none").run()
-    off = trace(chart(at, "acc_chart"), "expected")["y"]
+    off = series(at, "Mean accuracy", "expected (exact)")
     assert not np.allclose(on, off)
     code = at.get("code")
     assert any("scale_rewards='none'" in c.proto.code_text for c in code)
@@ -221,6 +262,24 @@ def test_training_std_off_changes_the_run_and_export():
     assert "scale_rewards='batch'" in text and "RLOO" in text
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Run history (CSV)" in labels and "Settings (JSON)" in labels
+
+
+def test_training_predict_mode_waits_for_the_guess():
+    at = page("pages/training.py", predict="1")
+    assert not at.get("bidi_component")
+    _reveal(at, "hard_prompt", 60.0)
+    assert at.get("bidi_component") and any("off by 55" in w.value for w in at.warning)
+
+
+def test_training_with_a_student_whose_std_is_wrong(monkeypatch):
+    at = _with_lab(monkeypatch, "pages/training.py", "no_eps")  # no eps: an all-equal group divides 0 by 0
+    assert not at.exception
+    assert any("cannot train with your advantages" in e.value for e in at.error)
+    assert "NaN" in " ".join(t.value for t in at.text)
+    at = _with_lab(monkeypatch, "pages/training.py", "wrong_std")
+    acc = player_data(at)["Mean accuracy over the 24 prompts (G = 8)"]
+    mine, ref = acc["expected, your group_advantages"], acc["expected (exact)"]
+    assert np.abs(mine - ref).max() > 1e-3  # the sample std visibly changes training
 
 
 # ---- other pages react to their controls --------------------------------------------------------
@@ -322,7 +381,7 @@ def test_off_step_float_snaps_with_a_warning():
 def test_valid_url_values_are_restored():
     at = page("pages/training.py", G="16", beta="0.04", scale="none", baseline="loo", seed="42", dyn="true")
     assert not at.warning
-    assert at.slider(key="G").value == 16 and at.slider(key="beta").value == pytest.approx(0.04)
+    assert at.slider(key="G").value == 16 and at.radio(key="beta").value == pytest.approx(0.04)
     assert at.radio(key="scale").value == "none" and at.radio(key="baseline").value == "loo"
     assert at.slider(key="seed").value == 42 and at.toggle(key="dyn").value is True
     cfg = at.session_state.current_cfg

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from sim.pages_support import seed_band
-from sim.toy import ToyConfig, expected_run, run_toy
+from sim.toy import ToyConfig, expected_run, run_toy, seed_band
 from ui.player import (
     Band,
     Bars,
@@ -60,13 +59,13 @@ def toy_charts(T: int, S: int) -> tuple[list[Chart], dict]:
             Line(band["mean"] * 0.9, "pinned"),  # an overlay line, as "Pin this run" adds
         ]),
         Chart("Zero gradient", [
-            Line(run.frac_all_wrong.mean(axis=1), "all wrong", x0=1, stackgroup="z"),
-            Line(run.frac_all_correct.mean(axis=1), "all correct", x0=1, stackgroup="z"),
-            Line(exp.expected_zero_frac[:, 0], "expected", x0=1, reveal="full"),
+            Line(run.metrics["frac_all_wrong"].mean(axis=1), "all wrong", x0=1, stackgroup="z"),
+            Line(run.metrics["frac_all_correct"].mean(axis=1), "all correct", x0=1, stackgroup="z"),
+            Line(exp.metrics["expected_zero_frac"][:, 0], "expected", x0=1, reveal="full"),
         ]),
         Chart("p_j at {t}", [Bars(run.p[:, 0], categories=signal, colors=("grey", "blue"), names=("no", "yes"))]),
         Chart("p_j over time", [Heatmap(run.p[:, 0])]),
-        Chart("KL and entropy", [Line(run.kl.mean(axis=1), "KL"), Line(run.entropy.mean(axis=1), "entropy")]),
+        Chart("KL and entropy", [Line(run.kl_exact.mean(axis=1), "KL"), Line(run.entropy.mean(axis=1), "entropy")]),
     ]  # fmt: skip
     return charts, {"run": run, "exp": exp, "band": band}
 

@@ -114,14 +114,18 @@ class Choice:
             raise ValueError(f"{self.key}: default {self.default!r} is not one of {self.options}")
 
     @classmethod
-    def of(cls, config, field: str, key: str, label: str, *, options=None, help: str | None = None) -> Choice:
-        """A radio for a declared choice field (options narrowed by `options`, never widened)."""
+    def of(cls, config, field: str, key: str, label: str, *, options=None, labels: Mapping | None = None,
+           help: str | None = None) -> Choice:
+        """A radio for a declared field: a choice field (options narrowed by `options`, never widened), or a
+        few values of a number field (each must be one the field accepts, e.g. beta in 0, 0.001, 0.04)."""
         s = field_settings(config)[field]
         options = tuple(s.choices if options is None else options)
-        if not set(options) <= set(s.choices):
+        if s.kind == "choice" and not set(options) <= set(s.choices):
             raise ValueError(f"{key}: {options} are not all among {field}'s choices {s.choices}")
+        for o in options:
+            s.check(field, o)
         d = field_default(config, field)
-        return cls(key, label, options, d, s.help if help is None else help, s.labels)
+        return cls(key, label, options, d, s.help if help is None else help, s.labels if labels is None else labels)
 
     def describe(self) -> str:
         return "one of " + ", ".join(str(o) for o in self.options)

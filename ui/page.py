@@ -24,7 +24,7 @@ h1 { font-size: 2.2rem !important; padding-top: 0 !important; }
 [data-testid="stTable"] table, [data-testid="stTable"] th, [data-testid="stTable"] td { font-size: 20px !important; }
 [data-testid="stMetricValue"] { font-size: 2.4rem !important; }
 [data-testid="stMetricLabel"] p { font-size: 1.1rem !important; }
-.block-container, [data-testid="stMainBlockContainer"] { padding-top: 1.5rem !important; }
+[data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
 </style>"""
 
 COMPACT_CSS = """<style>

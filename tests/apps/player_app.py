@@ -15,8 +15,7 @@ import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from sim.pages_support import gave_signal, seed_band  # noqa: E402
-from sim.toy import ToyConfig, expected_run, run_toy  # noqa: E402
+from sim.toy import ToyConfig, expected_run, gave_signal, run_toy, seed_band  # noqa: E402
 from ui.player import Band, Bars, Chart, Heatmap, Line, player  # noqa: E402
 
 BLUE, ORANGE, GREEN, RED, GREY = "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#7f7f7f"
@@ -48,9 +47,9 @@ def charts_for(cfg: ToyConfig, run, exp) -> list[Chart]:
             Line(exp.accuracy[:, 0], "expected (exact)", reveal="full", color="black", dash="dash"),
         ], y_title="accuracy", y_range=(0, 1), caption="The band is the spread over seeds."),
         Chart(f"Groups with zero gradient (G = {G})", [
-            Line(run.frac_all_wrong.mean(axis=1), "all wrong", x0=1, stackgroup="z", color=RED),
-            Line(run.frac_all_correct.mean(axis=1), "all correct", x0=1, stackgroup="z", color=GREEN),
-            Line(exp.expected_zero_frac[:, 0], "expected", x0=1, reveal="full", color="black", dash="dash"),
+            Line(run.metrics["frac_all_wrong"].mean(axis=1), "all wrong", x0=1, stackgroup="z", color=RED),
+            Line(run.metrics["frac_all_correct"].mean(axis=1), "all correct", x0=1, stackgroup="z", color=GREEN),
+            Line(exp.metrics["expected_zero_frac"][:, 0], "expected", x0=1, reveal="full", color="black", dash="dash"),
         ], y_title="fraction of groups", y_range=(0, 1)),
         Chart("Each prompt's p_j at iteration {t}", [
             Bars(run.p[:, 0], categories=signal, colors=(GREY, BLUE), names=("no signal", "signal")),
@@ -58,7 +57,7 @@ def charts_for(cfg: ToyConfig, run, exp) -> list[Chart]:
         Chart("p_j over time: hard prompts wait", [Heatmap(run.p[:, 0], colorbar_title="p_j")],
               y_title="prompt j"),
         Chart("KL to the reference and entropy", [
-            Line(run.kl.mean(axis=1), "KL(π ‖ π_ref)", color=BLUE),
+            Line(run.kl_exact.mean(axis=1), "KL(π ‖ π_ref)", color=BLUE),
             Line(run.entropy.mean(axis=1), "entropy", color=GREEN),
         ], y_title="nats", span=2, height=300),
     ]  # fmt: skip

@@ -1,0 +1,62 @@
+"""The engine calls the pages share, cached once per setting for the whole server.
+
+Every session of a class asks for the same few settings, so a run is computed once and handed to all of
+them read-only (`st.cache_resource`: no copy per caller). They live here, not in the pages, so that the
+server can compute the defaults before the first visitor arrives (ui/warmup.py) and the pages find them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import streamlit as st
+
+from sim.exercises import first_step_size, matched_lr
+from sim.sharpen import SharpenConfig, SharpenHistory, train
+from sim.toy import ToyConfig, ToyHistory, expected_run, first_above, run_toy
+
+
+@st.cache_resource(max_entries=64, show_spinner="Running the toy…")
+def toy_runs(cfg: ToyConfig) -> tuple[ToyHistory, ToyHistory]:
+    """(sampled run with S seeds, exact expected run) for the Training page."""
+    return run_toy(cfg), expected_run(cfg)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def student_toy_run(cfg: ToyConfig, table: tuple) -> ToyHistory:
+    """The expected run with a student's advantage table ((A_correct...), (A_wrong...)), k = 0..G."""
+    return expected_run(cfg, advantage_table=(np.asarray(table[0]), np.asarray(table[1])))
+
+
+STD_SEEDS = 16
+
+
+@st.cache_resource(max_entries=16, show_spinner="Training the three toy runs…")
+def std_runs(G: int, lr: float, seed: int, hard_level: float) -> dict:
+    """Std scaling's comparison, means over STD_SEEDS seeds: with std at lr; without std at the same lr;
+    without std at the lr that gives the same first step (matched_lr). Per run: lr, first step size,
+    accuracy (T+1,), the hardest prompt's p (T+1,) and the iteration it passes hard_level (or None)."""
+    with_std = ToyConfig(group_size=G, lr=lr, seed=seed, n_seeds=STD_SEEDS)
+    same_step = dataclasses.replace(with_std, scale="none", lr=matched_lr(with_std, "none"))
+    cfgs = {"with std": with_std, "without std, same lr": dataclasses.replace(with_std, scale="none"),
+            "without std, same first step": same_step}
+    out = {}
+    for name, cfg in cfgs.items():
+        h = run_toy(cfg)
+        hard = h.p[:, :, -1].mean(axis=1)
+        out[name] = {"lr": cfg.lr, "step": first_step_size(cfg), "accuracy": h.accuracy.mean(axis=1), "hard": hard,
+                     "hard_starts": first_above(hard, hard_level)}
+    return out
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def toy_before_after(T: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """p_j of the 24-prompt toy (chapter defaults) at iteration 0 and T, exact expected run."""
+    h = expected_run(ToyConfig(iterations=T))
+    return h.p[0, 0], h.p[-1, 0]
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def sharpen_run(G: int, T: int, seed: int) -> SharpenHistory:
+    return train(SharpenConfig(group_size=G, iterations=T, seed=seed))

@@ -93,6 +93,7 @@ if __name__ == "__main__":  # a session's script run
     st.set_page_config(page_title="GRPO Playground", page_icon="assets/icon.png", layout="wide")
     navigation().run()
 else:  # imported by the server that `streamlit run app.py` starts: warm up, then serve this file's sessions
+    from ui.player import plotly_route
     from ui.warmup import lifespan
 
-    app = st.App("app.py", lifespan=lifespan)
+    app = st.App("app.py", lifespan=lifespan, routes=[plotly_route()])

@@ -1,6 +1,6 @@
 """Warm the server before it takes its first visitor: `streamlit run app.py` finds app.py's st.App and runs
 this lifespan first, so the first page a lecturer opens after starting the server does not pay for
-importing torch, building the sampler's tables, copying Plotly.js or computing the default runs.
+importing torch, building the sampler's tables or computing the default runs.
 """
 
 from __future__ import annotations
@@ -9,10 +9,8 @@ import asyncio
 import logging
 import time
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 LOG = logging.getLogger("grpo_playground")
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def warm() -> float:
@@ -22,9 +20,7 @@ def warm() -> float:
 
     from sim.toy import ToyConfig
     from ui import runs
-    from ui.player import ensure_plotly_js
 
-    ensure_plotly_js(ROOT)
     runs.toy_runs(ToyConfig(n_seeds=16))  # Training dynamics at its defaults
     runs.std_runs(8, ToyConfig().lr, 0, 0.1)  # Std scaling
     runs.toy_before_after()  # pass@k

@@ -9,7 +9,7 @@ from sim.grpo import BASELINES, LOSS_TYPES, SCALES
 from sim.tinylm.checkpoint import CheckpointError, load_checkpoint
 from sim.tinylm.figures import load_seed_figures
 from sim.tinylm.grpo_train import METRICS, GRPOConfig
-from sim.tinylm.job import MAX_CONCURRENT, REGISTRY, TrainingJob
+from sim.tinylm.job import MAX_CONCURRENT, REGISTRY, TrainingJob, poll_interval
 from sim.tinylm.memory import MemoryCapError, check_run
 from sim.tinylm.story import StoryConfig
 from ui.charts import COLORS, figure, show
@@ -149,7 +149,7 @@ st.caption(
 )
 
 
-def metric_chart(snap: dict, names: tuple[str, ...]) -> None:
+def metric_figure(snap: dict, names: tuple[str, ...]):
     fig = figure(names[0], "iteration", names[0], height=260)
     hist = [m for m in snap["history"] if names[0] in m]  # "kl" is measured every few iterations when β = 0
     xs = [m["iteration"] for m in hist]
@@ -158,15 +158,22 @@ def metric_chart(snap: dict, names: tuple[str, ...]) -> None:
         pts = snap["pass_at_1"]
         fig.add_scatter(x=[i for i, _ in pts], y=[p for _, p in pts], name="held-out pass@1",
                         line=dict(color=COLORS["good"], width=3))  # fmt: skip
-    show(fig, key=f"tl_chart_{names[0]}")
+    return fig
 
 
-def groups_table(snap: dict) -> None:
+def group_rows(snap: dict) -> list[dict]:
     rows = []
     for g in snap["groups"]:
         for resp, r, a in zip(g["responses"], g["rewards"], g["advantages"], strict=True):
             rows.append({"prompt": g["prompt"], "response": resp, "reward": r, "advantage": round(a, 3)})
-    st.dataframe(rows, hide_index=True, height=300)
+    return rows
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def live_view(job_serial: int, iteration: int, n_pass: int, _snap: dict) -> tuple[list, list[dict]]:
+    """The eight charts and the groups table of one run at one iteration, built once for all its viewers
+    (a shared run has many; only an optimisation: a cleared cache just rebuilds)."""
+    return [metric_figure(_snap, names) for names in CHARTS], group_rows(_snap)
 
 
 def passk_chart(res: dict) -> None:
@@ -213,7 +220,12 @@ def seed_table() -> None:
         st.markdown(fig["reading"])
 
 
-@st.fragment(run_every=0.5 if watching else None)
+_snap = job.snapshot() if watching else None
+# Poll fast until the first iteration arrives (the first chart), then as often as the number of viewers allows.
+POLL = poll_interval(_snap["viewers"]) if watching else None
+
+
+@st.fragment(run_every=POLL)
 def progress() -> None:
     job = session_job()
     if job is None:
@@ -244,16 +256,19 @@ def progress() -> None:
         for col, name in zip(cols, ("reward", "entropy", "kl", "frac_reward_zero_std"), strict=True):
             last = next((m[name] for m in reversed(snap["history"]) if name in m), float("nan"))
             col.metric(name, f"{last:.3f}")
+        figs, rows = live_view(job.serial, snap["iteration"], len(snap["pass_at_1"]), snap)
         left_col, right_col = st.columns(2)
-        for i, names in enumerate(CHARTS):
+        for i, (names, fig) in enumerate(zip(CHARTS, figs, strict=True)):
             with left_col if i % 2 == 0 else right_col:
-                metric_chart(snap, names)
+                show(fig, key=f"tl_chart_{names[0]}")
         st.subheader("Latest groups (as in TRL's completions log)")
-        groups_table(snap)
+        st.dataframe(rows, hide_index=True, height=300)
     if state == "done":
         results(snap["result"])
     if watching and not job.running:
         st.rerun()  # the job ended: redraw the buttons once
+    if watching and not left and snap["history"] and poll_interval(snap["viewers"]) > 2 * POLL:
+        st.rerun()  # charts are up and there are many viewers: poll less often (see poll_interval)
 
 
 progress()

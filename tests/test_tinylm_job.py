@@ -63,25 +63,27 @@ def test_a_finished_run_replays_at_once_with_its_whole_history():
     assert again is first and time.perf_counter() - t0 < 0.1
     assert snap["state"] == "done" and len(snap["history"]) == 3 and snap["result"]["iterations"] == 3
     assert [i for i, _ in snap["pass_at_1"]] == [0, 3]
+    assert 1000 < first.nbytes < 100_000  # its size for the registry's bound: history + result as JSON
 
 
-def test_finished_runs_are_bounded_by_count_and_size():
+def test_finished_runs_are_bounded_by_count_and_size(monkeypatch):
+    def finish_at_once(job):  # no training: a run that is already done, of a known size
+        job._set(state="done")
+        job.nbytes = 1000
+        return job
+
+    monkeypatch.setattr(job_module.TrainingJob, "start", finish_at_once)
     reg = JobRegistry(max_finished=2)
-    jobs = []
-    for seed in range(3):
-        jobs.append(reg.join(other_seed(SHORT, seed), "alice"))
-        assert wait_for(lambda j=jobs[-1]: j.state == "done")
-    reg.join(other_seed(SHORT, 9), "alice")  # eviction happens on join
+    jobs = [reg.join(other_seed(SHORT, seed), "alice") for seed in range(3)]  # eviction happens on join
     assert reg.find(other_seed(SHORT, 0)) is None  # the least recently joined went first
     assert reg.find(other_seed(SHORT, 1)) is jobs[1] and reg.find(other_seed(SHORT, 2)) is jobs[2]
-    assert 0 < jobs[1].nbytes < 100_000
-    small = JobRegistry(finished_bytes=jobs[1].nbytes + jobs[2].nbytes - 1)
-    for seed in (1, 2):
-        j = small.join(other_seed(SHORT, seed), "alice")
-        assert wait_for(lambda j=j: j.state == "done")
-    small.join(other_seed(SHORT, 2), "alice")
-    assert small.find(other_seed(SHORT, 1)) is None and small.find(other_seed(SHORT, 2)) is not None
-    wait_for(lambda: all(not j.running for j in jobs))
+    reg.join(other_seed(SHORT, 1), "bob")  # joining again makes it the most recent
+    reg.join(other_seed(SHORT, 3), "bob")
+    assert reg.find(other_seed(SHORT, 2)) is None and reg.find(other_seed(SHORT, 1)) is jobs[1]
+    small = JobRegistry(finished_bytes=2500)
+    for seed in range(4):
+        small.join(other_seed(SHORT, seed), "alice")
+    assert len(small) == 2  # 2 x 1000 bytes fit under 2500, a third does not
 
 
 def test_pause_is_for_a_sole_viewer_and_a_second_viewer_resumes_the_run():

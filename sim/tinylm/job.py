@@ -1,7 +1,7 @@
-"""TinyLM runs for a UI: background threads, a queue, and one shared run per setting.
+"""TinyLM runs for a UI: a worker process per run, a queue, and one shared run per setting.
 
 No Streamlit here. The story itself (SFT model -> GRPO -> pass@k) is story.run_story; this module only
-runs it in worker threads and shares the runs:
+runs it in worker processes and shares the runs:
 
   * `REGISTRY.join(cfg, viewer)` returns the run for that StoryConfig (seed included), starting it if
     nobody has: 60 students pressing Start on the same settings watch one training, not a queue of 60.
@@ -10,6 +10,10 @@ runs it in worker threads and shares the runs:
     dropped first) and replays at once: joining it gives the whole history and the pass@k result.
   * At most MAX_CONCURRENT runs train at once (one per core, torch on one thread each); the others wait
     in line and see their place.
+  * Each run trains in its own process (multiprocessing "forkserver", sim.tinylm.story preloaded), and a
+    thread of the server reads its progress from a pipe. Not a thread of the server: a Streamlit server is
+    one process, and a training thread shares the GIL with every session's reruns. Measured with 60
+    headless students on one shared run: with a thread the run took ~100 s instead of ~26 s alone.
   * Every session that watches a run polls `snapshot(viewer)`, which is its heartbeat. A run stops
     when no session has polled it for `heartbeat_s` seconds (all tabs closed), or at once when its last
     viewer presses Stop.
@@ -23,7 +27,9 @@ vote, would let the first student in a class pause everyone else's screen.)
 
 from __future__ import annotations
 
+import itertools
 import json
+import multiprocessing
 import os
 import threading
 import time
@@ -41,16 +47,48 @@ FINISHED_BYTES = 64 * MiB  # and their total size (history + result, measured as
 _slots = threading.BoundedSemaphore(MAX_CONCURRENT)
 _queue: list[TrainingJob] = []  # jobs waiting for a slot, oldest first
 _queue_lock = threading.Lock()
+_serials = itertools.count(1)
+_CTX = multiprocessing.get_context("forkserver")  # a clean fork (no server threads), torch imported once
+# The fork server imports torch and the story once; each run's process is then a fork of it (~0.1 s).
+# (A server started as `streamlit run` also has each worker import streamlit's CLI script, multiprocessing's
+# rule for a __main__ without a module name: ~0.6 s more per run. Starting the fork server early from a page
+# run made a 60-student class wait ~50 s for its first chart, for reasons not understood: not done.)
+_CTX.set_forkserver_preload(["sim.tinylm.story"])
+RERUNS_PER_S = 10.0  # what one server spends on polls of a shared run, whatever the number of viewers
 
 
-class _Watch:
-    """The `stop` object handed to run_story: set when cancelled or when nobody watches any more."""
+def poll_interval(viewers: int) -> float:
+    """Seconds between a page's polls of a run watched by `viewers` sessions: 0.5 s for a few, then slower so
+    that all of them together poll about RERUNS_PER_S times a second (60 viewers: every 6 s).
 
-    def __init__(self, job: TrainingJob):
-        self.job = job
+    Why: a Streamlit server is one process, and every poll (a fragment rerun drawing eight charts, ~25 ms)
+    holds the same GIL as the training thread. Measured with 60 headless students polling every 0.5 s, the
+    server spent all its time redrawing and the shared run did not finish in 400 s.
+    """
+    return max(0.5, viewers / RERUNS_PER_S)
 
-    def is_set(self) -> bool:
-        return self.job._abandoned()
+
+def _work(cfg: StoryConfig, conn, stop, pause) -> None:
+    """The worker process: run the story, sending ("stage", name), ("step", metrics, pass_at_1, groups)
+    and finally ("done", result), ("stopped",) or ("error", message, is_checkpoint_error)."""
+    torch.set_num_threads(1)
+
+    def on_step(trainer, metrics: dict) -> None:
+        conn.send(("step", metrics, list(trainer.pass_at_1), trainer.latest_groups))
+        while pause.is_set() and not stop.is_set():  # paused: wait between iterations
+            stop.wait(0.05)
+
+    try:
+        result = run_story(cfg, on_stage=lambda stage: conn.send(("stage", stage)), on_step=on_step, stop=stop)
+        conn.send(("stopped",) if result is None else ("done", result))
+    except CheckpointError as e:
+        conn.send(("error", str(e), True))
+    except ValueError as e:  # a run over the memory cap
+        conn.send(("error", str(e), False))
+    except Exception as e:  # a UI must show a message, not a dead worker
+        conn.send(("error", f"TinyLM run failed: {type(e).__name__}: {e}", False))
+    finally:
+        conn.close()
 
 
 class TrainingJob:
@@ -59,11 +97,12 @@ class TrainingJob:
     def __init__(self, cfg: StoryConfig, *, heartbeat_s: float = 30.0):
         self.cfg, self.heartbeat_s = cfg, heartbeat_s
         self.lock = threading.Lock()
-        self.stop_event, self.pause_event = threading.Event(), threading.Event()
+        self.stop_event, self.pause_event = _CTX.Event(), _CTX.Event()  # seen by the worker process too
         self._viewers: dict[str, float] = {}  # session id -> last poll (time.monotonic)
         self._p = {"state": "queued", "iteration": 0, "history": [], "pass_at_1": [], "groups": [],
                    "result": None, "error": None, "checkpoint_error": False}  # fmt: skip
         self.nbytes = 0  # size of the finished run (set when done)
+        self.serial = next(_serials)  # a name for caches: never reused, unlike id()
         self.thread = threading.Thread(target=self._run, name="tinylm-job", daemon=True)
 
     # ---- called from the UI (any thread) -------------------------------------------------
@@ -145,15 +184,28 @@ class TrainingJob:
                 self.stop_event.set()
         return self.stop_event.is_set()
 
-    def _on_step(self, trainer, metrics: dict) -> None:
-        with self.lock:
-            self._p["iteration"] = metrics["iteration"]
-            self._p["history"].append(metrics)
-            self._p["pass_at_1"] = list(trainer.pass_at_1)
-            self._p["groups"] = trainer.latest_groups
-        # Paused: wait here, between iterations, still noticing a closed tab (no more polls) or a Stop.
-        while self.pause_event.is_set() and not self._abandoned():
-            self.stop_event.wait(0.05)
+    def _receive(self, msg: tuple) -> bool:
+        """Apply one message from the worker; True when it was the last."""
+        kind = msg[0]
+        if kind == "stage":
+            self._set(state=msg[1])
+        elif kind == "step":
+            metrics, pass_at_1, groups = msg[1:]
+            with self.lock:
+                self._p["iteration"] = metrics["iteration"]
+                self._p["history"].append(metrics)
+                self._p["pass_at_1"], self._p["groups"] = pass_at_1, groups
+        elif kind == "done":
+            result = msg[1]
+            with self.lock:
+                self._p["pass_at_1"] = [tuple(p) for p in result["exact_pass_at_1"]]
+                self.nbytes = len(json.dumps(self._p["history"])) + len(json.dumps(result))
+            self._set(state="done", result=result)
+        elif kind == "stopped":
+            self._set(state="stopped")
+        elif kind == "error":
+            self._set(state="error", error=msg[1], checkpoint_error=msg[2])
+        return kind in ("done", "stopped", "error")
 
     def _run(self) -> None:
         got = False
@@ -164,21 +216,8 @@ class TrainingJob:
                     return
             with _queue_lock:
                 _queue.remove(self)
-            torch.set_num_threads(1)
-            result = run_story(self.cfg, on_stage=lambda stage: self._set(state=stage), on_step=self._on_step,
-                               stop=_Watch(self))  # fmt: skip
-            if result is None:
-                self._set(state="stopped")
-            else:
-                with self.lock:
-                    self._p["pass_at_1"] = [tuple(p) for p in result["exact_pass_at_1"]]
-                    self.nbytes = len(json.dumps(self._p["history"])) + len(json.dumps(result))
-                self._set(state="done", result=result)
-        except CheckpointError as e:
-            self._set(state="error", error=str(e), checkpoint_error=True)
-        except ValueError as e:  # a run over the memory cap
-            self._set(state="error", error=str(e))
-        except Exception as e:  # a UI must show a message, not a dead thread
+            self._supervise()
+        except Exception as e:  # e.g. the worker could not start
             self._set(state="error", error=f"TinyLM run failed: {type(e).__name__}: {e}")
         finally:
             with _queue_lock:
@@ -186,6 +225,34 @@ class TrainingJob:
                     _queue.remove(self)
             if got:
                 _slots.release()
+
+    def _supervise(self) -> None:
+        """Start the worker process and relay its messages; end it if nobody watches any more."""
+        receive, send = _CTX.Pipe(duplex=False)
+        proc = _CTX.Process(target=_work, args=(self.cfg, send, self.stop_event, self.pause_event), daemon=True)
+        proc.start()
+        send.close()
+        stopped_at = None
+        try:
+            while True:
+                if receive.poll(0.1):
+                    try:
+                        if self._receive(receive.recv()):
+                            return
+                    except EOFError:  # the worker died without a word (killed, out of memory)
+                        self._set(state="error", error="TinyLM run failed: the training process ended unexpectedly")
+                        return
+                if self._abandoned():
+                    stopped_at = stopped_at or time.monotonic()
+                    if time.monotonic() - stopped_at > 2.0:  # e.g. busy evaluating: no need to wait for it
+                        self._set(state="stopped")
+                        return
+        finally:
+            receive.close()
+            proc.join(timeout=1.0)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
 
 
 class JobRegistry:

@@ -91,12 +91,12 @@ st.title("TinyLM: GRPO on a real model")
 st.markdown(
     "A two-layer transformer learned two-digit addition by supervised fine-tuning on an imperfect teacher "
     "and stopped at about half right (pass@1 ≈ 0.5 at temperature 1). The teacher writes a near miss (off by 1 "
-    "or 10) for 30 % of problems and has a blind spot: when a carry ripples into the hundreds (45+57) it "
-    "forgets the carry and writes 92. So the model's most likely answer is usually right, a sample often is "
-    "not, and a few problems it almost never gets right. GRPO samples a group of answers per prompt, scores "
-    "them with the exact-match verifier and pushes up the answers that beat their group. Watch the reward rise "
-    "and the entropy fall, then compare pass@k before and after on 300 held-out problems, and the problems "
-    "that 64 samples never solve."
+    "or 10) for 30 % of problems, and has a blind spot: when a carry ripples through the tens into the hundreds "
+    "(45+57 = 102) it nearly always forgets the last carry and writes 02. So the model's most likely answer is "
+    "usually right, a sample often is not, and a few problems it almost never gets right. GRPO samples a group "
+    "of answers per prompt, scores them with the exact-match verifier and pushes up the answers that beat their "
+    "group. Watch the reward rise and the entropy fall, then compare pass@k before and after on 300 held-out "
+    "problems, and the problems that no sample solves."
 )
 on = control(ON_SPEC)
 classroom_link_builder(SPECS)

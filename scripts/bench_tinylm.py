@@ -6,7 +6,8 @@ Prints one JSON object: the load average and `import torch` time; SFT from scrat
 exact pass@1, and the exact expected pass@64 and never-solved count from each problem's p); then per GRPO seed
 the whole story from the shipped checkpoint (story.run_story: GRPO wall/CPU time, the first iteration and time
 at which the exact held-out pass@1 reached 0.80, completions/s, generated tokens/s up to and including <eos>,
-and pass@1, pass@64, never solved, crossover k for SFT and GRPO from 300 x 64 samples); the medians.
+pass@1, pass@64, never solved, crossover k for SFT and GRPO from 300 x 64 samples, and the exact pass@1 on the
+14 held-out ripple-carry problems, the teacher's blind spot, before and after); the medians.
 --write-figures also writes the per-seed figures to assets/tinylm_seeds.json (shown by the page and README).
 
 Timings on a shared machine are noisy: read the medians and compare wall with CPU seconds. The figures
@@ -30,12 +31,14 @@ IMPORT_TORCH_S = time.perf_counter() - _t
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sim.tinylm.checkpoint import load_checkpoint  # noqa: E402
 from sim.tinylm.data import split  # noqa: E402
 from sim.tinylm.evaluate import answer_probability  # noqa: E402
 from sim.tinylm.figures import seed_row, write_seed_figures  # noqa: E402
 from sim.tinylm.grpo_train import GRPOConfig  # noqa: E402
 from sim.tinylm.sft import SFTConfig, train_sft  # noqa: E402
 from sim.tinylm.story import StoryConfig, run_story  # noqa: E402
+from sim.tinylm.teacher import ripple_carry  # noqa: E402
 
 
 def coverage(model) -> dict:
@@ -47,9 +50,10 @@ def coverage(model) -> dict:
 
 def bench_story(seed: int, iterations: int | None, target: float = 0.8) -> dict:
     grpo = GRPOConfig(seed=seed) if iterations is None else GRPOConfig(seed=seed, iterations=iterations)
-    marks = {"reached": None, "tokens": 0.0, "t0": None}
+    marks = {"reached": None, "tokens": 0.0, "t0": None, "trainer": None}
 
     def on_step(trainer, m):
+        marks["trainer"] = trainer
         if marks["t0"] is None:  # the trainer is built (reference copy, first exact pass@1) before iteration 1
             marks["t0"] = time.perf_counter() - m["step_time"]
         marks["tokens"] += m["completions/mean_length"] * grpo.prompts_per_iter * grpo.group_size
@@ -65,6 +69,11 @@ def bench_story(seed: int, iterations: int | None, target: float = 0.8) -> dict:
             "exact_pass_at_1_after": res["exact_pass_at_1"][-1][1], "reached_0.8": marks["reached"],
             "completions_per_s": completions / res["grpo_seconds"],
             "generated_tokens_per_s": marks["tokens"] / res["grpo_seconds"]}  # fmt: skip
+    # the teacher's blind spot: exact pass@1 on the held-out ripple-carry problems (45+57), before and after
+    heldout = split()[1]
+    ripple = heldout[ripple_carry(heldout)]
+    row["ripple_carry_pass_at_1"] = [float(answer_probability(m, ripple).mean())
+                                     for m in (load_checkpoint()[0], marks["trainer"].policy)]  # fmt: skip
     return row
 
 
@@ -75,6 +84,8 @@ def main() -> None:
     p.add_argument("--skip-sft", action="store_true")
     p.add_argument("--write-figures", action="store_true", help="write assets/tinylm_seeds.json")
     a = p.parse_args()
+    if a.write_figures and a.iterations is not None:
+        p.error("--write-figures records the default run: drop --iterations")
     torch.set_num_threads(1)
     out: dict = {"loadavg_1_5_15": os.getloadavg(), "import_torch_seconds": IMPORT_TORCH_S}
     if not a.skip_sft:

@@ -407,7 +407,7 @@ def test_same_figures_with_another_kernel_set():
 
 @pytest.mark.slow
 def test_default_run_tells_its_story_and_matches_the_shipped_figures():
-    # The default story (about 25 s of CPU): pass@1 from ~0.5 to >= 0.80, the entropy falls, and the run
+    # The default story (about 25 s of CPU): pass@1 from ~0.5 to >= 0.80, the entropy falls steadily, and the run
     # gives exactly the figures written in assets/tinylm_seeds.json for seed 0 (deterministic in float64).
     from sim.tinylm.figures import load_seed_figures, seed_row
     from sim.tinylm.story import StoryConfig, run_story
@@ -417,7 +417,7 @@ def test_default_run_tells_its_story_and_matches_the_shipped_figures():
     exact = res["exact_pass_at_1"]
     assert 0.45 <= exact[0][1] <= 0.55 and exact[-1][1] >= 0.80
     entropy = [np.mean([m["entropy"] for m in history[i : i + 50]]) for i in range(0, 300, 50)]  # 6 windows
-    assert entropy[-1] < entropy[0] / 2
+    assert all(b < a for a, b in zip(entropy, entropy[1:], strict=False))  # 0.365, 0.312, ... 0.158
     assert res["pass_at_1_after"] >= res["pass_at_1_before"] + 0.25
     shipped = next(r for r in load_seed_figures()["runs"] if r["seed"] == 0)
     row = seed_row(res)

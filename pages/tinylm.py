@@ -184,12 +184,15 @@ def passk_chart(res: dict) -> None:
                  y_range=[0, 1.02])  # fmt: skip
     ticks = [k for k in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if k <= n]
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(k) for k in ticks])
+    before, after = res["pass_at_k_before"][-1], res["pass_at_k_after"][-1]
     for name, curve, color in (("SFT", res["pass_at_k_before"], COLORS["grey"]),
                                ("GRPO", res["pass_at_k_after"], COLORS["main"])):  # fmt: skip
         fig.add_scatter(x=ks, y=curve, name=name, mode="lines", line=dict(color=color, width=3))
+        above = (curve[-1] >= before) if name == "GRPO" else (curve[-1] > after)  # the higher label goes on top
         fig.add_scatter(x=[n], y=[curve[-1]], name=f"{name} pass@{n}", mode="markers+text", showlegend=False,
-                        marker=dict(color=color, size=12, symbol="diamond"), text=[f"{curve[-1]:.3f}"],
-                        textposition="bottom left" if name == "GRPO" else "top left")  # fmt: skip
+                        marker=dict(color=color, size=12, symbol="diamond"), text=[f"{name} {curve[-1]:.3f}"],
+                        textfont=dict(color=color), textposition="top left" if above else "bottom left",
+                        cliponaxis=False)  # fmt: skip
     show(fig, key="tl_passk")
 
 

@@ -137,3 +137,8 @@ def test_sixty_sessions_joining_at_once_share_one_run():
     for i in range(60):
         job.leave(f"s{i}")
     assert wait_for(lambda: not job.running)
+
+
+def test_polls_slow_down_with_viewers_but_stay_inside_the_heartbeat():
+    assert job_module.poll_interval(1) == 0.5 and job_module.poll_interval(60) == 6.0
+    assert job_module.poll_interval(10_000) == job_module.HEARTBEAT_S / 3

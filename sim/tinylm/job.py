@@ -55,17 +55,19 @@ _CTX = multiprocessing.get_context("forkserver")  # a clean fork (no server thre
 # run made a 60-student class wait ~50 s for its first chart, for reasons not understood: not done.)
 _CTX.set_forkserver_preload(["sim.tinylm.story"])
 RERUNS_PER_S = 10.0  # what one server spends on polls of a shared run, whatever the number of viewers
+HEARTBEAT_S = 30.0  # a run nobody has polled for this long is abandoned (all its tabs closed)
 
 
 def poll_interval(viewers: int) -> float:
     """Seconds between a page's polls of a run watched by `viewers` sessions: 0.5 s for a few, then slower so
-    that all of them together poll about RERUNS_PER_S times a second (60 viewers: every 6 s).
+    that all of them together poll about RERUNS_PER_S times a second (60 viewers: every 6 s), but at least
+    every HEARTBEAT_S / 3 so that a watching session is never taken for a closed tab.
 
     Why: a Streamlit server is one process, and every poll (a fragment rerun drawing eight charts, ~25 ms)
     holds the same GIL as the training thread. Measured with 60 headless students polling every 0.5 s, the
     server spent all its time redrawing and the shared run did not finish in 400 s.
     """
-    return max(0.5, viewers / RERUNS_PER_S)
+    return min(max(0.5, viewers / RERUNS_PER_S), HEARTBEAT_S / 3)  # polls stay well inside the heartbeat
 
 
 def _work(cfg: StoryConfig, conn, stop, pause) -> None:
@@ -94,7 +96,7 @@ def _work(cfg: StoryConfig, conn, stop, pause) -> None:
 class TrainingJob:
     """One story run in a daemon thread, watched by one or more sessions; shared state behind `lock`."""
 
-    def __init__(self, cfg: StoryConfig, *, heartbeat_s: float = 30.0):
+    def __init__(self, cfg: StoryConfig, *, heartbeat_s: float = HEARTBEAT_S):
         self.cfg, self.heartbeat_s = cfg, heartbeat_s
         self.lock = threading.Lock()
         self.stop_event, self.pause_event = _CTX.Event(), _CTX.Event()  # seen by the worker process too
@@ -259,7 +261,7 @@ class JobRegistry:
     """Runs by StoryConfig: join one, leave it, replay finished ones. Thread-safe."""
 
     def __init__(self, *, max_finished: int = MAX_FINISHED, finished_bytes: int = FINISHED_BYTES,
-                 heartbeat_s: float = 30.0):  # fmt: skip
+                 heartbeat_s: float = HEARTBEAT_S):  # fmt: skip
         self.max_finished, self.finished_bytes, self.heartbeat_s = max_finished, finished_bytes, heartbeat_s
         self._jobs: OrderedDict[StoryConfig, TrainingJob] = OrderedDict()  # least recently joined first
         self._lock = threading.Lock()

@@ -1,11 +1,17 @@
 """TinyLM: a real GRPO run on a small transformer that learns two-digit addition (sim.tinylm)."""
 
+import re
+import uuid
+
 import streamlit as st
 
 from sim.grpo import BASELINES, LOSS_TYPES, SCALES
 from sim.tinylm.checkpoint import CheckpointError, load_checkpoint
+from sim.tinylm.figures import load_seed_figures
 from sim.tinylm.grpo_train import METRICS, GRPOConfig
-from sim.tinylm.job import MAX_CONCURRENT, TrainingJob
+from sim.tinylm.job import MAX_CONCURRENT, REGISTRY, TrainingJob, poll_interval
+from sim.tinylm.memory import MemoryCapError, check_run
+from sim.tinylm.story import StoryConfig
 from ui.charts import COLORS, figure, show
 from ui.controls import Choice, Flag, Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
 
@@ -33,6 +39,11 @@ SETTINGS = [ITERS_SPEC, P_SPEC, G_SPEC, LR_SPEC, BETA_SPEC, MU_SPEC, SCALE_SPEC,
 SPECS = [ON_SPEC, *SETTINGS]
 
 
+def plain(text: str) -> str:
+    """Show a message as text: Markdown's special characters escaped (messages may quote a file's contents)."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|~:<>$&])", r"\\\1", str(text))
+
+
 @st.cache_resource(show_spinner=False, max_entries=1)
 def checkpoint_status() -> str | None:
     """None if the shipped SFT checkpoint loads, else the error message."""
@@ -43,28 +54,49 @@ def checkpoint_status() -> str | None:
     return None
 
 
-def start_job(cfg: GRPOConfig, eval_samples: int, from_scratch: bool) -> None:
-    old = st.session_state.get("tinylm_job")
-    if old is not None:
-        old.stop()
-    st.session_state.tinylm_job = TrainingJob(cfg, eval_samples=eval_samples, from_scratch=from_scratch).start()
+def viewer_id() -> str:
+    """This browser session's name in the job registry (its heartbeat key)."""
+    return st.session_state.setdefault("tl_viewer", uuid.uuid4().hex)
 
 
-def job_call(method: str) -> None:
-    job = st.session_state.get("tinylm_job")
+def session_job() -> TrainingJob | None:
+    return st.session_state.get("tinylm_job")
+
+
+def start_job(cfg: StoryConfig) -> None:
+    """Join the run for these settings (shared with every session that chose the same), leaving any other."""
+    old = session_job()
+    if old is not None and old.cfg != cfg:
+        old.leave(viewer_id())
+    st.session_state.tinylm_job = REGISTRY.join(cfg, viewer_id())
+    st.session_state.tl_left = False
+
+
+def leave_job() -> None:
+    job = session_job()
     if job is not None:
-        getattr(job, method)()
+        job.leave(viewer_id())
+        st.session_state.tl_left = True
+
+
+def pause_job(on: bool) -> None:
+    job = session_job()
+    if job is not None:
+        job.pause(viewer_id()) if on else job.resume(viewer_id())
 
 
 ensure_app_navigation()
 apply_classroom_style()
 st.title("TinyLM: GRPO on a real model")
 st.markdown(
-    "A two-layer transformer learned two-digit addition by supervised fine-tuning on a noisy teacher (30 % "
-    "of its answers off by 1 or 10) and stopped at about half right (pass@1 ≈ 0.5 at temperature 1); its "
-    "most likely answer is usually right, a sample often is not. GRPO now samples a group of answers per "
-    "prompt, scores them with the exact-match verifier and pushes up the answers that beat their group. "
-    "Watch the reward rise and the entropy fall, then compare pass@k before and after on 300 held-out problems."
+    "A two-layer transformer learned two-digit addition by supervised fine-tuning on an imperfect teacher "
+    "and stopped at about half right (pass@1 ≈ 0.5 at temperature 1). The teacher writes a near miss (off by 1 "
+    "or 10) for 30 % of problems, and has a blind spot: when a carry ripples through the tens into the hundreds "
+    "(45+57 = 102) it nearly always forgets the last carry and writes 02. So the model's most likely answer is "
+    "usually right, a sample often is not, and a few problems it almost never gets right. GRPO samples a group "
+    "of answers per prompt, scores them with the exact-match verifier and pushes up the answers that beat their "
+    "group. Watch the reward rise and the entropy fall, then compare pass@k before and after on 300 held-out "
+    "problems, and the problems that no sample solves."
 )
 on = control(ON_SPEC)
 classroom_link_builder(SPECS)
@@ -76,32 +108,48 @@ with st.sidebar:
     st.subheader("GRPO settings")
     v = {spec.key: control(spec) for spec in SETTINGS}
 
-cfg = GRPOConfig(
+grpo_cfg = GRPOConfig(
     iterations=v["tl_iters"], prompts_per_iter=v["tl_P"], group_size=v["tl_G"], lr=float(v["tl_lr"]),
     beta=float(v["tl_beta"]), mu=v["tl_mu"], scale=v["tl_scale"], baseline=v["tl_baseline"], loss_type=v["tl_loss"],
     seed=v["tl_seed"], threads=1,
 )  # fmt: skip
-eval_samples = int(v["tl_eval"])
+from_scratch = st.session_state.get("tl_from_scratch", False)
+cfg = StoryConfig(grpo=grpo_cfg, eval_samples=int(v["tl_eval"]), from_scratch=from_scratch)
 
 problem = checkpoint_status()
-from_scratch = st.session_state.get("tl_from_scratch", False)
 if problem and not from_scratch:
-    st.error(problem)
+    st.error(plain(problem))
     st.button("Train SFT from scratch", key="tl_scratch", on_click=st.session_state.__setitem__,
               args=("tl_from_scratch", True))  # fmt: skip
     st.stop()
+try:
+    check_run(grpo_cfg.prompts_per_iter, grpo_cfg.group_size, cfg.sft.model, cfg.eval_samples)
+    too_big = None
+except MemoryCapError as e:
+    too_big = str(e)
 
-job: TrainingJob | None = st.session_state.get("tinylm_job")
-running = job is not None and job.running
+me = viewer_id()
+job = session_job()
+watching = job is not None and job.running and not st.session_state.get("tl_left", False)
+shared = watching and job.snapshot()["viewers"] > 1
+paused = watching and job.pause_event.is_set()
 c1, c2, c3, c4 = st.columns(4)
-c1.button("Start", key="tl_start", type="primary", on_click=start_job, args=(cfg, eval_samples, from_scratch))
-c2.button("Pause", key="tl_pause", disabled=not running, on_click=job_call, args=("pause",))
-c3.button("Resume", key="tl_resume", disabled=not running, on_click=job_call, args=("resume",))
-c4.button("Stop", key="tl_stop", disabled=not running, on_click=job_call, args=("stop",))
-st.caption(f"At most {MAX_CONCURRENT} trainings run at once on this server; others wait their turn.")
+c1.button("Start", key="tl_start", type="primary", on_click=start_job, args=(cfg,), disabled=too_big is not None)
+c2.button("Pause", key="tl_pause", disabled=paused or not (watching and job.can_pause(me)), on_click=pause_job,
+          args=(True,))  # fmt: skip
+c3.button("Resume", key="tl_resume", disabled=not paused, on_click=pause_job, args=(False,))
+c4.button("Leave" if shared else "Stop", key="tl_stop", disabled=not watching, on_click=leave_job)
+if too_big:
+    st.error(plain(too_big))
+st.caption(
+    f"Everyone who starts the same settings (seed included) watches the same run, and a finished run replays at "
+    f"once: runs are deterministic, so it is the run you would have got. At most {MAX_CONCURRENT} different runs "
+    f"train at once on this server; others wait their turn. A shared run cannot be paused, and Stop only leaves "
+    f"it: it ends when nobody watches."
+)
 
 
-def metric_chart(snap: dict, names: tuple[str, ...]) -> None:
+def metric_figure(snap: dict, names: tuple[str, ...]):
     fig = figure(names[0], "iteration", names[0], height=260)
     hist = [m for m in snap["history"] if names[0] in m]  # "kl" is measured every few iterations when β = 0
     xs = [m["iteration"] for m in hist]
@@ -110,44 +158,93 @@ def metric_chart(snap: dict, names: tuple[str, ...]) -> None:
         pts = snap["pass_at_1"]
         fig.add_scatter(x=[i for i, _ in pts], y=[p for _, p in pts], name="held-out pass@1",
                         line=dict(color=COLORS["good"], width=3))  # fmt: skip
-    show(fig, key=f"tl_chart_{names[0]}")
+    return fig
 
 
-def groups_table(snap: dict) -> None:
+def group_rows(snap: dict) -> list[dict]:
     rows = []
     for g in snap["groups"]:
         for resp, r, a in zip(g["responses"], g["rewards"], g["advantages"], strict=True):
             rows.append({"prompt": g["prompt"], "response": resp, "reward": r, "advantage": round(a, 3)})
-    st.dataframe(rows, hide_index=True, height=300)
+    return rows
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def live_view(job_serial: int, iteration: int, n_pass: int, _snap: dict) -> tuple[list, list[dict]]:
+    """The eight charts and the groups table of one run at one iteration, built once for all its viewers
+    (a shared run has many; only an optimisation: a cleared cache just rebuilds)."""
+    return [metric_figure(_snap, names) for names in CHARTS], group_rows(_snap)
+
+
+def passk_chart(res: dict) -> None:
+    """pass@k against log k, ticks at the powers of 2, the two curves' values marked at the largest k."""
+    n = res["eval_samples"]
+    ks = list(range(1, n + 1))
+    fig = figure(f"pass@k on {res['heldout_problems']} held-out problems", "k (log scale)", "pass@k",
+                 y_range=[0, 1.02])  # fmt: skip
+    ticks = [k for k in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if k <= n]
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(k) for k in ticks])
+    before, after = res["pass_at_k_before"][-1], res["pass_at_k_after"][-1]
+    for name, curve, color in (("SFT", res["pass_at_k_before"], COLORS["grey"]),
+                               ("GRPO", res["pass_at_k_after"], COLORS["main"])):  # fmt: skip
+        fig.add_scatter(x=ks, y=curve, name=name, mode="lines", line=dict(color=color, width=3))
+        above = (curve[-1] >= before) if name == "GRPO" else (curve[-1] > after)  # the higher label goes on top
+        fig.add_scatter(x=[n], y=[curve[-1]], name=f"{name} pass@{n}", mode="markers+text", showlegend=False,
+                        marker=dict(color=color, size=12, symbol="diamond"), text=[f"{name} {curve[-1]:.3f}"],
+                        textfont=dict(color=color), textposition="top left" if above else "bottom left",
+                        cliponaxis=False)  # fmt: skip
+    show(fig, key="tl_passk")
 
 
 def results(res: dict) -> None:
-    fig = figure("pass@k on 300 held-out problems", "k (log scale)", "pass@k", y_range=[0, 1.02])
-    fig.add_scatter(x=res["ks"], y=res["pass_at_k_before"], name="SFT", line=dict(color=COLORS["grey"], width=3))
-    fig.add_scatter(x=res["ks"], y=res["pass_at_k_after"], name="GRPO", line=dict(color=COLORS["main"], width=3))
-    fig.update_xaxes(type="log")
-    show(fig, key="tl_passk")
+    passk_chart(res)
     cross = res["crossover_k"]
     st.markdown("The curves " + ("do not cross." if cross is None else f"cross at k ≈ {cross:.1f}."))
     a, b = st.columns(2)
     a.metric("Never solved by SFT", len(res["never_solved_before"]))
-    a.write(", ".join(res["never_solved_before"]) or "none")
+    a.text(", ".join(res["never_solved_before"]) or "none")
     b.metric("Never solved after GRPO", len(res["never_solved_after"]))
-    b.write(", ".join(res["never_solved_after"]) or "none")
+    b.text(", ".join(res["never_solved_after"]) or "none")
 
 
-@st.fragment(run_every=0.5 if running else None)
+def seed_table() -> None:
+    """The default run over several seeds, as measured by scripts/bench_tinylm.py (assets/tinylm_seeds.json)."""
+    fig = load_seed_figures()
+    if fig is None:
+        return
+    with st.expander(f"The default run over {len(fig['runs'])} seeds: what GRPO does at large k", expanded=False):
+        st.table([{"GRPO seed": r["seed"],
+                   "pass@1 SFT → GRPO": f"{r['pass_at_1_before']:.3f} → {r['pass_at_1_after']:.3f}",
+                   "pass@64 SFT → GRPO": f"{r['pass_at_64_before']:.3f} → {r['pass_at_64_after']:.3f}",
+                   "never solved SFT → GRPO": f"{r['never_solved_before']} → {r['never_solved_after']}",
+                   "curves cross at k": "none" if r["crossover_k"] is None else f"{r['crossover_k']:.1f}"}
+                  for r in fig["runs"]])  # fmt: skip
+        st.caption(fig["summary"])
+        st.markdown(fig["reading"])
+
+
+_snap = job.snapshot() if watching else None
+# Poll fast until the first iteration arrives (the first chart), then as often as the number of viewers allows.
+POLL = poll_interval(_snap["viewers"]) if watching else None
+
+
+@st.fragment(run_every=POLL)
 def progress() -> None:
-    job = st.session_state.get("tinylm_job")
+    job = session_job()
     if job is None:
         st.info("Press Start to run GRPO from the shipped SFT checkpoint.")
         return
-    snap = job.snapshot()
+    left = st.session_state.get("tl_left", False)
+    snap = job.snapshot(None if left else me)
     state = snap["state"]
+    if left and job.running:
+        st.info(f"You left this run; it goes on for the {snap['viewers']} session(s) still watching it.")
+    elif snap["viewers"] > 1 and state not in ("done", "stopped", "error"):
+        st.info(f"Shared with {snap['viewers']} viewers: everyone who started these settings watches this run.")
     if state == "queued":
         st.info(f"Waiting for a free trainer: place {snap['queue_position']} in line.")
     elif state == "error":
-        st.error(snap["error"])
+        st.error(plain(snap["error"]))
         if snap["checkpoint_error"]:
             st.button("Train SFT from scratch", key="tl_scratch2", on_click=st.session_state.__setitem__,
                       args=("tl_from_scratch", True))  # fmt: skip
@@ -162,17 +259,21 @@ def progress() -> None:
         for col, name in zip(cols, ("reward", "entropy", "kl", "frac_reward_zero_std"), strict=True):
             last = next((m[name] for m in reversed(snap["history"]) if name in m), float("nan"))
             col.metric(name, f"{last:.3f}")
-        left, right = st.columns(2)
-        for i, names in enumerate(CHARTS):
-            with left if i % 2 == 0 else right:
-                metric_chart(snap, names)
+        figs, rows = live_view(job.serial, snap["iteration"], len(snap["pass_at_1"]), snap)
+        left_col, right_col = st.columns(2)
+        for i, (names, fig) in enumerate(zip(CHARTS, figs, strict=True)):
+            with left_col if i % 2 == 0 else right_col:
+                show(fig, key=f"tl_chart_{names[0]}")
         st.subheader("Latest groups (as in TRL's completions log)")
-        groups_table(snap)
+        st.dataframe(rows, hide_index=True, height=300)
     if state == "done":
         results(snap["result"])
-    if running and not job.running:
+    if watching and not job.running:
         st.rerun()  # the job ended: redraw the buttons once
+    if watching and not left and snap["history"] and poll_interval(snap["viewers"]) > 2 * POLL:
+        st.rerun()  # charts are up and there are many viewers: poll less often (see poll_interval)
 
 
 progress()
+seed_table()
 st.caption("Metrics use TRL's names: " + ", ".join(METRICS) + ".")

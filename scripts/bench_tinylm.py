@@ -1,12 +1,17 @@
-"""Benchmark TinyLM on this CPU: SFT from scratch, GRPO from the shipped checkpoint (3 seeds), pass@k eval.
+"""Benchmark TinyLM on this CPU and measure the default story over several seeds.
 
-    OMP_NUM_THREADS=1 python scripts/bench_tinylm.py [--seeds 3] [--iterations N] [--skip-sft]
+    OMP_NUM_THREADS=1 python scripts/bench_tinylm.py [--seeds 3] [--iterations N] [--skip-sft] [--write-figures]
 
-Prints one JSON object: the load average and `import torch` time; SFT wall/CPU seconds, steps and
-pass@1; per GRPO seed (default settings, from the shipped checkpoint) the wall and CPU time,
-final exact held-out pass@1 and the first iteration/time it reached 0.80, completions/s and
-generated tokens/s (tokens up to and including <eos>); the 300 x 64 evaluation time. Timings on a
-shared machine are noisy: read the medians, and compare wall with CPU seconds.
+Prints one JSON object: the load average and `import torch` time; SFT from scratch (wall/CPU seconds, steps,
+exact pass@1, and the exact expected pass@64 and never-solved count from each problem's p); then per GRPO seed
+the whole story from the shipped checkpoint (story.run_story: GRPO wall/CPU time, the first iteration and time
+at which the exact held-out pass@1 reached 0.80, completions/s, generated tokens/s up to and including <eos>,
+pass@1, pass@64, never solved, crossover k for SFT and GRPO from 300 x 64 samples, and the exact pass@1 on the
+14 held-out ripple-carry problems, the teacher's blind spot, before and after); the medians.
+--write-figures also writes the per-seed figures to assets/tinylm_seeds.json (shown by the page and README).
+
+Timings on a shared machine are noisy: read the medians and compare wall with CPU seconds. The figures
+themselves do not depend on the machine or its load (float64, fixed seeds).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import time
 from pathlib import Path
 
 _t = time.perf_counter()
-import torch  # noqa: E402, F401
+import torch  # noqa: E402
 
 IMPORT_TORCH_S = time.perf_counter() - _t
 
@@ -28,25 +33,48 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sim.tinylm.checkpoint import load_checkpoint  # noqa: E402
 from sim.tinylm.data import split  # noqa: E402
-from sim.tinylm.evaluate import passk_eval  # noqa: E402
-from sim.tinylm.grpo_train import GRPOConfig, GRPOTrainer  # noqa: E402
+from sim.tinylm.evaluate import answer_probability  # noqa: E402
+from sim.tinylm.figures import seed_row, write_seed_figures  # noqa: E402
+from sim.tinylm.grpo_train import GRPOConfig  # noqa: E402
 from sim.tinylm.sft import SFTConfig, train_sft  # noqa: E402
+from sim.tinylm.story import StoryConfig, run_story  # noqa: E402
+from sim.tinylm.teacher import ripple_carry  # noqa: E402
 
 
-def bench_grpo(model, seed: int, iterations: int | None, target: float = 0.8) -> dict:
-    cfg = GRPOConfig(seed=seed) if iterations is None else GRPOConfig(seed=seed, iterations=iterations)
-    t0, c0 = time.perf_counter(), time.process_time()
-    trainer = GRPOTrainer(model, cfg)
-    reached, tokens = None, 0.0
-    for m in trainer.steps():
-        tokens += m["completions/mean_length"] * cfg.prompts_per_iter * cfg.group_size
-        if reached is None and m.get("pass_at_1", 0.0) >= target:
-            reached = {"iteration": m["iteration"], "seconds": time.perf_counter() - t0}
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    completions = cfg.iterations * cfg.prompts_per_iter * cfg.group_size
-    return {"seed": seed, "seconds": wall, "cpu_seconds": cpu, "pass_at_1": trainer.pass_at_1[-1][1],
-            "reached_0.8": reached, "completions_per_s": completions / wall,
-            "generated_tokens_per_s": tokens / wall}  # fmt: skip
+def coverage(model) -> dict:
+    """Exact expectations over the held-out problems from p = pi(answer | prompt): pass@64 = mean 1 - (1-p)^64."""
+    p = answer_probability(model, split()[1]).double()
+    return {"pass_at_1_exact": float(p.mean()), "expected_pass_at_64": float((1 - (1 - p) ** 64).mean()),
+            "expected_never_solved_in_64": float(((1 - p) ** 64).sum())}  # fmt: skip
+
+
+def bench_story(seed: int, iterations: int | None, target: float = 0.8) -> dict:
+    grpo = GRPOConfig(seed=seed) if iterations is None else GRPOConfig(seed=seed, iterations=iterations)
+    marks = {"reached": None, "tokens": 0.0, "t0": None, "trainer": None}
+
+    def on_step(trainer, m):
+        marks["trainer"] = trainer
+        if marks["t0"] is None:  # the trainer is built (reference copy, first exact pass@1) before iteration 1
+            marks["t0"] = time.perf_counter() - m["step_time"]
+        marks["tokens"] += m["completions/mean_length"] * grpo.prompts_per_iter * grpo.group_size
+        if marks["reached"] is None and m.get("pass_at_1", 0.0) >= target:
+            marks["reached"] = {"iteration": m["iteration"], "seconds": time.perf_counter() - marks["t0"]}
+
+    c0 = time.process_time()
+    res = run_story(StoryConfig(grpo=grpo), on_step=on_step)
+    cpu = time.process_time() - c0
+    completions = grpo.iterations * grpo.prompts_per_iter * grpo.group_size
+    row = seed_row(res)
+    row |= {"grpo_and_eval_cpu_seconds": cpu, "eval_seconds": res["eval_seconds"],
+            "exact_pass_at_1_after": res["exact_pass_at_1"][-1][1], "reached_0.8": marks["reached"],
+            "completions_per_s": completions / res["grpo_seconds"],
+            "generated_tokens_per_s": marks["tokens"] / res["grpo_seconds"]}  # fmt: skip
+    # the teacher's blind spot: exact pass@1 on the held-out ripple-carry problems (45+57), before and after
+    heldout = split()[1]
+    ripple = heldout[ripple_carry(heldout)]
+    row["ripple_carry_pass_at_1"] = [float(answer_probability(m, ripple).mean())
+                                     for m in (load_checkpoint()[0], marks["trainer"].policy)]  # fmt: skip
+    return row
 
 
 def main() -> None:
@@ -54,24 +82,28 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--iterations", type=int, default=None)
     p.add_argument("--skip-sft", action="store_true")
+    p.add_argument("--write-figures", action="store_true", help="write assets/tinylm_seeds.json")
     a = p.parse_args()
+    if a.write_figures and a.iterations is not None:
+        p.error("--write-figures records the default run: drop --iterations")
+    torch.set_num_threads(1)
     out: dict = {"loadavg_1_5_15": os.getloadavg(), "import_torch_seconds": IMPORT_TORCH_S}
     if not a.skip_sft:
         c0 = time.process_time()
         sft = train_sft(SFTConfig())
         out["sft"] = {"seconds": sft.seconds, "cpu_seconds": time.process_time() - c0, "steps": sft.steps,
-                      "pass_at_1_exact": sft.pass_at_1}  # fmt: skip
-    model, _ = load_checkpoint()
-    runs = [bench_grpo(model, s, a.iterations) for s in range(a.seeds)]
-    out["grpo"] = runs
-    out["grpo_median_seconds"] = statistics.median(r["seconds"] for r in runs)
-    out["grpo_median_pass_at_1"] = statistics.median(r["pass_at_1"] for r in runs)
-    out["grpo_median_completions_per_s"] = statistics.median(r["completions_per_s"] for r in runs)
-    out["grpo_median_generated_tokens_per_s"] = statistics.median(r["generated_tokens_per_s"] for r in runs)
-    t0 = time.perf_counter()
-    passk_eval(model, split()[1], n=64)
-    out["eval_300x64_seconds"] = time.perf_counter() - t0
+                      **coverage(sft.model)}  # fmt: skip
+    runs = [bench_story(s, a.iterations) for s in range(a.seeds)]
+    out["runs"] = runs
+    for key in ("grpo_seconds", "eval_seconds", "pass_at_1_after", "completions_per_s", "generated_tokens_per_s"):
+        out[f"median_{key}"] = statistics.median(r[key] for r in runs)
     out["loadavg_1_5_15_end"] = os.getloadavg()
+    if a.write_figures:
+        rows = [{k: r[k] for k in ("seed", "pass_at_1_before", "pass_at_1_after", "pass_at_64_before",
+                                   "pass_at_64_after", "never_solved_before", "never_solved_after", "crossover_k")}
+                for r in runs]  # fmt: skip
+        cmd = f"OMP_NUM_THREADS=1 python scripts/bench_tinylm.py --skip-sft --write-figures --seeds {a.seeds}"
+        out["summary"] = write_seed_figures(rows, command=cmd)["summary"]
     print(json.dumps(out, indent=1))
 
 

@@ -1,13 +1,18 @@
-"""The TinyLM page's background job: it trains, pauses, stops, and frees its slot when abandoned."""
+"""The TinyLM page's runs: shared per setting, replayed when finished, paused only by a sole viewer, stopped
+when nobody watches, bounded in number and size."""
 
+import threading
 import time
 
 import pytest
 
 from sim.tinylm import job as job_module
 from sim.tinylm.grpo_train import GRPOConfig
+from sim.tinylm.job import JobRegistry
+from sim.tinylm.story import StoryConfig
 
-TINY = GRPOConfig(iterations=400, prompts_per_iter=2, group_size=2, eval_every=1000)
+LONG = StoryConfig(grpo=GRPOConfig(iterations=400, prompts_per_iter=2, group_size=2, eval_every=1000), eval_samples=2)
+SHORT = StoryConfig(grpo=GRPOConfig(iterations=3, prompts_per_iter=2, group_size=2), eval_samples=2)
 
 
 def wait_for(pred, timeout=60.0):
@@ -19,38 +24,121 @@ def wait_for(pred, timeout=60.0):
     return False
 
 
+def other_seed(cfg: StoryConfig, seed: int) -> StoryConfig:
+    import dataclasses
+
+    return dataclasses.replace(cfg, grpo=dataclasses.replace(cfg.grpo, seed=seed))
+
+
 @pytest.fixture
 def one_slot(monkeypatch):
     """One training at a time, so the tests can see the queue."""
-    import threading
-
     monkeypatch.setattr(job_module, "_slots", threading.BoundedSemaphore(1))
 
 
-def test_pause_holds_the_iteration_and_stop_ends_the_job(one_slot):
-    job = job_module.TrainingJob(TINY, eval_samples=2).start()
-    assert wait_for(lambda: job.snapshot()["iteration"] >= 2)
-    job.pause()
+def test_same_settings_share_one_run_and_other_settings_get_their_own():
+    reg = JobRegistry()
+    a = reg.join(LONG, "alice")
+    assert reg.join(LONG, "bob") is a and a.snapshot("alice")["viewers"] == 2
+    c = reg.join(other_seed(LONG, 1), "carol")  # the seed is part of the setting
+    assert c is not a
+    assert wait_for(lambda: a.snapshot("bob")["iteration"] >= 2)
+    a.leave("alice")
+    assert a.running  # bob still watches
+    a.leave("bob")
+    c.leave("carol")
+    assert wait_for(lambda: not a.running and not c.running)
+    assert a.state == "stopped"
+    assert reg.join(LONG, "dave") is not a  # a stopped run is forgotten: Start runs it again
+    reg.find(LONG).leave("dave")
+
+
+def test_a_finished_run_replays_at_once_with_its_whole_history():
+    reg = JobRegistry()
+    first = reg.join(SHORT, "alice")
+    assert wait_for(lambda: first.state == "done")
+    t0 = time.perf_counter()
+    again = reg.join(SHORT, "bob")
+    snap = again.snapshot("bob")
+    assert again is first and time.perf_counter() - t0 < 0.1
+    assert snap["state"] == "done" and len(snap["history"]) == 3 and snap["result"]["iterations"] == 3
+    assert [i for i, _ in snap["pass_at_1"]] == [0, 3]
+    assert 1000 < first.nbytes < 100_000  # its size for the registry's bound: history + result as JSON
+
+
+def test_finished_runs_are_bounded_by_count_and_size(monkeypatch):
+    def finish_at_once(job):  # no training: a run that is already done, of a known size
+        job._set(state="done")
+        job.nbytes = 1000
+        return job
+
+    monkeypatch.setattr(job_module.TrainingJob, "start", finish_at_once)
+    reg = JobRegistry(max_finished=2)
+    jobs = [reg.join(other_seed(SHORT, seed), "alice") for seed in range(3)]  # eviction happens on join
+    assert reg.find(other_seed(SHORT, 0)) is None  # the least recently joined went first
+    assert reg.find(other_seed(SHORT, 1)) is jobs[1] and reg.find(other_seed(SHORT, 2)) is jobs[2]
+    reg.join(other_seed(SHORT, 1), "bob")  # joining again makes it the most recent
+    reg.join(other_seed(SHORT, 3), "bob")
+    assert reg.find(other_seed(SHORT, 2)) is None and reg.find(other_seed(SHORT, 1)) is jobs[1]
+    small = JobRegistry(finished_bytes=2500)
+    for seed in range(4):
+        small.join(other_seed(SHORT, seed), "alice")
+    assert len(small) == 2  # 2 x 1000 bytes fit under 2500, a third does not
+
+
+def test_pause_is_for_a_sole_viewer_and_a_second_viewer_resumes_the_run():
+    reg = JobRegistry()
+    job = reg.join(other_seed(LONG, 5), "alice")
+    assert wait_for(lambda: job.snapshot("alice")["iteration"] >= 2)
+    assert job.pause("alice")
     time.sleep(0.3)
-    held = job.snapshot()["iteration"]
-    time.sleep(0.5)
-    snap = job.snapshot()
-    assert snap["paused"] and snap["iteration"] == held  # no progress while paused
-    job.resume()
-    assert wait_for(lambda: job.snapshot()["iteration"] > held)
-    job.stop()
-    assert wait_for(lambda: not job.running)
-    assert job.snapshot()["state"] == "stopped"
+    held = job.snapshot("alice")["iteration"]
+    time.sleep(0.4)
+    assert job.snapshot("alice")["paused"] and job.snapshot("alice")["iteration"] == held  # no progress
+    assert reg.join(other_seed(LONG, 5), "bob") is job
+    assert not job.snapshot("bob")["paused"]  # a shared run never waits on one student
+    assert not job.pause("bob") and not job.can_pause("alice")
+    assert wait_for(lambda: job.snapshot("alice")["iteration"] > held)
+    job.leave("alice")
+    job.leave("bob")
+    assert wait_for(lambda: not job.running) and job.state == "stopped"
 
 
-def test_an_abandoned_paused_job_frees_its_slot_for_the_next_in_line(one_slot):
-    first = job_module.TrainingJob(TINY, eval_samples=2, heartbeat_s=1.0).start()
-    assert wait_for(lambda: first.snapshot()["iteration"] >= 1)
-    first.pause()
-    second = job_module.TrainingJob(TINY, eval_samples=2).start()
-    assert wait_for(lambda: second.snapshot()["queue_position"] == 1)  # waits behind the first
-    # nobody polls `first` any more (its tab closed): the heartbeat ends it even though it is paused
-    assert wait_for(lambda: not first.running, timeout=30)
-    assert wait_for(lambda: second.snapshot()["state"] == "grpo", timeout=30)
-    second.stop()
+def test_a_run_nobody_polls_stops_and_frees_its_slot_for_the_next_in_line(one_slot):
+    reg = JobRegistry(heartbeat_s=1.0)
+    first = reg.join(other_seed(LONG, 7), "alice")
+    assert wait_for(lambda: first.snapshot("alice")["iteration"] >= 1)
+    first.pause("alice")
+    second = reg.join(other_seed(LONG, 8), "bob")
+    assert wait_for(lambda: second.snapshot("bob")["queue_position"] == 1)  # waits behind the first
+    # alice's tab closed (no more polls): the heartbeat ends her run even though it is paused
+    assert wait_for(lambda: (second.snapshot("bob"), not first.running)[1], timeout=30)
+    assert wait_for(lambda: second.snapshot("bob")["state"] == "grpo", timeout=30)
+    second.leave("bob")
     assert wait_for(lambda: not second.running)
+
+
+def test_sixty_sessions_joining_at_once_share_one_run():
+    reg = JobRegistry()
+    got, barrier = [], threading.Barrier(60)
+
+    def student(i):
+        barrier.wait()
+        got.append(reg.join(other_seed(LONG, 11), f"s{i}"))
+
+    threads = [threading.Thread(target=student, args=(i,)) for i in range(60)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 60 and len({id(j) for j in got}) == 1 and len(reg) == 1
+    job = got[0]
+    assert job.snapshot("s0")["viewers"] == 60
+    for i in range(60):
+        job.leave(f"s{i}")
+    assert wait_for(lambda: not job.running)
+
+
+def test_polls_slow_down_with_viewers_but_stay_inside_the_heartbeat():
+    assert job_module.poll_interval(1) == 0.5 and job_module.poll_interval(60) == 6.0
+    assert job_module.poll_interval(10_000) == job_module.HEARTBEAT_S / 3

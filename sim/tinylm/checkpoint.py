@@ -1,31 +1,54 @@
-"""Save and load TinyLM checkpoints, checked: format version, config and every tensor's shape.
+"""Save and load TinyLM checkpoints, checked before anything is built: format, config, size, every tensor.
 
 A checkpoint is a plain dict saved with torch.save and read with torch.load(weights_only=True):
 
-    {"format": "tinylm", "version": 1, "model_config": {...}, "state_dict": {...}, "meta": {...}}
+    {"format": "tinylm", "version": 3, "model_config": {...}, "state_dict": {...}, "meta": {...}}
 
-Anything wrong (missing file, unreadable bytes, another format, mismatched shapes) raises
-CheckpointError with a message that says what is wrong and how to rebuild the file.
+The loader checks, in this order, so that a bad file costs nothing: the file exists and is at most
+MAX_FILE_BYTES; it unpickles as tensors and plain containers only; format and version; the config has
+exactly ModelConfig's five fields, each an int (not a bool or a float), in range, with the tokenizer's
+vocabulary and the task's block size; the model it describes fits under the memory cap (sim.tinylm.memory);
+the state dict holds exactly the model's tensors with the right shapes, floating point and finite. Only
+then is a model built. Anything wrong raises CheckpointError saying what and how to rebuild the file;
+values read from the file appear in the message only as short plain text (`plain`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import torch
 
-from sim.tinylm.model import ModelConfig, TinyLM
+from sim.tinylm.memory import MEMORY_CAP_BYTES, describe, model_bytes, n_params
+from sim.tinylm.model import DTYPE, LIMITS, ModelConfig, TinyLM
+from sim.tinylm.tokens import MAX_NEW_TOKENS, PROMPT_LEN, VOCAB_SIZE
 
 FORMAT = "tinylm"
-VERSION = 2  # 2: ReLU MLP (version 1 files hold GELU weights and would load silently into the wrong model)
+VERSION = 3  # 2: ReLU MLP (1 held GELU weights); 3: float64 weights, SFT on the teacher with a carry blind spot
 ASSET = Path(__file__).resolve().parents[2] / "assets" / "tinylm_sft.pt"  # the shipped SFT model
 REGENERATE = "python -m sim tinylm --save-sft assets/tinylm_sft.pt --iterations 0"
 HINT = f"Train a fresh SFT model with `python -m sim tinylm --from-scratch`, or rebuild the file with `{REGENERATE}`."
+MAX_FILE_BYTES = 64 * 2**20  # the shipped file is ~0.8 MB; anything much larger is not ours
+CONFIG_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "d_model")
+FIXED = {"vocab_size": (VOCAB_SIZE, "the tokenizer's vocabulary"),
+         "block_size": (PROMPT_LEN + MAX_NEW_TOKENS, "a 6-token prompt and up to 4 response tokens")}  # fmt: skip
 
 
 class CheckpointError(Exception):
     """A TinyLM checkpoint is missing, corrupt or does not match the model."""
+
+
+def plain(value, limit: int = 40) -> str:
+    """A value read from a file, as short plain text that no Markdown or HTML renderer will interpret.
+
+    Keeps letters, digits, space and `_ . , = + -`; every other character becomes '?'; cut at `limit`.
+    >>> plain("[x](http://a)")
+    '?x??http??a?'
+    """
+    text = re.sub(r"[^A-Za-z0-9 _.,=+\-]", "?", str(value))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def save_checkpoint(model: TinyLM, path: str | Path, meta: dict | None = None) -> None:
@@ -45,34 +68,73 @@ def save_checkpoint(model: TinyLM, path: str | Path, meta: dict | None = None) -
     path.with_suffix(".json").write_text(json.dumps(side, indent=2) + "\n")
 
 
+def check_model_config(raw, where: str = "checkpoint") -> ModelConfig:
+    """A model config read from a file -> ModelConfig, or CheckpointError. Builds no tensor."""
+    if not isinstance(raw, dict):
+        raise CheckpointError(f"{where} has no model config (got {type(raw).__name__}). {HINT}")
+    extra, missing = sorted(map(str, set(raw) - set(CONFIG_FIELDS))), [f for f in CONFIG_FIELDS if f not in raw]
+    if extra or missing:
+        what = f"unknown field {plain(extra[0])}" if extra else f"no field {missing[0]}"
+        raise CheckpointError(f"{where} has an invalid model config ({what}). {HINT}")
+    for name in CONFIG_FIELDS:
+        if type(raw[name]) is not int:  # exactly int: a bool, a float or a string is refused
+            got = type(raw[name]).__name__
+            raise CheckpointError(f"{where}: model config {name} must be an integer, got {got}. {HINT}")
+    ranges = {name: (want, want, why) for name, (want, why) in FIXED.items()}
+    ranges |= {name: (1, high, None) for name, high in LIMITS.items()}
+    for name, (low, high, why) in ranges.items():
+        if not low <= raw[name] <= high:
+            allowed = f"{low}{f' ({why})' if why else ''}" if low == high else f"in [{low}, {high}]"
+            shown = str(raw[name]) if abs(raw[name]) < 10**12 else "a huge number"
+            raise CheckpointError(f"{where}: model config {name} must be {allowed}, got {shown}. {HINT}")
+    try:
+        cfg = ModelConfig(**raw)
+    except ValueError as e:  # d_model % n_head (the ranges were checked above)
+        raise CheckpointError(f"{where} has an invalid model config ({plain(e, 160)}). {HINT}") from None
+    need = 3 * model_bytes(cfg)  # the file's tensors, the model, one copy while loading
+    if need > MEMORY_CAP_BYTES:
+        raise CheckpointError(
+            f"{where}: a model with {n_params(cfg):,} parameters needs about {describe(need)} to load, over the "
+            f"cap of {describe(MEMORY_CAP_BYTES)}. {HINT}"
+        )
+    return cfg
+
+
 def load_checkpoint(path: str | Path = ASSET) -> tuple[TinyLM, dict]:
-    """Read a checkpoint into a TinyLM (eval mode). Returns (model, meta). Raises CheckpointError."""
+    """Read a checkpoint into a TinyLM (eval mode, float64). Returns (model, meta). Raises CheckpointError."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"TinyLM checkpoint not found: {path}. {HINT}")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise CheckpointError(f"{path} is {describe(size)}, too large for a TinyLM checkpoint "
+                              f"(at most {describe(MAX_FILE_BYTES)}). {HINT}")  # fmt: skip
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for bad bytes; all mean the same here
-        raise CheckpointError(f"TinyLM checkpoint {path} is corrupt or unreadable ({type(e).__name__}). {HINT}") from e
+        what = type(e).__name__
+        raise CheckpointError(f"TinyLM checkpoint {path} is corrupt or unreadable ({what}). {HINT}") from None
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a TinyLM checkpoint (no 'format': '{FORMAT}'). {HINT}")
     if blob.get("version") != VERSION:
-        raise CheckpointError(f"{path} has format version {blob.get('version')!r}, this code reads {VERSION}. {HINT}")
-    try:
-        cfg = ModelConfig(**blob["model_config"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise CheckpointError(f"{path} has an invalid model config ({e}). {HINT}") from e
-    model = TinyLM(cfg)
-    expected = model.state_dict()
+        raise CheckpointError(f"{path} has format version {plain(repr(blob.get('version')))}, this code reads "
+                              f"{VERSION}. {HINT}")  # fmt: skip
+    cfg = check_model_config(blob.get("model_config"), str(path))
+    with torch.device("meta"):  # shapes only: nothing allocated
+        expected = {k: v.shape for k, v in TinyLM(cfg).state_dict().items()}
     state = blob.get("state_dict")
     if not isinstance(state, dict) or set(state) != set(expected):
-        missing = sorted(set(expected) - set(state or {}))[:3]
+        missing = sorted(set(expected) - set(state if isinstance(state, dict) else {}))[:3]
         raise CheckpointError(f"{path} does not hold the expected tensors (missing e.g. {missing}). {HINT}")
-    for name, t in expected.items():
-        if not isinstance(state[name], torch.Tensor) or state[name].shape != t.shape:
-            got = tuple(state[name].shape) if isinstance(state[name], torch.Tensor) else type(state[name]).__name__
-            raise CheckpointError(f"{path}: tensor {name} has shape {got}, the config needs {tuple(t.shape)}. {HINT}")
-        if not torch.isfinite(state[name]).all():
-            raise CheckpointError(f"{path}: tensor {name} holds non-finite values. {HINT}")
-    model.load_state_dict(state)
-    return model.eval(), dict(blob.get("meta") or {})
+    for name, shape in expected.items():
+        t = state[name]
+        if not isinstance(t, torch.Tensor) or t.shape != shape:
+            got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+            need = tuple(shape)
+            raise CheckpointError(f"{path}: tensor {name} has shape {plain(got)}, the config needs {need}. {HINT}")
+        if not t.is_floating_point() or not torch.isfinite(t).all():
+            raise CheckpointError(f"{path}: tensor {name} holds non-finite or non-float values. {HINT}")
+    model = TinyLM(cfg)
+    model.load_state_dict({k: v.to(DTYPE) for k, v in state.items()})
+    meta = blob.get("meta")
+    return model.eval(), dict(meta) if isinstance(meta, dict) else {}

@@ -1,4 +1,4 @@
-"""`python -m sim tinylm`: SFT checkpoint -> GRPO -> pass@k before and after, as a table or JSON.
+"""`python -m sim tinylm`: SFT checkpoint -> GRPO -> pass@k before and after (story.run_story), as a table or JSON.
 
     python -m sim tinylm                    # from the shipped SFT checkpoint (assets/tinylm_sft.pt)
     python -m sim tinylm --from-scratch     # train SFT first (~0.5 pass@1), then GRPO
@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-import time
+from pathlib import Path
 
 from sim.grpo import BASELINES, LOSS_TYPES, SCALES
-from sim.tinylm.checkpoint import ASSET, REGENERATE, CheckpointError, load_checkpoint, save_checkpoint
-from sim.tinylm.data import split
-from sim.tinylm.evaluate import KS, compare, passk_eval
-from sim.tinylm.grpo_train import LR_SCHEDULES, GRPOConfig, train_grpo
-from sim.tinylm.sft import SFTConfig, train_sft
+from sim.tinylm.checkpoint import ASSET, CheckpointError
+from sim.tinylm.grpo_train import LR_SCHEDULES, GRPOConfig
+from sim.tinylm.sft import SFTConfig
+from sim.tinylm.story import KS, StoryConfig, run_story
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,78 +62,59 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def run(args: argparse.Namespace) -> dict:
-    """The whole story; returns the JSON-able result. Raises CheckpointError or ValueError."""
-    grpo_cfg = GRPOConfig(
+def story_config(args: argparse.Namespace) -> StoryConfig:
+    """The flags as a StoryConfig (ValueError for an out-of-range value)."""
+    grpo = GRPOConfig(
         iterations=args.iterations, prompts_per_iter=args.prompts, group_size=args.group_size, lr=args.lr,
         warmup=args.warmup, lr_schedule=args.lr_schedule, adam_beta1=args.adam_beta1, beta=args.beta, mu=args.mu,
         clip_eps=args.clip_eps, scale=args.scale,
         baseline=args.baseline, ddof=args.ddof, loss_type=args.loss_type, temperature=args.temperature,
         seed=args.seed, threads=args.threads,
     )  # fmt: skip
-    if not 1 <= args.eval_samples <= 1024:
-        raise ValueError(f"--eval-samples must be in [1, 1024], got {args.eval_samples}")
-    t0 = time.perf_counter()
-    sft_seconds = None
-    if args.from_scratch or args.save_sft:
-        sft = train_sft(SFTConfig(seed=args.sft_seed, threads=args.threads))
-        model, sft_seconds = sft.model, sft.seconds
-        if args.save_sft:
-            save_checkpoint(model, args.save_sft, {
-                "sft_config": SFTConfig(seed=args.sft_seed).to_dict(), "seed": args.sft_seed, "steps": sft.steps,
-                "pass_at_1_exact": sft.pass_at_1, "sft_seconds": round(sft.seconds, 1), "regenerate": REGENERATE,
-            })  # fmt: skip
-    else:
-        model, _ = load_checkpoint(args.checkpoint)
-    _, heldout = split()
-    t1 = time.perf_counter()
-    trainer = train_grpo(model, grpo_cfg)
-    grpo_seconds = time.perf_counter() - t1
-    t2 = time.perf_counter()
-    before = passk_eval(model, heldout, n=args.eval_samples, seed=args.seed)
-    after = passk_eval(trainer.policy, heldout, n=args.eval_samples, seed=args.seed + 1)
-    eval_seconds = time.perf_counter() - t2
-    ks = [k for k in KS if k <= args.eval_samples]
-    return {
-        "pass_at_1_before": before["pass_at_1"],
-        "pass_at_1_after": after["pass_at_1"],
-        "pass_at_k_before": {str(k): float(before["pass_at_k"][k - 1]) for k in ks},
-        "pass_at_k_after": {str(k): float(after["pass_at_k"][k - 1]) for k in ks},
-        "never_solved_before": before["never_solved"],
-        "never_solved_after": after["never_solved"],
-        "crossover_k": compare(before, after)["crossover_k"],
-        "sft_seconds": sft_seconds,
-        "grpo_seconds": grpo_seconds,
-        "eval_seconds": eval_seconds,
-        "wall_seconds": time.perf_counter() - t0,
-        "iterations": trainer.iteration,
-        "eval_samples": args.eval_samples,
-        "heldout_problems": len(heldout),
-        "config": grpo_cfg.to_dict(),
-    }
+    return StoryConfig(
+        grpo=grpo, eval_samples=args.eval_samples, from_scratch=args.from_scratch or bool(args.save_sft),
+        sft=SFTConfig(seed=args.sft_seed, threads=args.threads), checkpoint=args.checkpoint,
+    )  # fmt: skip
+
+
+def check_output(path: str) -> None:
+    """Fail before training, not after it, when `path` cannot be written (ValueError, one line)."""
+    out = Path(path)
+    parent = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise ValueError(f"--save-sft {path}: is a directory")
+    existing = next((p for p in (parent, *parent.parents) if p.exists()), Path("."))
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"--save-sft {path}: cannot write into {existing}")
 
 
 def format_table(res: dict) -> str:
     n = res["eval_samples"]
+    before, after = res["pass_at_k_before"], res["pass_at_k_after"]
     lines = [
         f"TinyLM: GRPO {res['iterations']} iterations, {res['heldout_problems']} held-out problems x {n} samples",
         f"{'':>12} {'SFT':>8} {'GRPO':>8}",
     ]
-    for k in res["pass_at_k_before"]:
-        lines.append(f"{'pass@' + k:>12} {res['pass_at_k_before'][k]:8.3f} {res['pass_at_k_after'][k]:8.3f}")
-    lines.append(f"{'never solved':>12} {res['never_solved_before']:8d} {res['never_solved_after']:8d}")
+    for k in (k for k in KS if k <= n):
+        lines.append(f"{'pass@' + str(k):>12} {before[k - 1]:8.3f} {after[k - 1]:8.3f}")
+    lines.append(f"{'never solved':>12} {len(res['never_solved_before']):8d} {len(res['never_solved_after']):8d}")
     cross = "none" if res["crossover_k"] is None else f"{res['crossover_k']:.1f}"
     lines.append(f"curves cross at k = {cross}")
-    sft = "" if res["sft_seconds"] is None else f"SFT {res['sft_seconds']:.1f} s, "
+    sft = "" if res["sft"] is None else f"SFT {res['sft']['seconds']:.1f} s, "
     lines.append(f"time: {sft}GRPO {res['grpo_seconds']:.1f} s, eval {res['eval_seconds']:.1f} s, "
                  f"total {res['wall_seconds']:.1f} s")  # fmt: skip
     return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:
+    """Exit 0 on success; 2 for bad input (flags, values, a run over the memory cap, an unwritable --save-sft,
+    a bad --checkpoint); 1 when the shipped checkpoint itself is missing or broken (rebuild it)."""
     try:
         args = build_parser().parse_args(argv)
-        res = run(args)
+        cfg = story_config(args)
+        if args.save_sft:
+            check_output(args.save_sft)
+        res = run_story(cfg, save_sft=args.save_sft)
     except _UsageError as e:
         print(f"error: {e} (python -m sim tinylm --help)", file=sys.stderr)
         return 2
@@ -142,6 +123,9 @@ def main(argv: list[str]) -> int:
         return 2
     except CheckpointError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 1
+        return 1 if Path(args.checkpoint).resolve() == ASSET else 2
+    except OSError as e:  # e.g. the disk filled up while saving
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
     print(json.dumps(res) if args.json else format_table(res))
     return 0

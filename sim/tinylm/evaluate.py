@@ -56,9 +56,6 @@ def sample_correct_counts(
     return correct.view(len(problems), n).sum(dim=1).long().numpy()
 
 
-KS = (1, 2, 4, 8, 16, 32, 64)  # the k values the CLI prints
-
-
 def passk_eval(model: TinyLM, problems: np.ndarray, n: int = 64, seed: int = 0, batch_size: int = 8192) -> dict:
     """Sample n responses per problem and summarise: counts, pass@k curve for k = 1..n, never solved.
 

@@ -42,7 +42,8 @@ class FlatAdamW:
 
     def flat_grad(self) -> torch.Tensor:
         """Every parameter's gradient in one (N,) tensor (zeros where a parameter got none)."""
-        return torch.cat([torch.zeros(p.numel()) if p.grad is None else p.grad.reshape(-1) for p in self.params])
+        grads = [torch.zeros(p.numel(), dtype=p.dtype) if p.grad is None else p.grad.reshape(-1) for p in self.params]
+        return torch.cat(grads)
 
     @torch.no_grad()
     def step(self, grad: torch.Tensor) -> None:

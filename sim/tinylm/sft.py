@@ -8,11 +8,12 @@ Training stops the first time the held-out pass@1 at temperature 1 reaches `targ
 That pass@1 is computed exactly, as the mean over problems of pi(answer | prompt) (see
 evaluate.expected_pass_at_1), so the stopping point is deterministic for a given seed.
 
-The demonstrations come from an imperfect teacher (label_noise = 0.3: 30% of answers are near
-misses, off by +-1 or +-10). The model learns the teacher's spread, so at pass@1 ~ 0.5 its most
-likely answer is usually right (greedy ~0.89 on the held-out set) while a sample often is not:
-the chapter's setting, where GRPO mostly sharpens what the model can already find. Clean labels
-stop SFT with greedy ~0.71 and a GRPO run plateaus near that.
+The demonstrations come from an imperfect teacher (teacher.py): 30% of its answers are near misses
+(off by 1 or 10), and it has a blind spot, the ripple carry (45+57 written "02" 98% of the time). The model
+learns the teacher's spread, so at pass@1 ~ 0.5 its most likely answer is usually right (greedy ~0.9 on the
+held-out set) while a sample often is not, and on the blind spot a sample is almost never right:
+the chapter's setting, where GRPO sharpens what the model can already find and coverage at large k
+is not saturated. Clean labels stop SFT with greedy ~0.7, and a GRPO run then plateaus near that.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from sim.tinylm.data import answer_tokens, prompt_tokens, split
 from sim.tinylm.evaluate import expected_pass_at_1
 from sim.tinylm.model import ModelConfig, TinyLM, build_model
 from sim.tinylm.optim import FlatAdamW
+from sim.tinylm.teacher import teacher_targets
 from sim.tinylm.tokens import PAD
 from sim.validate import check_number
 
@@ -44,6 +46,7 @@ class SFTConfig:
     eval_every: int = 10  # steps between held-out checks
     weight_decay: float = 0.0  # AdamW weight decay
     label_noise: float = 0.3  # fraction of demonstrations that are near misses (answer +-1 or +-10)
+    ripple_slip: float = 0.98  # how often the teacher forgets a rippled carry (45+57 written "02"); teacher.py
     threads: int = 1  # torch.set_num_threads
 
     def __post_init__(self):
@@ -54,6 +57,7 @@ class SFTConfig:
         check_number("eval_every", self.eval_every, 1, 10**6)
         check_number("weight_decay", self.weight_decay, 0.0, 10.0)
         check_number("label_noise", self.label_noise, 0.0, 1.0)
+        check_number("ripple_slip", self.ripple_slip, 0.0, 1.0)
         check_number("threads", self.threads, 1, 256)
 
     def to_dict(self) -> dict:
@@ -66,18 +70,6 @@ def sft_loss(model: TinyLM, prompts: torch.Tensor, targets: torch.Tensor) -> tor
     logits, _ = model(ids)
     logits = logits[:, prompts.shape[1] - 1 :]  # (P, 4, V)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=PAD)
-
-
-NEAR_MISSES = np.array([-10, -1, 1, 10])
-
-
-def noisy_targets(problems: np.ndarray, label_noise: float, rng: np.random.Generator) -> torch.Tensor:
-    """Demonstrations from an imperfect teacher: with probability label_noise the written answer is
-    a near miss, a + b + d with d drawn uniformly from (-10, -1, +1, +10). (P, 2) -> (P, 4) ids."""
-    wrong = rng.random(len(problems)) < label_noise  # (P,)
-    delta = np.where(wrong, rng.choice(NEAR_MISSES, size=len(problems)), 0)  # (P,)
-    # answer_tokens writes a + b; shifting b by delta writes a + b + delta (b may leave 10..99, harmless here)
-    return answer_tokens(np.stack([problems[:, 0], problems[:, 1] + delta], axis=1))
 
 
 @dataclass
@@ -112,7 +104,10 @@ def train_sft(
     step = 0
     for step in range(1, cfg.max_steps + 1):
         idx = rng.integers(0, len(train), size=cfg.batch_size)
-        targets = noisy_targets(train[idx], cfg.label_noise, rng) if cfg.label_noise > 0 else train_targets[idx]
+        if cfg.label_noise > 0 or cfg.ripple_slip > 0:
+            targets = teacher_targets(train[idx], cfg.label_noise, cfg.ripple_slip, rng)
+        else:
+            targets = train_targets[idx]
         loss = sft_loss(model, train_prompts[torch.from_numpy(idx)], targets)
         opt.zero_grad()
         loss.backward()

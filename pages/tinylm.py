@@ -1,11 +1,9 @@
 """TinyLM: a real GRPO run on a small transformer that learns two-digit addition (sim.tinylm)."""
 
-import re
 import uuid
 
 import streamlit as st
 
-from sim.grpo import BASELINES, LOSS_TYPES, SCALES
 from sim.tinylm.checkpoint import CheckpointError, load_checkpoint
 from sim.tinylm.figures import load_seed_figures
 from sim.tinylm.grpo_train import METRICS, GRPOConfig
@@ -13,35 +11,29 @@ from sim.tinylm.job import MAX_CONCURRENT, REGISTRY, TrainingJob, poll_interval
 from sim.tinylm.memory import MemoryCapError, check_run
 from sim.tinylm.story import StoryConfig
 from ui.charts import COLORS, figure, show
-from ui.controls import Choice, Flag, Num, apply_classroom_style, classroom_link_builder, control, ensure_app_navigation
+from ui.controls import Choice, Flag, Num, classroom_link_builder, control
+from ui.page import open_page
 
 CHARTS = [("reward", "pass_at_1"), ("entropy",), ("kl",), ("frac_reward_zero_std",), ("completions/mean_length",),
           ("grad_norm",), ("clip_ratio/region_mean",), ("step_time",)]  # fmt: skip
-D = GRPOConfig()
-LRS = ("1e-4", "3e-4", "5e-4", "1e-3", "2e-3")  # peak learning rates (linear decay after a short warmup)
-BETAS = ("0", "0.001", "0.01", "0.04", "0.1")
-EVAL_SAMPLES = ("4", "8", "16", "32", "64")
-# Every setting is a URL parameter (ui.controls), so a link reproduces the run, seed included.
+# Every setting is a URL parameter built from GRPOConfig's declarations, so a link reproduces the run, seed included.
 ON_SPEC = Flag("tinylm_on", "Trainer on", False, help="Off by default so the app stays light.")
-ITERS_SPEC = Num("tl_iters", "Iterations", 1, 600, D.iterations, 1)
-P_SPEC = Num("tl_P", "Prompts per iteration P", 1, 64, D.prompts_per_iter, 1)
-G_SPEC = Num("tl_G", "Group size G", 2, 32, D.group_size, 1)
-LR_SPEC = Choice("tl_lr", "Peak learning rate", LRS, "1e-3")
-BETA_SPEC = Choice("tl_beta", "KL coefficient β", BETAS, "0")
-MU_SPEC = Num("tl_mu", "Inner steps μ", 1, 4, D.mu, 1)
-SCALE_SPEC = Choice("tl_scale", "Std scaling", SCALES, D.scale)
-BASELINE_SPEC = Choice("tl_baseline", "Baseline", BASELINES, D.baseline)
-LOSS_SPEC = Choice("tl_loss", "Loss aggregation", LOSS_TYPES, D.loss_type)
-SEED_SPEC = Num("tl_seed", "Seed", 0, 9999, D.seed, 1)
-EVAL_SPEC = Choice("tl_eval", "Samples per held-out problem", EVAL_SAMPLES, "64")
-SETTINGS = [ITERS_SPEC, P_SPEC, G_SPEC, LR_SPEC, BETA_SPEC, MU_SPEC, SCALE_SPEC, BASELINE_SPEC, LOSS_SPEC, SEED_SPEC,
-            EVAL_SPEC]  # fmt: skip
+SETTINGS = [
+    Num.of(GRPOConfig, "iterations", "tl_iters", "Iterations", lo=1, hi=600),
+    Num.of(GRPOConfig, "prompts_per_iter", "tl_P", "Prompts per iteration P", hi=64),
+    Num.of(GRPOConfig, "group_size", "tl_G", "Group size G", hi=32),
+    Choice.of(GRPOConfig, "lr", "tl_lr", "Peak learning rate", options=(1e-4, 3e-4, 5e-4, 1e-3, 2e-3),
+              help="AdamW, after a short warmup, decayed linearly to 0"),
+    Choice.of(GRPOConfig, "beta", "tl_beta", "KL coefficient β", options=(0.0, 0.001, 0.01, 0.04, 0.1),
+              labels={0.0: "TRL default", 0.001: "R1-Zero", 0.04: "DeepSeekMath"}),
+    Num.of(GRPOConfig, "mu", "tl_mu", "Inner steps μ", hi=4),
+    Choice.of(GRPOConfig, "scale", "tl_scale", "Std scaling"),
+    Choice.of(GRPOConfig, "baseline", "tl_baseline", "Baseline"),
+    Choice.of(GRPOConfig, "loss_type", "tl_loss", "Loss aggregation"),
+    Num.of(GRPOConfig, "seed", "tl_seed", "Seed", hi=9999),
+    Choice.of(StoryConfig, "eval_samples", "tl_eval", "Samples per held-out problem", options=(4, 8, 16, 32, 64)),
+]
 SPECS = [ON_SPEC, *SETTINGS]
-
-
-def plain(text: str) -> str:
-    """Show a message as text: Markdown's special characters escaped (messages may quote a file's contents)."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|~:<>$&])", r"\\\1", str(text))
 
 
 @st.cache_resource(show_spinner=False, max_entries=1)
@@ -85,10 +77,8 @@ def pause_job(on: bool) -> None:
         job.pause(viewer_id()) if on else job.resume(viewer_id())
 
 
-ensure_app_navigation()
-apply_classroom_style()
-st.title("TinyLM: GRPO on a real model")
-st.markdown(
+open_page(
+    "TinyLM: GRPO on a real model",
     "A two-layer transformer learned two-digit addition by supervised fine-tuning on an imperfect teacher "
     "and stopped at about half right (pass@1 ≈ 0.5 at temperature 1). The teacher writes a near miss (off by 1 "
     "or 10) for 30 % of problems, and has a blind spot: when a carry ripples through the tens into the hundreds "
@@ -96,29 +86,30 @@ st.markdown(
     "usually right, a sample often is not, and a few problems it almost never gets right. GRPO samples a group "
     "of answers per prompt, scores them with the exact-match verifier and pushes up the answers that beat their "
     "group. Watch the reward rise and the entropy fall, then compare pass@k before and after on 300 held-out "
-    "problems, and the problems that no sample solves."
+    "problems, and the problems that no sample solves.",
 )
 on = control(ON_SPEC)
-classroom_link_builder(SPECS)
 if not on:
+    classroom_link_builder(SPECS)
     st.info("Switch the trainer on to set up a run.")
     st.stop()
-
 with st.sidebar:
     st.subheader("GRPO settings")
     v = {spec.key: control(spec) for spec in SETTINGS}
+classroom_link_builder(SPECS)
 
 grpo_cfg = GRPOConfig(
-    iterations=v["tl_iters"], prompts_per_iter=v["tl_P"], group_size=v["tl_G"], lr=float(v["tl_lr"]),
-    beta=float(v["tl_beta"]), mu=v["tl_mu"], scale=v["tl_scale"], baseline=v["tl_baseline"], loss_type=v["tl_loss"],
-    seed=v["tl_seed"], threads=1,
+    iterations=v["tl_iters"], prompts_per_iter=v["tl_P"], group_size=v["tl_G"], lr=v["tl_lr"], beta=v["tl_beta"],
+    mu=v["tl_mu"], scale=v["tl_scale"], baseline=v["tl_baseline"], loss_type=v["tl_loss"], seed=v["tl_seed"],
+    threads=1,
 )  # fmt: skip
 from_scratch = st.session_state.get("tl_from_scratch", False)
 cfg = StoryConfig(grpo=grpo_cfg, eval_samples=int(v["tl_eval"]), from_scratch=from_scratch)
 
 problem = checkpoint_status()
 if problem and not from_scratch:
-    st.error(plain(problem))
+    st.error("The shipped SFT checkpoint cannot be used:", icon=":material/error:")
+    st.text(problem)
     st.button("Train SFT from scratch", key="tl_scratch", on_click=st.session_state.__setitem__,
               args=("tl_from_scratch", True))  # fmt: skip
     st.stop()
@@ -140,7 +131,8 @@ c2.button("Pause", key="tl_pause", disabled=paused or not (watching and job.can_
 c3.button("Resume", key="tl_resume", disabled=not paused, on_click=pause_job, args=(False,))
 c4.button("Leave" if shared else "Stop", key="tl_stop", disabled=not watching, on_click=leave_job)
 if too_big:
-    st.error(plain(too_big))
+    st.error("These settings would not fit in the server's memory:", icon=":material/error:")
+    st.text(too_big)
 st.caption(
     f"Everyone who starts the same settings (seed included) watches the same run, and a finished run replays at "
     f"once: runs are deterministic, so it is the run you would have got. At most {MAX_CONCURRENT} different runs "
@@ -244,7 +236,8 @@ def progress() -> None:
     if state == "queued":
         st.info(f"Waiting for a free trainer: place {snap['queue_position']} in line.")
     elif state == "error":
-        st.error(plain(snap["error"]))
+        st.error("The run stopped with an error:", icon=":material/error:")
+        st.text(snap["error"])
         if snap["checkpoint_error"]:
             st.button("Train SFT from scratch", key="tl_scratch2", on_click=st.session_state.__setitem__,
                       args=("tl_from_scratch", True))  # fmt: skip

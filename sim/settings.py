@@ -135,26 +135,31 @@ def _optional(kind):
     return parse
 
 
-def add_flags(parser: argparse.ArgumentParser, cls, *, skip=(), flags: Mapping[str, str] | None = None) -> None:
-    """One flag per declared field of `cls` (`--group-size` for group_size unless `flags` renames it),
-    with the default and the allowed values in the help. The values are checked when the config is built."""
+def add_flags(parser: argparse.ArgumentParser, cls, *, skip=(), flags: Mapping[str, str | tuple] | None = None) -> None:
+    """One flag per declared field of `cls` (`--group-size` for group_size unless `flags` renames it, to a
+    name or a tuple of names), with the default and the allowed values in the help. The values are checked
+    when the config is built (from_args)."""
     for name, spec in settings(cls).items():
         if name in skip:
             continue
-        flag = (flags or {}).get(name, "--" + name.replace("_", "-"))
+        names = (flags or {}).get(name, "--" + name.replace("_", "-"))
+        flag = names if isinstance(names, str) else names[0]
+        aliases = () if isinstance(names, str) else tuple(names[1:])
         d = default(cls, name)
         text = f"{spec.help}; {spec.describe()}" + (" or none" if spec.optional else "")
         if spec.kind == "flag":
-            parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=d, help=spec.help)
+            parser.add_argument(flag, *aliases, dest=name, action=argparse.BooleanOptionalAction, default=d,
+                                help=spec.help)
         elif spec.kind == "choice":
             kind = type(spec.choices[0])
-            parser.add_argument(flag, dest=name, type=kind, choices=spec.choices, default=d, help=spec.help)
+            parser.add_argument(flag, *aliases, dest=name, type=kind, choices=spec.choices, default=d, help=spec.help)
         elif spec.kind == "numbers":
-            parser.add_argument(flag, dest=name, type=_numbers, default=d,
+            parser.add_argument(flag, *aliases, dest=name, type=_numbers, default=d,
                                 help=text + f" (write {flag}=-1,0,2 when the first is negative)")
         else:
             kind = int if spec.integer else float
-            parser.add_argument(flag, dest=name, type=_optional(kind) if spec.optional else kind, default=d, help=text)
+            parser.add_argument(flag, *aliases, dest=name, type=_optional(kind) if spec.optional else kind, default=d,
+                                help=text)
 
 
 def from_args(cls, args: argparse.Namespace, **overrides):

@@ -165,7 +165,7 @@ def parse_url_value(spec: Spec, raw: str) -> tuple[object, str | None]:
         return spec.default, f"is not {spec.describe()}"
     if isinstance(spec, Choice):
         for option in spec.options:
-            if raw == url_text(option):
+            if raw == url_text(option) or _same_number(raw, option):
                 return option, None
         return spec.default, f"is not {spec.describe()}"
     try:
@@ -180,6 +180,16 @@ def parse_url_value(spec: Spec, raw: str) -> tuple[object, str | None]:
     if snapped != x if spec.integer else abs(snapped - x) > 1e-9 * max(1.0, abs(x)):  # off the grid
         return _typed(spec, snapped), f"is not on the slider's steps of {spec.step}"
     return _typed(spec, snapped), None
+
+
+def _same_number(raw: str, option) -> bool:
+    """A numeric option written another way (3e-4 for 0.0003, 16.0 for 16)."""
+    if isinstance(option, bool) or not isinstance(option, int | float):
+        return False
+    try:
+        return math.isclose(float(raw), option, rel_tol=1e-12, abs_tol=0.0)
+    except ValueError:
+        return False
 
 
 def _typed(spec: Num, x: float):
@@ -210,6 +220,9 @@ def _url_value(spec: Spec) -> object:
         return spec.default
     value, problem = parse_url_value(spec, raw)
     if problem is None:
+        if raw != url_text(value):  # a number written another way (3e-4): the widget reads the canonical text
+            st.query_params[spec.key] = url_text(value)
+            _reseed_from_url()
         return value
     # the key and the value used are the page's own; only the raw value came from outside
     st.warning(f"URL parameter {spec.key}={plain(raw)} {problem}; using {spec.key} = {url_text(value)}.", icon="⚠️")
@@ -297,15 +310,3 @@ def classroom_link_builder(specs: list[Spec]) -> None:
         big = st.checkbox("Presenter mode (larger type)", value=True, key="_classroom_big")
         st.caption("Classroom link (hidden controls keep the values above):")
         st.code(f"{base}?{share_query(specs, values, hide=tuple(hide), classroom=big)}", language=None, wrap_lines=True)
-
-
-def apply_classroom_style() -> None:  # TODO(merge): pages on other branches still call these two; then remove
-    from ui.page import apply_style
-
-    apply_style()
-
-
-def ensure_app_navigation() -> None:
-    from ui import page
-
-    page.ensure_app_navigation()

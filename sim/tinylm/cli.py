@@ -13,9 +13,9 @@ import os
 import sys
 from pathlib import Path
 
-from sim.grpo import BASELINES, LOSS_TYPES, SCALES
+from sim.settings import add_flags, from_args
 from sim.tinylm.checkpoint import ASSET, CheckpointError
-from sim.tinylm.grpo_train import LR_SCHEDULES, GRPOConfig
+from sim.tinylm.grpo_train import GRPOConfig
 from sim.tinylm.sft import SFTConfig
 from sim.tinylm.story import KS, StoryConfig, run_story
 
@@ -30,51 +30,26 @@ class _UsageError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    d = GRPOConfig()
+    """A flag per GRPOConfig field (declared in grpo_train.py: range and help), plus the story's own."""
     p = _Parser(
         prog="python -m sim tinylm",
         description="SFT + GRPO on a tiny transformer learning a+b.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--from-scratch", action="store_true", help="train SFT first instead of loading the checkpoint")
     p.add_argument("--checkpoint", default=str(ASSET), help="SFT checkpoint to start from")
-    p.add_argument("--save-sft", metavar="PATH", help="with --from-scratch (implied): save the SFT model here")
+    p.add_argument("--save-sft", metavar="PATH", help="train SFT first (implied) and save the model here")
     p.add_argument("--sft-seed", type=int, default=0, help="seed of the SFT run (--from-scratch)")
-    p.add_argument("--iterations", type=int, default=d.iterations, help="GRPO iterations")
-    p.add_argument("--prompts", type=int, default=d.prompts_per_iter, help="P, prompts per iteration")
-    p.add_argument("--group-size", "-G", type=int, default=d.group_size, help="G, responses per prompt")
-    p.add_argument("--lr", type=float, default=d.lr, help="AdamW learning rate")
-    p.add_argument("--warmup", type=int, default=d.warmup, help="learning-rate warmup iterations")
-    p.add_argument("--lr-schedule", choices=LR_SCHEDULES, default=d.lr_schedule, help="after warmup")
-    p.add_argument("--adam-beta1", type=float, default=d.adam_beta1, help="AdamW first-moment decay")
-    p.add_argument("--beta", type=float, default=d.beta, help="KL coefficient")
-    p.add_argument("--mu", type=int, default=d.mu, help="inner steps per batch")
-    p.add_argument("--clip-eps", type=float, default=d.clip_eps, help="PPO clip range")
-    p.add_argument("--scale", choices=SCALES, default=d.scale, help="std scaling of the advantages")
-    p.add_argument("--baseline", choices=BASELINES, default=d.baseline, help="advantage baseline")
-    p.add_argument("--ddof", type=int, default=d.ddof, help="0 population std (chapter), 1 sample std (TRL)")
-    p.add_argument("--loss-type", choices=LOSS_TYPES, default=d.loss_type, help="loss aggregation")
-    p.add_argument("--temperature", type=float, default=d.temperature, help="sampling temperature")
-    p.add_argument("--seed", type=int, default=d.seed, help="GRPO seed")
-    p.add_argument("--threads", type=int, default=1, help="torch threads")
-    p.add_argument("--eval-samples", type=int, default=64, help="samples per held-out problem for pass@k")
+    add_flags(p, StoryConfig)  # --eval-samples, --from-scratch
+    add_flags(p, GRPOConfig, flags={"prompts_per_iter": "--prompts", "group_size": ("--group-size", "-G")})
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
 
 def story_config(args: argparse.Namespace) -> StoryConfig:
     """The flags as a StoryConfig (ValueError for an out-of-range value)."""
-    grpo = GRPOConfig(
-        iterations=args.iterations, prompts_per_iter=args.prompts, group_size=args.group_size, lr=args.lr,
-        warmup=args.warmup, lr_schedule=args.lr_schedule, adam_beta1=args.adam_beta1, beta=args.beta, mu=args.mu,
-        clip_eps=args.clip_eps, scale=args.scale,
-        baseline=args.baseline, ddof=args.ddof, loss_type=args.loss_type, temperature=args.temperature,
-        seed=args.seed, threads=args.threads,
-    )  # fmt: skip
-    return StoryConfig(
-        grpo=grpo, eval_samples=args.eval_samples, from_scratch=args.from_scratch or bool(args.save_sft),
-        sft=SFTConfig(seed=args.sft_seed, threads=args.threads), checkpoint=args.checkpoint,
-    )  # fmt: skip
+    return from_args(StoryConfig, args, grpo=from_args(GRPOConfig, args), checkpoint=args.checkpoint,
+                     from_scratch=args.from_scratch or bool(args.save_sft),
+                     sft=SFTConfig(seed=args.sft_seed, threads=args.threads))
 
 
 def check_output(path: str) -> None:

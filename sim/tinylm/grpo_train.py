@@ -25,13 +25,24 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from sim.grpo import BASELINES, LOSS_TYPES, SCALES, group_advantages, policy_loss
+from sim.grpo import (
+    BASELINE_LABELS,
+    BASELINES,
+    DDOF_LABELS,
+    DDOFS,
+    LOSS_TYPE_LABELS,
+    LOSS_TYPES,
+    SCALE_LABELS,
+    SCALES,
+    group_advantages,
+    policy_loss,
+)
+from sim.settings import setting, validate
 from sim.tinylm.data import completion_mask, prompt_text, prompt_tokens, response_text, rewards, split
 from sim.tinylm.evaluate import expected_pass_at_1
 from sim.tinylm.model import DTYPE, TinyLM, generate, response_logprobs
 from sim.tinylm.optim import FlatAdamW, clip_grad
 from sim.tinylm.tokens import MAX_NEW_TOKENS
-from sim.validate import check_number
 
 # Logged every iteration, except "kl": with beta = 0 only every kl_every iterations (and iteration 1).
 LR_SCHEDULES = ("constant", "linear")
@@ -51,60 +62,45 @@ METRICS = (
 
 @dataclass(frozen=True)
 class GRPOConfig:
-    iterations: int = 300  # GRPO iterations (one batch of P*G samples each)
-    prompts_per_iter: int = 16  # P, prompts per iteration
-    group_size: int = 8  # G, responses per prompt
-    lr: float = 1e-3  # AdamW peak learning rate; constant 1e-3 oscillates, decayed it ends stable
-    warmup: int = 10  # iterations of linear learning-rate warmup from 0 to lr
-    lr_schedule: str = "linear"  # after warmup: "constant" or "linear" decay to 0 at the last iteration (TRL's default)
-    adam_beta1: float = 0.98  # AdamW first-moment decay (TRL name; its default 0.9 is noisier at P*G = 128)
-    adam_beta2: float = 0.999  # AdamW second-moment decay
-    beta: float = 0.0  # KL coefficient (TRL's default 0; DeepSeekMath 0.04)
-    mu: int = 1  # inner gradient steps per batch (TRL's num_iterations); > 1 makes the clip matter
-    clip_eps: float = 0.2  # PPO clip range, low side (and high side unless clip_eps_high is set)
-    clip_eps_high: float | None = None  # DAPO clip-higher, e.g. 0.28
-    baseline: str = "mean"  # "mean" (GRPO), "loo" (RLOO), "none"
-    scale: str = "group"  # std scaling: "group" (GRPO), "batch" (TRL option), "none" (Dr. GRPO)
-    ddof: int = 0  # std convention: 0 population (chapter), 1 sample (TRL)
-    eps: float = 1e-4  # added to the std
-    loss_type: str = "grpo"  # "grpo" (chapter), "bnpo", "dapo" (TRL default), "dr_grpo"
-    temperature: float = 1.0  # sampling temperature (the loss uses the same tempered distribution)
-    max_grad_norm: float = 1.0  # gradient clipping, as TRL; 0 turns it off
-    weight_decay: float = 0.0  # AdamW weight decay
-    eval_every: int = 10  # iterations between held-out pass@1 checks (exact, temperature 1)
-    kl_every: int = 10  # with beta = 0 the KL is only a metric: measure it every kl_every iterations
-    keep_groups: int = 8  # groups kept for the completions table
-    seed: int = 0  # prompt order and sampling
-    threads: int = 1  # torch.set_num_threads
+    iterations: int = setting(300, "GRPO iterations (one batch of P*G samples each)", lo=0, hi=100_000, integer=True,
+                              step=1)
+    prompts_per_iter: int = setting(16, "P, prompts per iteration", lo=1, hi=4096, integer=True, step=1)
+    group_size: int = setting(8, "G, responses per prompt", lo=2, hi=1024, integer=True, step=1)
+    lr: float = setting(1e-3, "AdamW peak learning rate (constant 1e-3 oscillates; decayed it ends stable)", lo=0.0,
+                        hi=1.0)
+    warmup: int = setting(10, "iterations of linear learning-rate warmup from 0 to lr", lo=0, hi=100_000, integer=True)
+    lr_schedule: str = setting("linear", "after warmup: constant, or linear decay to 0 at the last iteration (TRL's "
+                               "default)", choices=LR_SCHEDULES)
+    adam_beta1: float = setting(0.98, "AdamW first-moment decay (TRL's name; its default 0.9 is noisier at P*G = 128)",
+                                lo=0.0, hi=0.9999)
+    adam_beta2: float = setting(0.999, "AdamW second-moment decay", lo=0.0, hi=0.99999)
+    beta: float = setting(0.0, "KL coefficient (TRL's default 0; DeepSeekMath 0.04)", lo=0.0, hi=100.0)
+    mu: int = setting(1, "inner gradient steps per batch (TRL's num_iterations); > 1 makes the clip matter", lo=1,
+                      hi=64, integer=True, step=1)
+    clip_eps: float = setting(0.2, "PPO clip range, low side (and high side unless clip_eps_high is set)", lo=0.0,
+                              hi=1.0)
+    clip_eps_high: float | None = setting(None, "DAPO clip-higher, e.g. 0.28 (none: clip_eps)", lo=0.0, hi=10.0,
+                                          optional=True)
+    baseline: str = setting("mean", "advantage baseline", choices=BASELINES, labels=BASELINE_LABELS)
+    scale: str = setting("group", "advantage divisor", choices=SCALES, labels=SCALE_LABELS)
+    ddof: int = setting(0, "std convention", choices=DDOFS, labels=DDOF_LABELS)
+    eps: float = setting(1e-4, "added to the std", lo=0.0, hi=1.0)
+    loss_type: str = setting("grpo", "loss aggregation (grpo is the chapter's; TRL's default is dapo)",
+                             choices=LOSS_TYPES, labels=LOSS_TYPE_LABELS)
+    temperature: float = setting(1.0, "sampling temperature (the loss uses the same tempered distribution)", lo=0.05,
+                                 hi=10.0)
+    max_grad_norm: float = setting(1.0, "gradient clipping, as TRL; 0 turns it off", lo=0.0, hi=1e6)
+    weight_decay: float = setting(0.0, "AdamW weight decay", lo=0.0, hi=10.0)
+    eval_every: int = setting(10, "iterations between held-out pass@1 checks (exact, temperature 1)", lo=1,
+                              hi=100_000, integer=True)
+    kl_every: int = setting(10, "with beta = 0 the KL is only a metric: measure it every kl_every iterations", lo=1,
+                            hi=100_000, integer=True)
+    keep_groups: int = setting(8, "groups kept for the completions table", lo=0, hi=4096, integer=True)
+    seed: int = setting(0, "prompt order and sampling", lo=0, hi=2**63 - 1, integer=True, step=1)
+    threads: int = setting(1, "torch threads", lo=1, hi=256, integer=True)
 
     def __post_init__(self):
-        check_number("iterations", self.iterations, 0, 100_000)
-        check_number("prompts_per_iter", self.prompts_per_iter, 1, 4096)
-        check_number("group_size", self.group_size, 2, 1024)
-        check_number("lr", self.lr, 0.0, 1.0)
-        check_number("warmup", self.warmup, 0, 100_000)
-        check_number("adam_beta1", self.adam_beta1, 0.0, 0.9999)
-        check_number("adam_beta2", self.adam_beta2, 0.0, 0.99999)
-        check_number("beta", self.beta, 0.0, 100.0)
-        check_number("mu", self.mu, 1, 64)
-        check_number("clip_eps", self.clip_eps, 0.0, 1.0)
-        if self.clip_eps_high is not None:
-            check_number("clip_eps_high", self.clip_eps_high, 0.0, 10.0)
-        choices = (("baseline", BASELINES), ("scale", SCALES), ("loss_type", LOSS_TYPES), ("lr_schedule", LR_SCHEDULES))
-        for name, allowed in choices:
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        if self.ddof not in (0, 1):
-            raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {self.ddof}")
-        check_number("eps", self.eps, 0.0, 1.0)
-        check_number("temperature", self.temperature, 0.05, 10.0)
-        check_number("max_grad_norm", self.max_grad_norm, 0.0, 1e6)
-        check_number("weight_decay", self.weight_decay, 0.0, 10.0)
-        check_number("eval_every", self.eval_every, 1, 100_000)
-        check_number("kl_every", self.kl_every, 1, 100_000)
-        check_number("keep_groups", self.keep_groups, 0, 4096)
-        check_number("seed", self.seed, 0, 2**63 - 1)
-        check_number("threads", self.threads, 1, 256)
+        validate(self)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -26,39 +26,34 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from sim.settings import setting, validate
 from sim.tinylm.data import answer_tokens, prompt_tokens, split
 from sim.tinylm.evaluate import expected_pass_at_1
 from sim.tinylm.model import ModelConfig, TinyLM, build_model
 from sim.tinylm.optim import FlatAdamW
 from sim.tinylm.teacher import teacher_targets
 from sim.tinylm.tokens import PAD
-from sim.validate import check_number
 
 
 @dataclass(frozen=True)
 class SFTConfig:
     model: ModelConfig = field(default_factory=ModelConfig)  # architecture
-    seed: int = 0  # model init and batch order
-    lr: float = 3e-3  # AdamW learning rate
-    batch_size: int = 128  # problems per step
-    max_steps: int = 3000  # give up after this many steps
-    target_pass_at_1: float = 0.5  # stop once held-out pass@1 (temperature 1) reaches this
-    eval_every: int = 10  # steps between held-out checks
-    weight_decay: float = 0.0  # AdamW weight decay
-    label_noise: float = 0.3  # fraction of demonstrations that are near misses (answer +-1 or +-10)
-    ripple_slip: float = 0.98  # how often the teacher forgets a rippled carry (45+57 written "02"); teacher.py
-    threads: int = 1  # torch.set_num_threads
+    seed: int = setting(0, "model init and batch order", lo=0, hi=2**63 - 1, integer=True)
+    lr: float = setting(3e-3, "AdamW learning rate", lo=0.0, hi=1.0, low_open=True)
+    batch_size: int = setting(128, "problems per step", lo=1, hi=65536, integer=True)
+    max_steps: int = setting(3000, "give up after this many steps", lo=1, hi=10**6, integer=True)
+    target_pass_at_1: float = setting(0.5, "stop once held-out pass@1 (temperature 1) reaches this", lo=0.0, hi=1.0,
+                                      low_open=True)
+    eval_every: int = setting(10, "steps between held-out checks", lo=1, hi=10**6, integer=True)
+    weight_decay: float = setting(0.0, "AdamW weight decay", lo=0.0, hi=10.0)
+    label_noise: float = setting(0.3, "fraction of demonstrations that are near misses (answer +-1 or +-10)", lo=0.0,
+                                 hi=1.0)
+    ripple_slip: float = setting(0.98, "how often the teacher forgets a rippled carry (45+57 written 02); teacher.py",
+                                 lo=0.0, hi=1.0)
+    threads: int = setting(1, "torch threads", lo=1, hi=256, integer=True)
 
     def __post_init__(self):
-        check_number("lr", self.lr, 0.0, 1.0, low_open=True)
-        check_number("batch_size", self.batch_size, 1, 65536)
-        check_number("max_steps", self.max_steps, 1, 10**6)
-        check_number("target_pass_at_1", self.target_pass_at_1, 0.0, 1.0, low_open=True)
-        check_number("eval_every", self.eval_every, 1, 10**6)
-        check_number("weight_decay", self.weight_decay, 0.0, 10.0)
-        check_number("label_noise", self.label_noise, 0.0, 1.0)
-        check_number("ripple_slip", self.ripple_slip, 0.0, 1.0)
-        check_number("threads", self.threads, 1, 256)
+        validate(self)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sim.settings import setting, validate
 from sim.tinylm.checkpoint import ASSET, REGENERATE, load_checkpoint, save_checkpoint
 from sim.tinylm.data import prompt_text, split
 from sim.tinylm.evaluate import compare, passk_eval
@@ -26,7 +27,6 @@ from sim.tinylm.grpo_train import GRPOConfig, GRPOTrainer
 from sim.tinylm.memory import check_run
 from sim.tinylm.model import TinyLM
 from sim.tinylm.sft import SFTConfig, train_sft
-from sim.validate import check_number
 
 KS = (1, 2, 4, 8, 16, 32, 64)  # the k values a table shows (the result holds every k from 1 to n)
 
@@ -34,13 +34,14 @@ KS = (1, 2, 4, 8, 16, 32, 64)  # the k values a table shows (the result holds ev
 @dataclass(frozen=True)
 class StoryConfig:
     grpo: GRPOConfig = field(default_factory=GRPOConfig)  # the GRPO run
-    eval_samples: int = 64  # n, samples per held-out problem for pass@k (the chapter: 64)
-    from_scratch: bool = False  # train SFT first (sft below) instead of loading `checkpoint`
+    eval_samples: int = setting(64, "n, samples per held-out problem for pass@k (the chapter: 64)", lo=1, hi=1024,
+                                integer=True)
+    from_scratch: bool = setting(False, "train SFT first (sft below) instead of loading the checkpoint")
     sft: SFTConfig = field(default_factory=SFTConfig)  # used only with from_scratch
     checkpoint: str = str(ASSET)  # the SFT model to start from unless from_scratch
 
     def __post_init__(self):
-        check_number("eval_samples", self.eval_samples, 1, 1024, integer=True)
+        validate(self)
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -167,7 +167,8 @@ try:
     cfg = toy_config(v)
     run, exp = toy_runs(cfg)
 except ValueError as e:  # a setting the engine refuses, or a run that diverges: say which, never a traceback
-    st.error(f"These settings cannot run: {e}")
+    st.error("These settings cannot run:", icon=":material/error:")
+    st.text(str(e))
     st.stop()
 st.session_state.current_cfg = cfg
 

@@ -18,12 +18,18 @@ def check_number(name: str, value, low, high, *, integer: bool = False, low_open
     ok = not isinstance(value, (bool, np.bool_)) and isinstance(value, kinds)
     if not ok or (isinstance(value, (float, np.floating)) and not math.isfinite(value)):
         kind = "an integer" if integer else "a finite number"
-        raise ValueError(f"{name} must be {kind} in {allowed}, got {value!r}")
+        raise ValueError(f"{name} must be {kind} in {allowed}, got {shown(value)}")
     if not (low <= value <= high) or (low_open and value == low):
-        raise ValueError(f"{name} must be in {allowed}, got {value!r}")
+        raise ValueError(f"{name} must be in {allowed}, got {shown(value)}")
 
 
 def check_choice(name: str, value, allowed: tuple) -> None:
     """`value` must be one of `allowed`."""
     if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        raise ValueError(f"{name} must be one of {allowed}, got {shown(value)}")
+
+
+def shown(value, limit: int = 40) -> str:
+    """repr(value) for a message, cut to `limit` characters: a refused value may be long."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -20,14 +20,18 @@ G in its chart data, the bench fails loudly rather than timing the wrong message
 
 Prints one JSON line (and writes it to --json-out): server CPU (% of one core, /proc/PID/stat over the
 class), finished fragment runs (= frames while playing) and full runs per second, latency p50/p95/max
-for the lecturer and the students, errors, server RSS (fresh, idle after one warm-up visit, peak during
-the class, after --settle s), load average, and the bench's own CPU (it shares the machine).
+for the lecturer and the students, errors, server RSS (at start, idle after one warm-up visit, peak,
+after --settle s), load average, and the bench's own CPU (it shares the machine). Rates and CPU cover
+the --duration s of class; a change still waiting at the end is waited for (up to --timeout, the class
+still connected and playing) so that every change ends with a latency or a timeout. Exit code 0 when
+there was no error, 1 otherwise (or when the server cannot be reached), 2 for bad flags.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import json
 import os
 import random
@@ -40,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from websockets.exceptions import WebSocketException
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -122,7 +127,7 @@ class Actor:
     rng: random.Random
     tab: Tab
     latencies: list[float] = field(default_factory=list)
-    unfinished: list[float] = field(default_factory=list)  # ages of changes still waiting at the end
+    timeouts: int = 0
     errors: list[str] = field(default_factory=list)
     play_clicks: int = 0
     present_s: float = 0.0
@@ -185,14 +190,10 @@ class Actor:
             since = time.monotonic()
             shown = tab.expect(data_pattern(KEY, current), since)
             sent = await tab.set_value(KEY, current)
-            wait = min(timeout - (time.monotonic() - sent), t_end - time.monotonic())
-            try:
-                arrived = await asyncio.wait_for(shown, max(0.0, wait))
+            try:  # past the end of the class too: a change made is waited for (the others keep playing)
+                arrived = await asyncio.wait_for(shown, timeout)
             except TimeoutError:
-                age = time.monotonic() - sent
-                if age < timeout - 0.01:  # the class ended first
-                    self.unfinished.append(age)
-                    break
+                self.timeouts += 1
                 self.errors.append(f"timeout: {KEY} = {current} showed no new chart in {timeout:.0f} s")
                 next_change = time.monotonic()
                 continue
@@ -211,15 +212,12 @@ class Actor:
                 await self.ensure_playing(timeout)
 
 
-def summary(values: list[float], unfinished: list[float]) -> dict:
-    out = {"n": len(values), "unfinished": len(unfinished)}
+def summary(values: list[float], timeouts: int) -> dict:
+    """Latency percentiles over the changes that showed; `timeouts` did not within --timeout."""
+    out = {"n": len(values), "timeouts": timeouts, "p50": None, "p95": None, "max": None}
     if values:
         p50, p95 = np.percentile(values, [50, 95])
         out |= {"p50": round(float(p50), 3), "p95": round(float(p95), 3), "max": round(max(values), 3)}
-    else:
-        out |= {"p50": None, "p95": None, "max": None}
-    if unfinished:
-        out["unfinished_oldest"] = round(max(unfinished), 3)
     return out
 
 
@@ -242,30 +240,33 @@ async def run_class(opts: argparse.Namespace, url: str, pid: int | None) -> dict
             load_samples.append(load1())
             await asyncio.sleep(1.0)
 
+    end = {}
+
+    async def snapshot() -> None:  # rates and CPU cover the class itself, not the wait for late answers
+        await asyncio.sleep(max(0.0, t_end - time.monotonic()))
+        end.update(wall=time.monotonic() - t0, cpu=cpu_seconds(pid) if pid else None, bench=time.process_time())
+        end["tabs"] = [copy.copy(a.tab.stats) for a in actors]
+
     sampler = asyncio.create_task(sample())
     cpu0, bench0, t0 = cpu_seconds(pid) if pid else None, time.process_time(), time.monotonic()
     t_end = t0 + opts.duration
-    await asyncio.gather(*(a.run(t0, t_end, opts.timeout) for a in actors))
-    wall = time.monotonic() - t0
-    cpu1, bench1 = cpu_seconds(pid) if pid else None, time.process_time()
+    await asyncio.gather(snapshot(), *(a.run(t0, t_end, opts.timeout) for a in actors))
+    drain = time.monotonic() - t_end
     await asyncio.gather(*(a.tab.close() for a in actors))
     sampler.cancel()
 
-    students = actors[1:]
-    frames = sum(a.tab.stats.fragment_runs for a in students)
+    wall, tabs, students = end["wall"], end["tabs"], actors[1:]
+    frames = sum(t.fragment_runs for t in tabs[1:])
     present = sum(a.present_s for a in students)
-    tabs = [a.tab.stats for a in actors]
     errors = [e for a in actors for e in a.errors + a.tab.stats.errors]
     return {
-        "server_cpu_pct": round(100 * (cpu1 - cpu0) / wall, 1) if pid else None,
+        "server_cpu_pct": round(100 * (end["cpu"] - cpu0) / wall, 1) if pid else None,
         "fragment_runs_per_s": round(sum(t.fragment_runs for t in tabs) / wall, 2),
         "frames_per_student_per_s": round(frames / present, 3) if present else None,
         "full_runs_per_s": round(sum(t.full_runs for t in tabs) / wall, 2),
         "interrupted_runs_per_s": round(sum(t.interrupted_runs for t in tabs) / wall, 2),
-        "lecturer_latency_s": summary(actors[0].latencies, actors[0].unfinished),
-        "student_latency_s": summary(
-            [x for a in students for x in a.latencies], [x for a in students for x in a.unfinished]
-        ),
+        "lecturer_latency_s": summary(actors[0].latencies, actors[0].timeouts),
+        "student_latency_s": summary([x for a in students for x in a.latencies], sum(a.timeouts for a in students)),
         "errors": len(errors),
         "error_samples": sorted(set(errors))[:5],
         "play_clicks": sum(a.play_clicks for a in actors),
@@ -273,7 +274,8 @@ async def run_class(opts: argparse.Namespace, url: str, pid: int | None) -> dict
         "mb_received": round(sum(t.bytes_received for t in tabs) / 2**20, 1),
         "rss_peak_mb": round(max(rss_samples), 1) if rss_samples else None,
         "load_avg_during": {"start": load_samples[0], "max": max(load_samples), "end": load1()},
-        "bench_cpu_pct": round(100 * (bench1 - bench0) / wall, 1),
+        "bench_cpu_pct": round(100 * (end["bench"] - bench0) / wall, 1),
+        "drain_s": round(drain, 1),
     }
 
 
@@ -336,17 +338,35 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return opts
 
 
+def tracebacks(log_text: str) -> list[str]:
+    """The last line of each traceback in the server's log (its exception)."""
+    out = []
+    for block in log_text.split("Traceback (most recent call last):")[1:]:
+        lines = [ln for ln in block.splitlines() if ln and not ln.startswith((" ", "\t"))]
+        out.append(lines[0][:200] if lines else "?")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
+    try:
+        return measure(opts)
+    except (OSError, RuntimeError, WebSocketException) as e:  # no server, a refused connection, a failed warm-up
+        print(f"error: the class could not run against {opts.url or 'the server it started'}: {e}", file=sys.stderr)
+        return 1
+
+
+def measure(opts: argparse.Namespace) -> int:
     log = tempfile.TemporaryFile()
     proc, url, pid = None, opts.url, opts.server_pid
     if opts.start_server:
         proc, url = start_server(log)
         pid = proc.pid
+    result = {}
     try:
         result = {"students": opts.students, "duration_s": opts.duration, "setting_every_s": opts.setting_every}
         result |= {"lecturer_every_s": opts.lecturer_every, "page": opts.page, "seed": opts.seed, "url": url}
-        result["rss_fresh_mb"] = round(rss_mb(pid), 1) if pid else None
+        result["rss_start_mb"] = round(rss_mb(pid), 1) if pid else None
         asyncio.run(warm_up(url, opts.page, opts.timeout))
         time.sleep(2.0)
         result["rss_idle_mb"] = round(rss_mb(pid), 1) if pid else None
@@ -358,8 +378,8 @@ def main(argv: list[str] | None = None) -> int:
         if proc is not None:
             stop_server(proc)
             log.seek(0)
-            text = log.read().decode(errors="replace")
-            result["server_log_tracebacks"] = text.count("Traceback")
+            found = tracebacks(log.read().decode(errors="replace"))
+            result |= {"server_log_tracebacks": len(found), "server_log_samples": sorted(set(found))[:3]}
     line = json.dumps(result)
     print(line)
     if opts.json_out:

@@ -178,6 +178,31 @@ def test_fragment_timer_runs_on_a_grid_and_full_runs_cancel_it():
     assert statistics.median(gaps) == pytest.approx(0.05, abs=0.02)
 
 
+def test_new_data_is_found_in_a_custom_component_and_only_in_runs_after_the_change():
+    """The rewritten page may draw through st.components.v2: its JSON data must carry "G": value."""
+
+    def component(data: dict) -> ForwardMsg:
+        m = ForwardMsg()
+        m.delta.new_element.bidi_component.component_name = "player"
+        m.delta.new_element.bidi_component.json = json.dumps(data)
+        return m
+
+    async def scenario():
+        tab = Tab("http://h:1", "training")
+        feed(tab, new_session("r1"))
+        since = time.monotonic()
+        fut = tab.expect(data_pattern("G", 12), since)
+        feed(tab, component({"G": 12, "acc": [0.2, 0.3]}))  # still the run from before the change
+        assert not fut.done()
+        feed(tab, new_session("r2"), component({"G": 11}), chart("Mean accuracy (G = 12)", fragment="F"))
+        assert fut.done()  # a plotly chart counts too
+        fut2 = tab.expect(data_pattern("G", 13), time.monotonic())
+        feed(tab, new_session("r3"), component({"config": {"G": 13}, "acc": [0.2]}))
+        assert fut2.done() and fut2.result() >= since
+
+    run(scenario())
+
+
 def test_new_data_pattern():
     p = data_pattern("G", 9)
     assert p.search(b"Mean accuracy over the 24 prompts (G = 9)")

@@ -371,12 +371,14 @@ def measure(opts: argparse.Namespace) -> int:
         time.sleep(2.0)
         result["rss_idle_mb"] = round(rss_mb(pid), 1) if pid else None
         result |= asyncio.run(run_class(opts, url, pid))
-        curve, t_left = [], time.monotonic()  # RSS every 30 s while the server is left alone
+        curve, t_left, cpu_left = [], time.monotonic(), cpu_seconds(pid) if pid else None  # the server left alone
         while (rest := opts.settle - (time.monotonic() - t_left)) > 0:
             time.sleep(min(30.0, rest))
             curve.append(round(rss_mb(pid), 1) if pid else None)
         result |= {"settle_s": opts.settle, "rss_after_settle_mb": round(rss_mb(pid), 1) if pid else None}
         result["rss_settle_every_30s_mb"] = curve
+        if pid and opts.settle > 0:
+            result["server_cpu_pct_settle"] = round(100 * (cpu_seconds(pid) - cpu_left) / opts.settle, 1)
         if pid:  # the peak of the whole visit, the settle included
             result["rss_peak_mb"] = max(result["rss_peak_mb"], result["rss_after_settle_mb"], *curve)
         result["load_avg_after"] = load1()

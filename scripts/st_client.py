@@ -62,6 +62,11 @@ BUTTON_KINDS = frozenset({"button"})
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
+def _get(url: str, timeout: float) -> bytes:
+    with _NO_PROXY.open(url, timeout=timeout) as response:
+        return response.read()
+
+
 def js_string(value) -> str:
     """String(value) as JavaScript writes it (9.0 -> "9", True -> "true"): the URL form of a widget value."""
     if isinstance(value, bool):
@@ -194,7 +199,7 @@ class Tab:
     async def open(self, timeout: float = 30.0) -> None:
         """Load the page as the browser does and send the first rerun."""
         for endpoint in ("/_stcore/health", "/_stcore/host-config"):
-            await asyncio.to_thread(_NO_PROXY.open(self.base_url + endpoint, timeout=timeout).read)
+            await asyncio.to_thread(_get, self.base_url + endpoint, timeout)
         parts = urlsplit(self.base_url)
         self._ws = await connect(
             f"ws://{parts.netloc}/_stcore/stream",

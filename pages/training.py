@@ -217,7 +217,8 @@ else:
                on_click=lambda vals: st.session_state.__setitem__("pinned", vals), args=(current_values(SPECS),))
 row.button("New seed", icon=":material/casino:", key="new_seed",
            on_click=lambda: st.session_state.__setitem__("seed", random.randrange(10000)))
-row.download_button("Run history (CSV)", lambda h=run: rows_csv(history_rows(h, per_seed=False)),
+# Built when clicked, from the config (a callable holding the run itself would keep it alive per session).
+row.download_button("Run history (CSV)", lambda c=cfg: rows_csv(history_rows(toy_runs(c)[0], per_seed=False)),
                     file_name="grpo_toy_history.csv", mime="text/csv", key="dl_csv", on_click="ignore")
 row.download_button("Settings (JSON)", settings_json(v, page="training"), file_name="grpo_settings.json",
                     mime="application/json", key="dl_json", on_click="ignore")

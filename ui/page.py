@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import runs
 from ui.controls import Spec, classroom_active, classroom_link_builder, control
 
 # Pixel sizes of chart text, (normal, presenter). The browser test measures them in presenter mode.
@@ -70,6 +71,7 @@ def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, f
     first), and the sidebar: one URL-bound control per spec, then the share / classroom link. Returns
     {spec.key: value}."""
     ensure_app_navigation()
+    runs.touch()
     apply_style()
     st.title(title)
     if intro and fold_intro:

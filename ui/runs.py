@@ -8,6 +8,7 @@ server can compute the defaults before the first visitor arrives (ui/warmup.py) 
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import numpy as np
 import streamlit as st
@@ -15,6 +16,24 @@ import streamlit as st
 from sim.exercises import first_step_size, matched_lr
 from sim.sharpen import SharpenConfig, SharpenHistory, train
 from sim.toy import ToyConfig, ToyHistory, expected_run, first_above, run_toy
+
+last_use = time.monotonic()  # when a page last ran: the memory janitor (ui/warmup.py) reads it
+
+
+def touch() -> None:
+    """A page is running (ui.page.open_page calls this on every script run)."""
+    global last_use
+    last_use = time.monotonic()
+
+
+def release() -> None:
+    """Drop every cached run and the samplers' tables (the class has left); ui/warmup.py then recomputes the
+    defaults. Sessions still holding a run keep it alive: only the cache's references go."""
+    from sim.binomial import binomial_sampler
+
+    for cached in (toy_runs, student_toy_run, std_runs, toy_before_after, sharpen_run):
+        cached.clear()
+    binomial_sampler.cache_clear()
 
 
 @st.cache_resource(max_entries=64, show_spinner="Running the toy…")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from contextlib import asynccontextmanager
 
@@ -39,12 +40,44 @@ def _use_app_navigation() -> None:
     PagesManager.uses_pages_directory = False
 
 
+IDLE_RELEASE_S = 45.0  # no page has run for this long: the class has left
+
+
+def give_memory_back(stop: threading.Event, every_s: float = 15.0) -> None:
+    """The memory janitor. Every `every_s` seconds: once no page has run for IDLE_RELEASE_S, drop the cached
+    runs a class asked for and recompute the defaults (once per quiet spell); then collect garbage and hand
+    the C heap's free pages back to the system (glibc keeps freed memory in its arenas, so without it the
+    server's resident memory would stay near its peak long after the students have gone).
+    """
+    import ctypes
+    import gc
+
+    from ui import runs
+
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        trim = None
+    released_at = runs.last_use
+    while not stop.wait(every_s):
+        if time.monotonic() - runs.last_use > IDLE_RELEASE_S and released_at != runs.last_use:
+            released_at = runs.last_use
+            runs.release()
+            warm()
+        gc.collect()
+        if trim is not None:
+            trim(0)
+
+
 @asynccontextmanager
 async def lifespan(app):
-    """st.App lifespan: warm up (in a thread, so the event loop stays free), then serve."""
+    """st.App lifespan: warm up (in a thread, so the event loop stays free), start the memory janitor, serve."""
     try:
         seconds = await asyncio.to_thread(warm)
         LOG.info("GRPO Playground warmed up in %.1f s", seconds)
     except Exception:  # a failed warm-up only makes the first visit slower; the pages report real errors
         LOG.exception("warm-up failed; serving anyway")
+    stop = threading.Event()
+    threading.Thread(target=give_memory_back, args=(stop,), name="memory-janitor", daemon=True).start()
     yield
+    stop.set()

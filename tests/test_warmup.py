@@ -1,0 +1,63 @@
+"""The server's warm-up and memory janitor (ui/warmup.py): defaults computed before the first visitor, cached
+runs dropped once the class has left (and only once per quiet spell), nothing dropped while pages run."""
+
+import threading
+import time
+
+from sim.toy import ToyConfig
+from ui import runs, warmup
+
+SMALL = ToyConfig(iterations=5, n_seeds=2)
+
+
+def _janitor(monkeypatch, idle_for: float, wait_s: float = 0.4) -> list[float]:
+    warmed = []
+    monkeypatch.setattr(warmup, "warm", lambda: warmed.append(time.monotonic()) or 0.0)
+    monkeypatch.setattr(warmup, "IDLE_RELEASE_S", 1.0)
+    stop = threading.Event()
+    thread = threading.Thread(target=warmup.give_memory_back, args=(stop,), kwargs={"every_s": 0.05})
+    thread.start()
+    time.sleep(0.1)
+    monkeypatch.setattr(runs, "last_use", time.monotonic() - idle_for)  # a page last ran idle_for s ago
+    time.sleep(wait_s)
+    stop.set()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+    return warmed
+
+
+def test_janitor_releases_cached_runs_once_after_the_class_has_left(monkeypatch):
+    before = runs.toy_runs(SMALL)
+    assert runs.toy_runs(SMALL) is before  # cached
+    warmed = _janitor(monkeypatch, idle_for=10.0)
+    assert len(warmed) == 1  # released and re-warmed once, not on every tick of the quiet spell
+    after = runs.toy_runs(SMALL)
+    assert after is not before  # recomputed: the cache was dropped ...
+    assert after[0].accuracy.tolist() == before[0].accuracy.tolist()  # ... and the same seed gives the same run
+
+
+def test_janitor_keeps_runs_while_pages_run(monkeypatch):
+    before = runs.toy_runs(SMALL)
+    assert _janitor(monkeypatch, idle_for=0.0) == []
+    assert runs.toy_runs(SMALL) is before
+
+
+def test_janitor_leaves_a_fresh_server_alone(monkeypatch):
+    """Started with the server: the warm-up has just filled the caches and no page has run yet."""
+    warmed = []
+    monkeypatch.setattr(warmup, "warm", lambda: warmed.append(1) or 0.0)
+    monkeypatch.setattr(warmup, "IDLE_RELEASE_S", 0.0)
+    monkeypatch.setattr(runs, "last_use", time.monotonic() - 100)
+    stop = threading.Event()
+    thread = threading.Thread(target=warmup.give_memory_back, args=(stop,), kwargs={"every_s": 0.05})
+    thread.start()
+    time.sleep(0.3)
+    stop.set()
+    thread.join(timeout=5)
+    assert warmed == []
+
+
+def test_touch_marks_a_page_run(monkeypatch):
+    monkeypatch.setattr(runs, "last_use", 0.0)
+    runs.touch()
+    assert time.monotonic() - runs.last_use < 1.0

@@ -7,20 +7,20 @@ costs the server nothing; only a setting change reruns the script.
 """
 
 import dataclasses
-import random
+import functools
 
 import numpy as np
 import streamlit as st
 
-from sim.export import rows_csv, settings_json, trl_grpo_config, trl_snippet
-from sim.toy import ToyConfig, ToyHistory, first_above, gave_signal, history_rows, seed_band
+from sim.export import settings_json, trl_grpo_config, trl_snippet
+from sim.toy import ToyConfig, ToyHistory, first_above, gave_signal, seed_band
 from ui.charts import COLORS, rgba
-from ui.controls import Choice, Flag, Num, current_values
+from ui.controls import Choice, Flag, Num, apply_preset, current_values, drop_state, new_seed, set_state
 from ui.labview import lab_switch, verdict
 from ui.page import open_page, presenter
 from ui.player import Band, Bars, Chart, Heatmap, Line, player
 from ui.predict import predict, predict_mode
-from ui.runs import student_toy_run, toy_runs
+from ui.runs import student_toy_run, toy_history_csv, toy_runs
 
 BETAS = (0.0, 0.001, 0.01, 0.04, 0.1)
 SPECS = [
@@ -58,11 +58,6 @@ def toy_config(v: dict) -> ToyConfig:
         d_min=float(v["d_min"]), d_max=float(v["d_max"]), iterations=int(v["T"]), seed=int(v["seed"]),
         n_seeds=int(v["seeds"]),
     )  # fmt: skip
-
-
-def apply_preset(changes: dict) -> None:
-    for spec in SPECS:
-        st.session_state[spec.key] = changes.get(spec.key, spec.default)
 
 
 def bar_categories(run: ToyHistory) -> np.ndarray:
@@ -160,7 +155,7 @@ v = open_page(
 with st.sidebar:
     st.caption("Presets")
     for name, changes in PRESETS.items():
-        st.button(name, key=f"preset_{name}", on_click=apply_preset, args=(changes,), width="stretch")
+        st.button(name, key=f"preset_{name}", on_click=apply_preset, args=(SPECS, changes), width="stretch")
 lab = lab_switch()
 
 try:
@@ -211,14 +206,13 @@ player("training", T=cfg.iterations, charts=charts(cfg, run, exp, pinned, mine, 
 
 row = st.container(horizontal=True)
 if pinned is not None:
-    row.button("Unpin", key="unpin", on_click=lambda: st.session_state.pop("pinned", None))
+    row.button("Unpin", key="unpin", on_click=drop_state, args=("pinned",))
 else:
     row.button("Pin this run", icon=":material/push_pin:", key="pin", help="keep this run and overlay it on the next",
-               on_click=lambda vals: st.session_state.__setitem__("pinned", vals), args=(current_values(SPECS),))
+               on_click=set_state, args=("pinned", current_values(SPECS)))
 row.button("New seed", icon=":material/casino:", key="new_seed",
-           on_click=lambda: st.session_state.__setitem__("seed", random.randrange(10000)))
-# Built when clicked, from the config (a callable holding the run itself would keep it alive per session).
-row.download_button("Run history (CSV)", lambda c=cfg: rows_csv(history_rows(toy_runs(c)[0], per_seed=False)),
+           on_click=new_seed)
+row.download_button("Run history (CSV)", functools.partial(toy_history_csv, cfg),
                     file_name="grpo_toy_history.csv", mime="text/csv", key="dl_csv", on_click="ignore")
 row.download_button("Settings (JSON)", settings_json(v, page="training"), file_name="grpo_settings.json",
                     mime="application/json", key="dl_json", on_click="ignore")

@@ -71,13 +71,14 @@ def free_port() -> int:
 
 
 def start_server(log) -> tuple[subprocess.Popen, str]:
-    """`streamlit run app.py` on a free port with OMP_NUM_THREADS=1 (as tests/browser_util.py), stderr to `log`."""
+    """`streamlit run app.py` on a free port as the README starts it (OMP_NUM_THREADS=1, MALLOC_ARENA_MAX=2 unless
+    set otherwise), stderr to `log`."""
     import urllib.request
 
     port = free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
     cmd += ["--server.port", str(port), "--server.address", "127.0.0.1"]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env = {"MALLOC_ARENA_MAX": "2"} | dict(os.environ, OMP_NUM_THREADS="1")
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     deadline = time.time() + 60

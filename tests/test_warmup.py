@@ -61,3 +61,18 @@ def test_touch_marks_a_page_run(monkeypatch):
     monkeypatch.setattr(runs, "last_use", 0.0)
     runs.touch()
     assert time.monotonic() - runs.last_use < 1.0
+
+
+def test_history_csv_built_on_click_holds_only_the_config():
+    """The Training page's download callable: the run's rows (iterations 0..T, means over seeds), from the
+    config alone (a page lambda would keep the page's namespace alive after the session)."""
+    import csv
+    import functools
+    import io
+
+    make = functools.partial(runs.toy_history_csv, SMALL)
+    assert make.args == (SMALL,) and not make.keywords
+    rows = list(csv.DictReader(io.StringIO(make())))
+    run = runs.toy_runs(SMALL)[0]
+    assert len(rows) == SMALL.iterations + 1
+    assert [round(float(r["accuracy"]), 9) for r in rows] == [round(float(a), 9) for a in run.accuracy.mean(axis=1)]

@@ -20,6 +20,7 @@ the link carries (validated the same way). `classroom_link_builder` writes such 
 from __future__ import annotations
 
 import math
+import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -280,6 +281,30 @@ def current_values(specs: list[Spec]) -> dict[str, object]:
         else:
             out[s.key] = s.default
     return out
+
+
+# ---- button callbacks ----
+# Callbacks live here, not in a page: Streamlit keeps a session's widget callbacks for as long as it keeps the
+# session's state (sometimes after the student has gone), and a function written in a page holds that page's
+# whole namespace (its runs, its figures) alive with it.
+
+
+def set_state(key: str, value: object) -> None:
+    st.session_state[key] = value
+
+
+def drop_state(key: str) -> None:
+    st.session_state.pop(key, None)
+
+
+def new_seed(key: str = "seed") -> None:
+    st.session_state[key] = random.randrange(10000)
+
+
+def apply_preset(specs: list[Spec], changes: dict) -> None:
+    """Set every control to the preset's value, or to its default where the preset says nothing."""
+    for spec in specs:
+        st.session_state[spec.key] = changes.get(spec.key, spec.default)
 
 
 def share_query(specs: list[Spec], values: dict[str, object], *, hide=(), classroom: bool = False) -> str:

@@ -14,8 +14,9 @@ import numpy as np
 import streamlit as st
 
 from sim.exercises import first_step_size, matched_lr
+from sim.export import rows_csv
 from sim.sharpen import SharpenConfig, SharpenHistory, train
-from sim.toy import ToyConfig, ToyHistory, expected_run, first_above, run_toy
+from sim.toy import ToyConfig, ToyHistory, expected_run, first_above, history_rows, run_toy
 
 last_use = time.monotonic()  # when a page last ran: the memory janitor (ui/warmup.py) reads it
 
@@ -40,6 +41,15 @@ def release() -> None:
 def toy_runs(cfg: ToyConfig) -> tuple[ToyHistory, ToyHistory]:
     """(sampled run with S seeds, exact expected run) for the Training page."""
     return run_toy(cfg), expected_run(cfg)
+
+
+def toy_history_csv(cfg: ToyConfig) -> str:
+    """The Training page's run history as CSV (means over seeds), built when the download is clicked.
+
+    Pass it as functools.partial(toy_history_csv, cfg): Streamlit keeps a deferred download's callable after
+    its session has gone, and a lambda written in a page would keep that page's whole namespace (its runs and
+    figures) alive with it; the partial keeps only the config."""
+    return rows_csv(history_rows(toy_runs(cfg)[0], per_seed=False))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

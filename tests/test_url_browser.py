@@ -71,10 +71,18 @@ def browser(server):
         b.close()
 
 
-def load(browser, url: str) -> tuple:
-    """Open `url` in a fresh context and wait until its settings are drawn; return (page, context, every
-    request the page made)."""
+@pytest.fixture(scope="module")
+def shared(browser):
+    """One browser context for the loads that need no fresh one: its cache spares each page Plotly.js."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield ctx
+    ctx.close()
+
+
+def load(browser, url: str, shared=None) -> tuple:
+    """Open `url` in a new page (of the shared context, else of a fresh context) and wait until its settings
+    are drawn; return (page, what to close afterwards, every request the page made)."""
+    ctx = shared if shared is not None else browser.new_context(viewport={"width": 1400, "height": 1000})
     page = ctx.new_page()
     page.set_default_timeout(60_000)
     requests: list[str] = []
@@ -82,16 +90,16 @@ def load(browser, url: str) -> tuple:
     page.goto(url)
     page.wait_for_function(f"() => Object.keys(({SNAPSHOT})()).length > 0")
     page.wait_for_selector(IDLE)
-    return page, ctx, requests
+    return page, (page if shared is not None else ctx), requests
 
 
 _SETTINGS: dict[str, dict] = {}
 
 
-def settings_of(browser, server: str, path: str) -> dict:
+def settings_of(browser, server: str, path: str, shared) -> dict:
     """{key: widget} of the page's URL-bound settings, read from the page at its defaults (once)."""
     if path not in _SETTINGS:
-        page, ctx, _ = load(browser, f"{server}/{path}?{urlencode(PAGES[path])}")
+        page, ctx, _ = load(browser, f"{server}/{path}?{urlencode(PAGES[path])}", shared)
         _SETTINGS[path] = {k: v for k, v in page.evaluate(SNAPSHOT).items() if k not in PAGES[path]}
         ctx.close()
     return _SETTINGS[path]
@@ -106,12 +114,12 @@ def bad_value(i: int, widget: list) -> str:
 
 
 @pytest.mark.parametrize("path", list(PAGES))
-def test_hostile_values_render_as_plain_text(path, browser, server):
-    keys = list(settings_of(browser, server, path))
+def test_hostile_values_render_as_plain_text(path, browser, server, shared):
+    keys = list(settings_of(browser, server, path, shared))
     assert keys, f"/{path} has no URL-bound settings?"
     offset = list(PAGES).index(path)  # rotate so that every payload meets every kind of page
     query = {**PAGES[path], **{k: HOSTILE[(i + offset) % len(HOSTILE)] for i, k in enumerate(keys)}}
-    page, ctx, requests = load(browser, f"{server}/{path}?{urlencode(query)}")
+    page, ctx, requests = load(browser, f"{server}/{path}?{urlencode(query)}", shared)
     try:
         local = (server, "data:", f"blob:{server}")  # blob: the player component's module, made in the page
         foreign = [u for u in requests if not u.startswith(local)]
@@ -130,10 +138,10 @@ def test_hostile_values_render_as_plain_text(path, browser, server):
 
 
 @pytest.mark.parametrize("path", list(PAGES))
-def test_the_address_bar_reproduces_the_page(path, browser, server):
-    widgets = settings_of(browser, server, path)
+def test_the_address_bar_reproduces_the_page(path, browser, server, shared):
+    widgets = settings_of(browser, server, path, shared)
     query = {**PAGES[path], **{k: bad_value(i, w) for i, (k, w) in enumerate(widgets.items())}}
-    page, ctx, _ = load(browser, f"{server}/{path}?{urlencode(query)}")
+    page, ctx, _ = load(browser, f"{server}/{path}?{urlencode(query)}", shared)
     shown, url = page.evaluate(SNAPSHOT), page.url
     assert page.get_by_test_id("stAlert").count() >= len(widgets)  # every bad value was reported
     ctx.close()

@@ -44,10 +44,11 @@ IDLE_RELEASE_S = 45.0  # no page has run for this long: the class has left
 
 
 def give_memory_back(stop: threading.Event, every_s: float = 15.0) -> None:
-    """The memory janitor. Every `every_s` seconds: once no page has run for IDLE_RELEASE_S, drop the cached
-    runs a class asked for and recompute the defaults (once per quiet spell); then collect garbage and hand
+    """The memory janitor. Every `every_s` seconds, once no page has run for IDLE_RELEASE_S: drop the cached
+    runs a class asked for and recompute the defaults (once per quiet spell), then collect garbage and hand
     the C heap's free pages back to the system (glibc keeps freed memory in its arenas, so without it the
-    server's resident memory would stay near its peak long after the students have gone).
+    server's resident memory would stay near its peak long after the students have gone). While pages run
+    it does nothing: a full collection would hold the GIL in the middle of a class.
     """
     import ctypes
     import gc
@@ -60,11 +61,13 @@ def give_memory_back(stop: threading.Event, every_s: float = 15.0) -> None:
         trim = None
     released_at = runs.last_use
     while not stop.wait(every_s):
-        if time.monotonic() - runs.last_use > IDLE_RELEASE_S and released_at != runs.last_use:
+        if time.monotonic() - runs.last_use <= IDLE_RELEASE_S:
+            continue
+        if released_at != runs.last_use:
             released_at = runs.last_use
             runs.release()
             warm()
-        gc.collect()
+        gc.collect()  # each quiet tick: sessions Streamlit drops later (after its disconnect TTL) free more
         if trim is not None:
             trim(0)
 

@@ -3,6 +3,7 @@
     python -m sim tinylm                    # from the shipped SFT checkpoint (assets/tinylm_sft.pt)
     python -m sim tinylm --from-scratch     # train SFT first (~0.5 pass@1), then GRPO
     python -m sim tinylm --json --iterations 20 --group-size 4
+    python -m sim tinylm --trainer trl --json   # the same run in TRL's GRPOTrainer (requirements-trl.txt)
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_flags(p, StoryConfig)  # --eval-samples, --from-scratch
     add_flags(p, GRPOConfig, flags={"prompts_per_iter": "--prompts", "group_size": ("--group-size", "-G")})
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--out", metavar="PATH", help="also write the JSON summary here")
+    p.add_argument("--trainer", choices=("sim", "trl"), default="sim",
+                   help="sim: this project's trainer; trl: TRL's GRPOTrainer (sim/tinylm/trl_run.py)")
     return p
 
 
@@ -52,15 +56,15 @@ def story_config(args: argparse.Namespace) -> StoryConfig:
                      sft=SFTConfig(seed=args.sft_seed, threads=args.threads))
 
 
-def check_output(path: str) -> None:
+def check_output(path: str, flag: str = "--save-sft") -> None:
     """Fail before training, not after it, when `path` cannot be written (ValueError, one line)."""
     out = Path(path)
     parent = out.parent if str(out.parent) else Path(".")
     if out.is_dir():
-        raise ValueError(f"--save-sft {path}: is a directory")
+        raise ValueError(f"{flag} {path}: is a directory")
     existing = next((p for p in (parent, *parent.parents) if p.exists()), Path("."))
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise ValueError(f"--save-sft {path}: cannot write into {existing}")
+        raise ValueError(f"{flag} {path}: cannot write into {existing}")
 
 
 def format_table(res: dict) -> str:
@@ -87,9 +91,19 @@ def main(argv: list[str]) -> int:
     try:
         args = build_parser().parse_args(argv)
         cfg = story_config(args)
-        if args.save_sft:
-            check_output(args.save_sft)
-        res = run_story(cfg, save_sft=args.save_sft)
+        for flag, path in (("--save-sft", args.save_sft), ("--out", args.out)):
+            if path:
+                check_output(path, flag)
+        if args.trainer == "trl":
+            from sim.tinylm.trl_run import trl_story  # imports TRL only now: MissingTRL (exit 2) without it
+
+            res = trl_story(cfg, save_sft=args.save_sft)
+        else:
+            res = run_story(cfg, save_sft=args.save_sft)
+        if res is None:  # a rank > 0 of a multi-process TRL run: rank 0 reports
+            return 0
+        if args.out:
+            Path(args.out).write_text(json.dumps(res) + "\n")
     except _UsageError as e:
         print(f"error: {e} (python -m sim tinylm --help)", file=sys.stderr)
         return 2

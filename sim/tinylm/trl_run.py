@@ -1,0 +1,57 @@
+"""`python -m sim tinylm --trainer trl`, and the entry point for several processes:
+
+    python -m sim tinylm --trainer trl --json                       # one process
+    accelerate launch --num_processes 2 -m sim.tinylm.trl_run --json --out run.json   # data-parallel, CPU: gloo
+
+Every flag is `python -m sim tinylm`'s (cli.py). Every rank trains; rank 0 evaluates, prints and writes --out.
+
+This module imports neither TRL nor transformers until a run asks for them, so that the app and
+`--trainer sim` never load them; without them `--trainer trl` exits 2 with one line saying what to install.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import warnings
+
+INSTALL = "pip install -r requirements-trl.txt"
+PACKAGES = ("trl", "transformers", "accelerate", "datasets", "tokenizers")  # what the TRL trainer imports
+
+
+class MissingTRL(ValueError):
+    """TRL or one of its dependencies is not installed (a usage error: exit 2)."""
+
+
+def load_trainer():
+    """sim.tinylm.trl_train.run_trl_story, or MissingTRL naming what to install."""
+    try:
+        from sim.tinylm.trl_train import run_trl_story
+    except ImportError as e:
+        name = (e.name or "").split(".")[0]
+        if name not in PACKAGES:
+            raise
+        raise MissingTRL(f"--trainer trl needs TRL, transformers and accelerate ({name} is not installed): "
+                         f"{INSTALL}") from None  # fmt: skip
+    return run_trl_story
+
+
+def trl_story(cfg, *, save_sft=None) -> dict | None:
+    """Train `cfg` (a StoryConfig) with TRL's GRPOTrainer; the summary (None on ranks > 0). Raises MissingTRL."""
+    run = load_trainer()
+    from transformers.utils import logging
+
+    logging.set_verbosity_error()  # TRL and transformers talk about defaults this run sets on purpose
+    with warnings.catch_warnings(), tempfile.TemporaryDirectory(prefix="tinylm-trl-") as out:
+        warnings.simplefilter("ignore", FutureWarning)
+        return run(cfg, output_dir=out, save_sft=save_sft)
+
+
+def main(argv: list[str]) -> int:
+    from sim.tinylm import cli
+
+    return cli.main(["--trainer", "trl", *argv])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -22,6 +22,7 @@ This module imports trl, transformers and datasets: only sim/tinylm/trl_run.py i
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 import numpy as np
@@ -70,6 +71,7 @@ def loop_args(cfg: GRPOConfig, num_processes: int = 1) -> dict:
         "save_strategy": "no",
         "disable_tqdm": True,
         "dataloader_num_workers": 0,
+        "ddp_find_unused_parameters": False,  # every parameter gets a gradient (DDP's extra graph walk is waste)
     }
 
 
@@ -128,6 +130,14 @@ def build_trainer(model: TinyLMForCausalLM, cfg: GRPOConfig, output_dir: str, nu
     return trainer, callback
 
 
+def weights_digest(model: torch.nn.Module) -> str:
+    """SHA-256 of every parameter's bytes, in order: equal on two ranks iff their weights are bit-identical."""
+    h = hashlib.sha256()
+    for p in model.parameters():
+        h.update(p.detach().cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
 def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None) -> dict | None:
     """story.run_story with TRL's GRPOTrainer. Returns the same summary plus TRL's log, or None on ranks > 0
     of a multi-process run (rank 0 evaluates and reports; every rank trains)."""
@@ -136,6 +146,7 @@ def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None) -> dict |
     t0 = time.perf_counter()
     start, sft = starting_model(cfg, save_sft=save_sft)
     from accelerate import PartialState
+    from accelerate.utils import gather_object
 
     state = PartialState()
     model = TinyLMForCausalLM.wrap(start)
@@ -143,6 +154,8 @@ def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None) -> dict |
     t1 = time.perf_counter()
     trainer.train()
     t2 = time.perf_counter()
+    ranks = gather_object([{"rank": state.process_index, "steps": trainer.state.global_step,
+                            "weights_sha256": weights_digest(model.tinylm)}])  # fmt: skip
     if not state.is_main_process:
         return None
     policy = model.tinylm.eval()
@@ -158,7 +171,10 @@ def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None) -> dict |
     out |= {"sft": sft, "grpo_seconds": t2 - t1, "eval_seconds": t3 - t2, "wall_seconds": t3 - t0}
     out |= {"iterations": trainer.state.global_step // cfg.grpo.mu, "eval_samples": n, "heldout_problems": len(heldout)}
     out["config"] = cfg.to_dict()
-    out |= {"trainer": "trl", "num_processes": state.num_processes, "exact_pass_at_1_seconds": callback.seconds,
+    # TRL's own: how it ran, every rank's steps and weights, its config and its per-step log (TRL's metric names)
+    out |= {"trainer": "trl", "num_processes": state.num_processes, "distributed_type": str(state.distributed_type),
+            "backend": state.backend, "ranks": ranks, "start_weights_sha256": weights_digest(start),
+            "exact_pass_at_1_seconds": callback.seconds,
             "trl_config": trl_args(cfg.grpo, output_dir, state.num_processes),
             "trl_log": [row for row in trainer.state.log_history if "reward" in row]}  # fmt: skip
     return out

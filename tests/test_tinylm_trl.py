@@ -1,0 +1,196 @@
+"""TinyLM in TRL's GRPOTrainer (sim/tinylm/trl_*.py): parity with sim's model, verifier and evaluation, a short
+TRL run, a 2-process accelerate run, and the CLI's messages with and without TRL installed."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from sim.tinylm.cli import main
+from sim.tinylm.data import answer_text, prompt_tokens, response_text, rewards, split, verify
+from sim.tinylm.grpo_train import GRPOConfig
+from sim.tinylm.model import ModelConfig, build_model, response_logprobs
+from sim.tinylm.story import StoryConfig, run_story
+from sim.tinylm.tokens import EOS, MAX_NEW_TOKENS, NAMES, PAD, VOCAB_SIZE
+
+ROOT = Path(__file__).resolve().parents[1]
+HAVE_TRL = all(importlib.util.find_spec(m) for m in ("trl", "transformers", "accelerate", "datasets"))
+needs_trl = pytest.mark.skipif(not HAVE_TRL, reason="TRL not installed (pip install -r requirements-trl.txt)")
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+TINY = ["--iterations", "2", "--prompts", "2", "-G", "4", "--eval-samples", "2", "--eval-every", "1"]
+
+
+def test_sim_paths_never_import_trl():
+    code = ("import sys, sim.tinylm.cli, sim.tinylm.story, sim.tinylm.job, sim.tinylm.trl_run, sim.export\n"
+            "bad = [m for m in ('trl', 'transformers', 'accelerate', 'datasets') if m in sys.modules]\n"
+            "assert not bad, bad")  # fmt: skip
+    subprocess.run([sys.executable, "-c", code], check=True, env=ENV, cwd=ROOT, timeout=120)
+
+
+def test_missing_trl_exits_2_with_what_to_install(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "trl", None)  # `import trl` now raises ImportError(name="trl")
+    monkeypatch.delitem(sys.modules, "sim.tinylm.trl_train", raising=False)
+    assert main(["--trainer", "trl", *TINY]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("error: ") and "pip install -r requirements-trl.txt" in err
+    assert "trl is not installed" in err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--trainer", "tf"], "invalid choice"),
+    (["--trainer", "trl", "-G", "1"], "group_size"),
+    (["--trainer", "trl", "--out", "README.md/y.json"], "--out README.md/y.json: cannot write"),
+    (["--trainer", "trl", "--out", "/tmp"], "--out /tmp: is a directory"),
+])  # fmt: skip
+def test_bad_input_one_line_before_trl(argv, words, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setitem(sys.modules, "trl", None)  # refused before TRL is needed
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("error: ") and words in err
+
+
+# ---------------------------------------------------------------- parity with sim's model, verifier, evaluation
+
+
+@needs_trl
+def test_tokenizer_is_tinylms_vocabulary():
+    from sim.tinylm.trl_model import build_tokenizer
+
+    tok = build_tokenizer()
+    assert len(tok) == VOCAB_SIZE and (tok.eos_token_id, tok.pad_token_id) == (EOS, PAD)
+    assert tok.convert_ids_to_tokens(list(range(VOCAB_SIZE))) == NAMES
+    problems = split()[1][:50]
+    ids = tok([f"{a}+{b}=" for a, b in problems], add_special_tokens=False).input_ids
+    assert torch.equal(torch.tensor(ids), prompt_tokens(problems))
+    assert tok.decode([8, 5, EOS, PAD], skip_special_tokens=True) == "85"
+
+
+@needs_trl
+def test_wrapped_logits_and_trls_fused_logprobs_equal_tinylms():
+    from trl.trainer.utils import add_fused_lm_head
+
+    from sim.tinylm.trl_model import TinyLMForCausalLM
+
+    model = build_model(ModelConfig(), seed=3)
+    wrapped = TinyLMForCausalLM.wrap(model)
+    ids = torch.randint(0, VOCAB_SIZE, (64, 10), generator=torch.Generator().manual_seed(0))  # (B, T)
+    assert wrapped.dtype == torch.float64
+    assert (wrapped(ids).logits - model(ids)[0]).abs().max() < 1e-10
+    # What TRL's loss sees: its fused head's per-token log-probs (temperature 0.7) = sim's response_logprobs, to
+    # float32 precision: TRL's kernel (trl/kernels/chunked_logprob.py) projects and normalises in float32 whatever
+    # the model's dtype, so TRL's loss is float32 where sim's is float64.
+    add_fused_lm_head(wrapped, temperature=0.7, outputs=("log_probs", "entropy"))
+    labels = ids.clone()
+    labels[:, :6] = -100
+    out = wrapped(input_ids=ids, attention_mask=torch.ones_like(ids), labels=labels, fused_lm_head=True)
+    logp, entropy = response_logprobs(model, ids[:, :6], ids[:, 6:], temperature=0.7)  # (B, 4)
+    assert out.log_probs.dtype == torch.float32
+    assert (out.log_probs[:, -MAX_NEW_TOKENS:] - logp).abs().max() < 2e-6
+    assert (out.entropy[:, -MAX_NEW_TOKENS:] - entropy).abs().max() < 2e-6
+    with pytest.raises(ValueError, match="left-padded"):
+        wrapped(ids, attention_mask=torch.cat([torch.zeros(64, 1), torch.ones(64, 9)], 1).long())
+
+
+@needs_trl
+def test_reward_function_is_sims_verifier():
+    from sim.tinylm.trl_train import exact_match
+
+    g = torch.Generator().manual_seed(1)
+    problems = split()[0][torch.randint(0, 7800, (4000,), generator=g).numpy()]  # (B, 2)
+    responses = torch.randint(0, VOCAB_SIZE, (4000, MAX_NEW_TOKENS), generator=g)  # any token, <pad> included
+    for i, (a, b) in enumerate(problems[:2000]):  # half of them the right answer, the rest random (mostly wrong)
+        r = [int(c) for c in answer_text(a, b)] + [EOS]
+        responses[i, : len(r)] = torch.tensor(r)
+    completion_ids = []  # as TRL hands them over: up to and including the first <eos>
+    for r in responses.tolist():
+        completion_ids.append(r[: r.index(EOS) + 1] if EOS in r else r)
+    got = exact_match(prompts=None, completions=None, completion_ids=completion_ids, a=problems[:, 0].tolist(),
+                      b=problems[:, 1].tolist())  # fmt: skip
+    want = [verify(response_text(r), answer_text(a, b)) if EOS in r else 0.0
+            for r, (a, b) in zip(responses.tolist(), problems, strict=True)]  # fmt: skip
+    assert got == want == rewards(responses, problems).tolist()
+    assert 1500 < sum(got) <= 2000  # the correct half (minus those a random <eos> did not end early) and no others
+
+
+@needs_trl
+def test_exported_snippet_builds_the_runs_config():
+    """The GRPOConfig a run uses is sim/export.py's snippet (executed) plus the loop's fields, nothing overridden."""
+    from trl import GRPOConfig as TrlConfig
+
+    from sim.export import trl_grpo_config, trl_snippet
+    from sim.tinylm.trl_train import loop_args, trl_args
+
+    cfg = GRPOConfig(prompts_per_iter=6, group_size=4, beta=0.04, clip_eps_high=0.28, loss_type="dapo", mu=2)
+    snippet = trl_snippet(trl_grpo_config(cfg))
+    assert snippet.startswith("from trl import GRPOConfig\n")
+    # The snippet a user copies, run for real. On a machine without a GPU TRL's default bf16=True refuses to start
+    # ("Your setup doesn't support bf16/gpu"), so GRPOConfig is bound to TRL's with this machine's two settings.
+    scope = {"GRPOConfig": functools.partial(TrlConfig, use_cpu=True, bf16=False)}
+    exec(snippet.removeprefix("from trl import GRPOConfig\n"), scope)
+    run = TrlConfig(**trl_args(cfg, "grpo-out", num_processes=2))
+    for key in trl_grpo_config(cfg).args:
+        if key != "gradient_accumulation_steps":
+            assert getattr(run, key) == getattr(scope["config"], key), key
+    assert scope["config"].gradient_accumulation_steps == 6 and run.gradient_accumulation_steps == 3
+    assert (run.max_steps, run.bf16, run.max_completion_length) == (cfg.iterations * 2, False, MAX_NEW_TOKENS)
+    with pytest.raises(ValueError, match="multiple of the number of processes"):
+        loop_args(GRPOConfig(prompts_per_iter=5), num_processes=2)
+
+
+# ---------------------------------------------------------------- real runs
+
+
+@needs_trl
+def test_short_trl_run_summary_and_metrics(tmp_path):
+    from sim.tinylm.trl_run import trl_story
+
+    cfg = StoryConfig(grpo=GRPOConfig(iterations=2, prompts_per_iter=2, group_size=4, eval_every=1), eval_samples=2)
+    res = trl_story(cfg)
+    sim = run_story(StoryConfig(grpo=GRPOConfig(iterations=0), eval_samples=2))
+    assert set(sim) <= set(res) and res["trainer"] == "trl" and res["iterations"] == 2
+    # the same evaluation: the SFT model's pass@k from the same random stream, and its exact pass@1
+    assert res["pass_at_k_before"] == sim["pass_at_k_before"]
+    assert res["exact_pass_at_1"][0] == sim["exact_pass_at_1"][0]
+    assert [it for it, _ in res["exact_pass_at_1"]] == [0, 1, 2]
+    # TRL's metric names, one row per optimizer step
+    log = res["trl_log"]
+    assert [row["step"] for row in log] == [1, 2]
+    for row in log:
+        for name in ("reward", "reward_std", "frac_reward_zero_std", "entropy", "loss", "grad_norm",
+                     "completions/mean_length", "clip_ratio/region_mean", "rewards/exact_match/mean"):  # fmt: skip
+            assert np.isfinite(row[name]), name
+        assert row["reward"] == row["rewards/exact_match/mean"] and row["reward"] in {k / 8 for k in range(9)}
+    assert log[1]["grad_norm"] > 0 and res["ranks"][0]["weights_sha256"] != res["start_weights_sha256"]
+
+
+@needs_trl
+def test_missing_checkpoint_with_trl_trainer(tmp_path, capsys):
+    assert main(["--trainer", "trl", "--checkpoint", str(tmp_path / "none.pt"), *TINY]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("error: ") and "none.pt" in err and "checkpoint" in err
+
+
+@needs_trl
+def test_two_processes_train_and_agree(tmp_path):
+    out = tmp_path / "run.json"
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+           "-m", "sim.tinylm.trl_run", *TINY, "--prompts", "4", "--json", "--out", str(out)]  # fmt: skip
+    proc = subprocess.run(cmd, env=ENV, cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    res = json.loads(out.read_text())
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == res  # rank 0 alone printed it
+    assert (res["num_processes"], res["backend"], res["trl_config"]["gradient_accumulation_steps"]) == (2, "gloo", 2)
+    assert [r["rank"] for r in res["ranks"]] == [0, 1] and {r["steps"] for r in res["ranks"]} == {2}
+    digests = {r["weights_sha256"] for r in res["ranks"]}
+    assert len(digests) == 1 and res["start_weights_sha256"] not in digests  # both trained, to the same weights

@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="PATH", help="also write the JSON summary here")
     p.add_argument("--trainer", choices=("sim", "trl"), default="sim",
                    help="sim: this project's trainer; trl: TRL's GRPOTrainer (sim/tinylm/trl_run.py)")
+    p.add_argument("--max-seconds", type=float, help="--trainer trl: stop GRPO after this long, then evaluate")
     return p
 
 
@@ -97,7 +98,7 @@ def main(argv: list[str]) -> int:
         if args.trainer == "trl":
             from sim.tinylm.trl_run import trl_story  # imports TRL only now: MissingTRL (exit 2) without it
 
-            res = trl_story(cfg, save_sft=args.save_sft)
+            res = trl_story(cfg, save_sft=args.save_sft, max_seconds=args.max_seconds)
         else:
             res = run_story(cfg, save_sft=args.save_sft)
         if res is None:  # a rank > 0 of a multi-process TRL run: rank 0 reports

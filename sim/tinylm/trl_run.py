@@ -36,15 +36,17 @@ def load_trainer():
     return run_trl_story
 
 
-def trl_story(cfg, *, save_sft=None) -> dict | None:
+def trl_story(cfg, *, save_sft=None, max_seconds=None) -> dict | None:
     """Train `cfg` (a StoryConfig) with TRL's GRPOTrainer; the summary (None on ranks > 0). Raises MissingTRL."""
+    if max_seconds is not None and not max_seconds > 0:
+        raise ValueError(f"--max-seconds must be > 0, got {max_seconds}")
     run = load_trainer()
     from transformers.utils import logging
 
     logging.set_verbosity_error()  # TRL and transformers talk about defaults this run sets on purpose
     with warnings.catch_warnings(), tempfile.TemporaryDirectory(prefix="tinylm-trl-") as out:
         warnings.simplefilter("ignore", FutureWarning)
-        return run(cfg, output_dir=out, save_sft=save_sft)
+        return run(cfg, output_dir=out, save_sft=save_sft, max_seconds=max_seconds)
 
 
 def main(argv: list[str]) -> int:

@@ -101,23 +101,37 @@ def train_dataset(problems: np.ndarray) -> Dataset:
 class ExactPassAt1(TrainerCallback):
     """Held-out exact pass@1 every eval_every iterations (and at the end), as GRPOTrainer (sim) records it."""
 
-    def __init__(self, model: TinyLMForCausalLM, heldout: np.ndarray, cfg: GRPOConfig):
-        self.model, self.heldout, self.cfg = model, heldout, cfg
+    def __init__(self, model: TinyLMForCausalLM, heldout: np.ndarray, cfg: GRPOConfig, max_seconds=None):
+        self.model, self.heldout, self.cfg, self.max_seconds = model, heldout, cfg, max_seconds
         self.t0 = time.perf_counter()
         self.pass_at_1 = [(0, expected_pass_at_1(model.tinylm, heldout))]
         self.seconds = [0.0]  # training seconds at each entry of pass_at_1
 
     def on_step_end(self, args, state, control, **kwargs):
         step, mu = state.global_step, self.cfg.mu
-        if step % mu == 0 and (step // mu % self.cfg.eval_every == 0 or step == args.max_steps):
+        over = self.max_seconds is not None and _any_rank(time.perf_counter() - self.t0 > self.max_seconds)
+        if step % mu == 0 and (step // mu % self.cfg.eval_every == 0 or step == args.max_steps or over):
             self.pass_at_1.append((step // mu, expected_pass_at_1(self.model.tinylm, self.heldout)))
             self.seconds.append(time.perf_counter() - self.t0)
+        if over and step % mu == 0:  # all ranks at the same step: one alone would hang the others' all-reduce
+            control.should_training_stop = True
 
 
-def build_trainer(model: TinyLMForCausalLM, cfg: GRPOConfig, output_dir: str, num_processes: int = 1):
-    """trl.GRPOTrainer on TinyLM's training split with the exact-match reward, and the pass@1 callback."""
+def _any_rank(flag: bool) -> bool:
+    """True on every rank if `flag` is True on any (one all-reduce; just `flag` in a single process)."""
+    if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
+        return flag
+    t = torch.tensor([float(flag)])
+    torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX)
+    return bool(t.item())
+
+
+def build_trainer(model: TinyLMForCausalLM, cfg: GRPOConfig, output_dir: str, num_processes: int = 1,
+                  max_seconds: float | None = None):  # fmt: skip
+    """trl.GRPOTrainer on TinyLM's training split with the exact-match reward, and the pass@1 callback
+    (which also ends training after max_seconds, if given)."""
     train, heldout = split()
-    callback = ExactPassAt1(model, heldout, cfg)
+    callback = ExactPassAt1(model, heldout, cfg, max_seconds)
     trainer = TrlGRPOTrainer(
         model=model,
         reward_funcs=exact_match,
@@ -138,9 +152,10 @@ def weights_digest(model: torch.nn.Module) -> str:
     return h.hexdigest()
 
 
-def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None) -> dict | None:
+def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None, max_seconds=None) -> dict | None:
     """story.run_story with TRL's GRPOTrainer. Returns the same summary plus TRL's log, or None on ranks > 0
-    of a multi-process run (rank 0 evaluates and reports; every rank trains)."""
+    of a multi-process run (rank 0 evaluates and reports; every rank trains). max_seconds: stop GRPO after
+    that long (the evaluation still runs; "iterations" says how many were done)."""
     check_run(cfg.grpo.prompts_per_iter, cfg.grpo.group_size, cfg.sft.model, cfg.eval_samples)
     torch.set_num_threads(cfg.grpo.threads)
     t0 = time.perf_counter()
@@ -150,7 +165,7 @@ def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None) -> dict |
 
     state = PartialState()
     model = TinyLMForCausalLM.wrap(start)
-    trainer, callback = build_trainer(model, cfg.grpo, output_dir, state.num_processes)
+    trainer, callback = build_trainer(model, cfg.grpo, output_dir, state.num_processes, max_seconds)
     t1 = time.perf_counter()
     trainer.train()
     t2 = time.perf_counter()

@@ -21,6 +21,7 @@ from sim.tinylm.grpo_train import GRPOConfig
 from sim.tinylm.model import ModelConfig, build_model, response_logprobs
 from sim.tinylm.story import StoryConfig, run_story
 from sim.tinylm.tokens import EOS, MAX_NEW_TOKENS, NAMES, PAD, VOCAB_SIZE
+from sim.tinylm.trl_record import FORMAT, VERSION, TrlRecordError, load_trl_run, record
 
 ROOT = Path(__file__).resolve().parents[1]
 HAVE_TRL = all(importlib.util.find_spec(m) for m in ("trl", "transformers", "accelerate", "datasets"))
@@ -171,6 +172,30 @@ def test_short_trl_run_summary_and_metrics(tmp_path):
             assert np.isfinite(row[name]), name
         assert row["reward"] == row["rewards/exact_match/mean"] and row["reward"] in {k / 8 for k in range(9)}
     assert log[1]["grad_norm"] > 0 and res["ranks"][0]["weights_sha256"] != res["start_weights_sha256"]
+    # the recorded-run asset from this summary reads back with the same curves
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(record(res)))
+    run = load_trl_run(path)
+    assert run["iterations"] == [1, 2] and run["reward"] == [row["reward"] for row in log]
+    assert run["pass_at_1"] == res["exact_pass_at_1"] and run["pass_at_1_after"] == res["pass_at_1_after"]
+
+
+def test_trl_record_loader_refuses_broken_files(tmp_path):
+    assert load_trl_run(tmp_path / "absent.json") is None
+    path = tmp_path / "run.json"
+    good = {"format": FORMAT, "version": VERSION, "iterations": [1, 2], "reward": [0.5, 0.6],
+            "pass_at_1": [[0, 0.5], [2, 0.6]], "pass_at_1_after": 0.6, "pass_at_64_after": 0.99, "eval_samples": 64,
+            "num_processes": 1, "grpo_seconds": 3.0, "grpo_config": {}, "trl_config": {}}  # fmt: skip
+    path.write_text(json.dumps(good))
+    assert load_trl_run(path)["reward"] == [0.5, 0.6]
+    for bad in ({"reward": [0.5]}, {"reward": [0.5, float("nan")]}, {"reward": [0.5, "1"]}, {"iterations": [2, 3]},
+                {"pass_at_1": [[0, 1.5]]}, {"pass_at_1": [[9, 0.5]]}, {"format": "x"}, {"trl_config": "<b>"}):
+        path.write_text(json.dumps(good | bad))
+        with pytest.raises(TrlRecordError):
+            load_trl_run(path)
+    path.write_text("{not json")
+    with pytest.raises(TrlRecordError, match="not readable JSON"):
+        load_trl_run(path)
 
 
 @needs_trl
@@ -181,16 +206,17 @@ def test_missing_checkpoint_with_trl_trainer(tmp_path, capsys):
 
 
 @needs_trl
-def test_two_processes_train_and_agree(tmp_path):
-    out = tmp_path / "run.json"
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
-           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-           "-m", "sim.tinylm.trl_run", *TINY, "--prompts", "4", "--json", "--out", str(out)]  # fmt: skip
-    proc = subprocess.run(cmd, env=ENV, cwd=tmp_path, capture_output=True, text=True, timeout=240)
+def test_bench_tiny_two_processes_train_and_agree():
+    """scripts/bench_trainers.py --tiny: sim, then TRL data-parallel on 2 processes (accelerate launch, gloo)."""
+    cmd = [sys.executable, str(ROOT / "scripts" / "bench_trainers.py"), "--tiny", "--processes", "2"]
+    proc = subprocess.run(cmd, env=ENV, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    res = json.loads(out.read_text())
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == res  # rank 0 alone printed it
-    assert (res["num_processes"], res["backend"], res["trl_config"]["gradient_accumulation_steps"]) == (2, "gloo", 2)
-    assert [r["rank"] for r in res["ranks"]] == [0, 1] and {r["steps"] for r in res["ranks"]} == {2}
-    digests = {r["weights_sha256"] for r in res["ranks"]}
-    assert len(digests) == 1 and res["start_weights_sha256"] not in digests  # both trained, to the same weights
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1
+    res = json.loads(lines[0])
+    sim, trl = res["sim"], res["trl_2"]
+    assert "error" not in trl, trl
+    assert sim["iterations"] == trl["iterations"] == 2 and sim["completions_per_second"] > 0
+    assert (trl["processes"], trl["backend"], trl["rank_steps"]) == (2, "gloo", [2, 2])
+    assert trl["ranks_agree"] and trl["trained"]  # both ranks trained, to bit-identical weights
+    assert 0 < trl["final_pass_at_1_exact"] < 1 and trl["completions_per_second"] > 0

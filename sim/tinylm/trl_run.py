@@ -23,6 +23,21 @@ class MissingTRL(ValueError):
     """TRL or one of its dependencies is not installed (a usage error: exit 2)."""
 
 
+TRL_EPS = 1e-4  # GRPOTrainer divides by std + 1e-4, a constant (trl/trainer/grpo_trainer.py)
+
+
+def check_translatable(cfg) -> None:
+    """ValueError (one line) for a setting GRPOTrainer cannot honour, rather than silently training another one.
+
+    The std convention (ddof) is not refused: TRL always uses the sample std, sim's default is the population
+    std, and the run's summary carries export's note saying so (`trl_notes`)."""
+    if cfg.baseline != "mean":
+        raise ValueError(f"--baseline {cfg.baseline}: TRL's GRPOTrainer always subtracts the group mean "
+                         "(TRL has RLOOTrainer for leave-one-out); use --trainer sim")  # fmt: skip
+    if cfg.eps != TRL_EPS:
+        raise ValueError(f"--eps {cfg.eps:g}: TRL's GRPOTrainer adds a fixed {TRL_EPS:g} to the std; use --trainer sim")
+
+
 def load_trainer():
     """sim.tinylm.trl_train.run_trl_story, or MissingTRL naming what to install."""
     try:
@@ -40,6 +55,7 @@ def trl_story(cfg, *, save_sft=None, max_seconds=None) -> dict | None:
     """Train `cfg` (a StoryConfig) with TRL's GRPOTrainer; the summary (None on ranks > 0). Raises MissingTRL."""
     if max_seconds is not None and not max_seconds > 0:
         raise ValueError(f"--max-seconds must be > 0, got {max_seconds}")
+    check_translatable(cfg.grpo)
     run = load_trainer()
     from transformers.utils import logging
 

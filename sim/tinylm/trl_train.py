@@ -13,6 +13,11 @@ the loss and its accumulation over P micro-batches of one group each, torch's Ad
 rate schedule (warmup lr * t / warmup, sim's lr * (t + 1) / (warmup + 1)), and its metric names (which sim
 already uses).
 
+Settings with no GRPOTrainer counterpart: a baseline other than the group mean and an eps other than TRL's
+fixed 1e-4 are refused (trl_run.check_translatable, before TRL is imported); kl_every and keep_groups are
+sim's bookkeeping (TRL logs the KL only when beta > 0); the std is TRL's sample std whatever ddof says (noted
+in the summary's trl_notes).
+
 One iteration of sim's trainer (one batch, mu optimizer steps) is mu optimizer steps of TRL's: max_steps =
 iterations * mu. On N processes each generates P*G/N completions and the gradient is averaged
 (gradient_accumulation_steps = P / N).
@@ -191,5 +196,6 @@ def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None, max_secon
             "backend": state.backend, "ranks": ranks, "start_weights_sha256": weights_digest(start),
             "exact_pass_at_1_seconds": callback.seconds,
             "trl_config": trl_args(cfg.grpo, output_dir, state.num_processes),
+            "trl_notes": trl_grpo_config(cfg.grpo).notes,
             "trl_log": [row for row in trainer.state.log_history if "reward" in row]}  # fmt: skip
     return out

@@ -95,6 +95,8 @@ def main(argv: list[str]) -> int:
         for flag, path in (("--save-sft", args.save_sft), ("--out", args.out)):
             if path:
                 check_output(path, flag)
+        if args.max_seconds is not None and args.trainer != "trl":
+            raise ValueError("--max-seconds applies to --trainer trl only")
         if args.trainer == "trl":
             from sim.tinylm.trl_run import trl_story  # imports TRL only now: MissingTRL (exit 2) without it
 

@@ -184,6 +184,14 @@ def test_short_trl_run_summary_and_metrics(tmp_path):
     assert run["pass_at_1"] == res["exact_pass_at_1"] and run["pass_at_1_after"] == res["pass_at_1_after"]
 
 
+def test_shipped_trl_run_loads():
+    run = load_trl_run()
+    assert run["iterations"] == list(range(1, 301)) and len(run["reward"]) == 300
+    assert run["pass_at_1"][0][0] == 0 and run["pass_at_1"][-1][0] == 300
+    assert run["pass_at_1"][-1][1] > run["pass_at_1"][0][1] + 0.2  # the recorded run learned
+    assert run["trl_config"]["num_generations"] == run["grpo_config"]["group_size"] == 8
+
+
 def test_trl_record_loader_refuses_broken_files(tmp_path):
     assert load_trl_run(tmp_path / "absent.json") is None
     path = tmp_path / "run.json"

@@ -41,6 +41,8 @@ def check_translatable(cfg) -> None:
 def load_trainer():
     """sim.tinylm.trl_train.run_trl_story, or MissingTRL naming what to install."""
     try:
+        import trl  # noqa: F401  first: a missing TRL is reported before transformers takes seconds to import
+
         from sim.tinylm.trl_train import run_trl_story
     except ImportError as e:
         name = (e.name or "").split(".")[0]

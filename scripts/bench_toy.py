@@ -24,7 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from sim.toy import ToyConfig, _run_general, binomial_sampler, run_toy, run_toy_reference  # noqa: E402
+from sim.binomial import binomial_sampler  # noqa: E402
+from sim.toy import ToyConfig, run_toy, run_toy_reference  # noqa: E402
+from sim.toy.runs import _run_general  # noqa: E402
 
 
 def measure(fn, repeats: int) -> tuple[float, float, float]:

@@ -316,6 +316,18 @@ def test_expected_run_one_step_equals_enumeration():
     np.testing.assert_allclose(e.u[1, 0], u_sum, atol=1e-12)
 
 
+@pytest.mark.parametrize("extra", [dict(), dict(beta=0.1, baseline="loo", ddof=1, lr_w=0.05),
+                                   dict(loss_type="cispo", beta=0.02, scale="none"), dict(n_prompts=3, group_size=64)])
+def test_expected_run_folded_equals_the_weighted_slots(extra):
+    """mu = 1: one slot per prompt holding E[n] and E[n s] is count_update over the P (G + 1) weighted slots."""
+    from sim.toy.runs import _expected_folded, _expected_slots
+
+    cfg = ToyConfig(iterations=80, **extra)
+    a, b = _expected_folded(cfg, None), _expected_slots(cfg, None)
+    for field in ("u", "w", "p", "accuracy", "kl_exact", "counts", *STEP_METRICS):
+        np.testing.assert_allclose(get(a, field), get(b, field), rtol=1e-9, atol=1e-12, err_msg=field)
+
+
 @pytest.mark.parametrize("extra", [dict(), dict(dynamic_sampling=True, max_redraws=16, iterations=60)])
 def test_expected_run_tracks_mean_of_sampled_runs(extra):
     """The average-run line vs the mean of 256 sampled runs (200 iterations; 60 with dynamic sampling,

@@ -108,30 +108,34 @@ def count_update(
         s_w, clip_w = surrogate_grad(a_w, rho_w, cfg)
         if clip_c is not None:
             metrics[CLIP] += (n_c * clip_c + n_w * clip_w).sum(axis=1) * inv_B[:, 0] / cfg.mu
-        dz = logit_grad(n_c * s_c, n_w * s_w, n_c, n_w, pol, ref_slots, cfg.beta, neg_inv_B)  # (S, N) dL/dz
+        ns_c, ns_w = n_c * s_c, n_w * s_w
+        dz = logit_grad(ns_c, ns_w, n_c, n_w, pol, ref_slots, cfg.beta, neg_inv_B)  # (S, N) dL/dz
         du = dz if identity else np.bincount(flat_index, dz.ravel(), minlength=S * P).reshape(S, P)
         dw = du.sum(axis=1)  # (S,)
         if step == 0:
-            metrics |= _first_step_metrics(cfg, pol, ref_slots, n_c, n_w, a_c, a_w, s_c, s_w, inv_B[:, 0])
+            n_abs = n_c * np.abs(a_c) + n_w * np.abs(a_w)
+            metrics |= first_step_metrics(cfg, pol, ref_slots, n_c, n_w, ns_c, ns_w, n_abs, inv_B[:, 0])
             metrics["grad_norm"] = np.sqrt((du * du).sum(axis=1) + dw * dw)
         u -= cfg.lr * du
         w -= cfg.lr_shared * dw
     return w, u, metrics
 
 
-def _first_step_metrics(cfg: ToyConfig, pol, ref, n_c, n_w, a_c, a_w, s_c, s_w, inv_B) -> dict:
-    """kl (k3 over the sampled answers), loss and mean_abs_adv of the first inner step (rho = 1), (S,) each."""
+def first_step_metrics(cfg: ToyConfig, pol, ref, n_c, n_w, ns_c, ns_w, n_abs, inv_B) -> dict:
+    """kl (k3 over the sampled answers), loss and mean_abs_adv of the first inner step (rho = 1), (S,) each,
+    from the slots' answer counts n, surrogate gradients ns = n s (surrogate_grad at rho = 1) and n_abs =
+    n_c |A_c| + n_w |A_w|, summed over the last axis. Also what expected_run folds a prompt's slots into."""
     p_c, p_w, lp_c, lp_w = pol
     k3_c = ref[0] / p_c - (ref[2] - lp_c) - 1.0  # k3 = u - log u - 1, u = pi_ref / pi
     k3_w = ref[1] / p_w - (ref[3] - lp_w) - 1.0
     # an answer with probability 0 was never sampled: weight 0, even where its k3 is infinite
-    kl = (np.where(n_c > 0, n_c * k3_c, 0.0) + np.where(n_w > 0, n_w * k3_w, 0.0)).sum(axis=1) * inv_B
+    kl = (np.where(n_c > 0, n_c * k3_c, 0.0) + np.where(n_w > 0, n_w * k3_w, 0.0)).sum(axis=-1) * inv_B
     if cfg.loss_type == "cispo":  # TRL's CISPO loss: -sg(min(rho, eps_max)) A log pi
-        surrogate = np.where(n_c > 0, n_c * s_c * lp_c, 0.0) + np.where(n_w > 0, n_w * s_w * lp_w, 0.0)
-    else:  # PPO's clipped surrogate at rho = 1: A
-        surrogate = n_c * a_c + n_w * a_w
-    return {"kl": kl, "loss": -surrogate.sum(axis=1) * inv_B + cfg.beta * kl,
-            "mean_abs_adv": (n_c * np.abs(a_c) + n_w * np.abs(a_w)).sum(axis=1) * inv_B}
+        surrogate = np.where(n_c > 0, ns_c * lp_c, 0.0) + np.where(n_w > 0, ns_w * lp_w, 0.0)
+    else:  # PPO's clipped surrogate at rho = 1: A (= s)
+        surrogate = ns_c + ns_w
+    return {"kl": kl, "loss": -surrogate.sum(axis=-1) * inv_B + cfg.beta * kl,
+            "mean_abs_adv": n_abs.sum(axis=-1) * inv_B}
 
 
 def surrogate_grad(a: np.ndarray, rho, cfg: ToyConfig) -> tuple[np.ndarray, np.ndarray | None]:

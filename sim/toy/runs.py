@@ -183,21 +183,34 @@ def _expected_folded(cfg: ToyConfig, table: Table | None) -> ToyHistory:
     per_k = np.stack([n_c, n_w, n_c * s_c, n_w * s_w, n_c * np.abs(a_c) + n_w * np.abs(a_w), clipped], axis=1)
     h = History(cfg, 1, d, w, u)
     log_choose = gammaln(G + 1) - gammaln(n_c + 1) - gammaln(n_w + 1)  # (G+1,)
+    # per iteration: the policy sampled from, the expectations per prompt, P(k = 0), P(k = G), du
+    pols = tuple(np.empty((T, 1, P)) for _ in range(4))
+    e, ends, du = np.empty((T, P, 6)), np.empty((T, P, 2)), np.empty((T, 1, P))
+    inv_B = np.empty((T, 1))
+    us, ws = h.u, h.w
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         ref = policy(z_ref)
         for t in range(T):
-            pol = policy(w[:, None] + u - d)  # (1, P) each
+            pol = policy(ws[t][:, None] + us[t] - d)  # (1, P) each
+            for out, x in zip(pols, pol, strict=True):
+                out[t] = x
             pmf = np.exp(log_choose + n_c * pol[2][0, :, None] + n_w * pol[3][0, :, None])  # (P, G+1) Binomial
-            e = pmf @ per_k  # (P, 6) expectations per prompt
-            inv_B = 1.0 / (G * pmf.sum())
-            e_c, e_w, es_c, es_w = e[None, :, 0], e[None, :, 1], e[None, :, 2], e[None, :, 3]
-            du = update.logit_grad(es_c, es_w, e_c, e_w, pol, ref, cfg.beta, -inv_B)  # (1, P)
-            dw = du.sum(axis=1)
-            m = update.first_step_metrics(cfg, pol, ref, e_c, e_w, es_c, es_w, e[None, :, 4], inv_B)
-            m |= {"grad_norm": np.sqrt((du * du).sum(axis=1) + dw * dw), update.CLIP: e[:, 5].sum() * inv_B,
-                  "frac_all_correct": pmf[:, G].mean(), "frac_all_wrong": pmf[:, 0].mean(), "n_groups": P}
-            u, w = u - cfg.lr * du, w - cfg.lr_shared * dw
-            if not np.isfinite(u.sum() + w.sum()):
+            np.matmul(pmf, per_k, out=e[t])  # (P, 6) expectations per prompt
+            ends[t] = pmf[:, [0, G]]
+            inv_B[t] = 1.0 / (G * pmf.sum())
+            et = e[t].T[:, None, :]  # (6, 1, P)
+            update.logit_grad(et[2], et[3], et[0], et[1], pol, ref, cfg.beta, -inv_B[t], out=du[t])
+            us[t + 1] = us[t] - cfg.lr * du[t]
+            ws[t + 1] = ws[t] - cfg.lr_shared * du[t].sum(axis=1)
+            if not np.isfinite(us[t + 1].sum() + ws[t + 1].sum()):
                 raise diverged(t + 1)
-            h.record(t, w, u, G * pol[0][0], G * P, m)
+        ec = np.moveaxis(e, 2, 0)[:, :, None, :]  # (6, T, 1, P)
+        m = update.first_step_metrics(cfg, pols, ref, ec[0], ec[1], ec[2], ec[3], ec[4], inv_B)  # (T, 1) each
+        dw = du.sum(axis=2)
+        m |= {"grad_norm": np.sqrt((du * du).sum(axis=2) + dw * dw), update.CLIP: ec[5].sum(axis=-1) * inv_B,
+              "frac_all_correct": ends[:, :, 1].mean(axis=1, keepdims=True),
+              "frac_all_wrong": ends[:, :, 0].mean(axis=1, keepdims=True), "n_groups": np.full((T, 1), P)}
+        h.metrics |= m
+        h.counts[:] = G * pols[0]
+        h.answers[:] = G * P
         return h.finish()

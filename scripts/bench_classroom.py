@@ -23,13 +23,14 @@ for a setting the charts do not print (lr, d_max, ...) any chart of such a run c
 to that message is the latency. A change that shows no such chart within `--timeout` s is an error: if the
 page stops carrying G in its chart data, the bench fails loudly rather than timing the wrong message.
 
-Prints one JSON line (and writes it to --json-out): server CPU (% of one core, /proc/PID/stat over the
-class), finished fragment runs (= frames while playing) and full runs per second, latency p50/p95/max
-for the lecturer and the students, errors, server RSS (at start, idle after one warm-up visit, peak,
-after --settle s), load average, and the bench's own CPU (it shares the machine). Rates and CPU cover
-the --duration s of class; a change still waiting at the end is waited for (up to --timeout, the class
-still connected and playing) so that every change ends with a latency or a timeout. Exit code 0 when
-there was no error, 1 otherwise (or when the server cannot be reached), 2 for bad flags.
+Prints one JSON line (and writes it to --json-out): server CPU (% of one core, /proc/PID/stat over the class),
+finished fragment runs (= frames while playing) and full runs per second, latency p50/p95/max for the lecturer
+and the students, errors, server RSS (at start, idle after one warm-up visit, peak, after --settle s), load
+average, and the bench's own CPU (it shares the machine). Rates and CPU cover the --duration s of class,
+`students_loaded` how many students' pages finished loading before it ended (a page still loading then is not an
+error, so read the two together); a change still waiting at the end is waited for (up to --timeout, the class
+still connected and playing) so that every change ends with a latency or a timeout. Exit code 0 when there was
+no error, 1 otherwise (or when the server cannot be reached), 2 for bad flags.
 """
 
 from __future__ import annotations
@@ -153,6 +154,7 @@ class Actor:
     errors: list[str] = field(default_factory=list)
     play_clicks: int = 0
     present_s: float = 0.0
+    loaded: bool = False  # the page finished its first run (before the class ended)
     _recent: list[int] = field(default_factory=list)
 
     def next_value(self, lo: float, hi: float, step: float, current: float) -> float:
@@ -203,6 +205,7 @@ class Actor:
             if time.monotonic() < t_end:
                 self.errors.append("timeout: the page did not finish loading")
             return
+        self.loaded = True
         slider = tab.widget(self.key)
         if slider is None or slider.kind != "slider":
             self.errors.append(f"no {self.key} slider on the page")
@@ -295,6 +298,7 @@ async def run_class(opts: argparse.Namespace, url: str, pid: int | None) -> dict
         "interrupted_runs_per_s": round(sum(t.interrupted_runs for t in tabs) / wall, 2),
         "lecturer_latency_s": summary(actors[0].latencies, actors[0].timeouts),
         "student_latency_s": summary([x for a in students for x in a.latencies], sum(a.timeouts for a in students)),
+        "students_loaded": sum(a.loaded for a in students),  # the others' page had not loaded when the class ended
         "errors": len(errors),
         "error_samples": sorted(set(errors))[:5],
         "play_clicks": sum(a.play_clicks for a in actors),

@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from sim.export import settings_json, trl_grpo_config, trl_snippet
-from sim.toy import ToyConfig, ToyHistory, first_above, gave_signal, seed_band
+from sim.toy import ToyConfig, ToyHistory, clip_summary, first_above, gave_signal, seed_band
 from ui.charts import COLORS, rgba
 from ui.controls import Choice, Flag, Num, apply_preset, current_values, drop_state, new_seed, set_state
 from ui.labview import lab_switch, verdict
@@ -34,6 +34,10 @@ SPECS = [
            fmt="%.2f", help="the chapter's toy moves w and u_j at the same rate; 0 switches the shared skill off"),
     Num.of(ToyConfig, "mu", "mu", "Updates per batch μ", hi=8, help="μ > 1 reuses the batch; then the clip matters"),
     Num.of(ToyConfig, "clip_eps", "eps", "Clip ε", lo=0.05, hi=0.5, fmt="%.2f"),
+    Choice.of(ToyConfig, "clip_eps_high", "eps_high", "Clip ε high (CISPO: ε_max)", options=(None, 0.28, 5),
+              labels={None: "= ε", 0.28: "DAPO clip-higher", 5: "CISPO's ε_max (TRL)"}),
+    Choice.of(ToyConfig, "loss_type", "loss", "Policy loss", help="with μ > 1: PPO's clip silences an answer "
+              "whose ratio left the range; CISPO caps its weight and keeps its gradient"),
     Flag.of(ToyConfig, "dynamic_sampling", "dyn", "Dynamic sampling (DAPO)"),
     Num.of(ToyConfig, "d_min", "d_min", "Difficulty of the easiest prompt", lo=-10.0, hi=10.0, fmt="%.1f"),
     Num.of(ToyConfig, "d_max", "d_max", "Difficulty of the hardest prompt", lo=-10.0, hi=15.0, fmt="%.1f"),
@@ -46,6 +50,9 @@ PRESETS = {  # name -> the settings it changes (the rest go back to their defaul
     "No shared skill (lr_w = 0)": {"lr_w": 0.0},
     "R1-Zero's KL (β = 0.001)": {"beta": 0.001},
     "Dr. GRPO (no std)": {"scale": "none"},
+    "μ = 8, lr 2: the clip bites": {"mu": 8, "lr": 2.0},
+    "… with clip-higher (DAPO)": {"mu": 8, "lr": 2.0, "eps_high": 0.28},
+    "… with CISPO": {"mu": 8, "lr": 2.0, "loss": "cispo", "eps_high": 5},
 }
 NOT_DRAWN, NO_SIGNAL, SIGNAL = 0, 1, 2  # bar colours: before any group / all answers equal / mixed rewards
 HARD = 0.1  # the hardest prompt "starts to learn" once its p passes this
@@ -55,6 +62,7 @@ def toy_config(v: dict) -> ToyConfig:
     return ToyConfig(
         group_size=int(v["G"]), beta=float(v["beta"]), scale=v["scale"], baseline=v["baseline"], lr=float(v["lr"]),
         lr_w=float(v["lr_w"]), mu=int(v["mu"]), clip_eps=float(v["eps"]), dynamic_sampling=bool(v["dyn"]),
+        clip_eps_high=None if v["eps_high"] is None else float(v["eps_high"]), loss_type=v["loss"],
         d_min=float(v["d_min"]), d_max=float(v["d_max"]), iterations=int(v["T"]), seed=int(v["seed"]),
         n_seeds=int(v["seeds"]),
     )  # fmt: skip
@@ -68,7 +76,31 @@ def bar_categories(run: ToyHistory) -> np.ndarray:
     return np.vstack([np.full((1, drawn.shape[1]), NOT_DRAWN), drawn]).astype(np.uint8)  # (T+1, P)
 
 
-def captions(cfg: ToyConfig, run: ToyHistory) -> dict[str, str]:
+def clip_note(cfg: ToyConfig, run: ToyHistory, ppo: ToyHistory | None) -> str:
+    """With mu > 1: how much the clip acted and how soon the hardest prompt learned, against PPO's symmetric
+    clip at the same setting (`ppo`; None when this run is that one)."""
+    if cfg.mu == 1:
+        return ""
+    mine = clip_summary(run, HARD)
+    what = "capped the weight of" if cfg.loss_type == "cispo" else "silenced"
+    eps_high = cfg.clip_eps if cfg.clip_eps_high is None else cfg.clip_eps_high
+    name = f"PPO's clip (ε = {cfg.clip_eps:g})"
+    if cfg.loss_type == "cispo":
+        name = f"CISPO (ε_max = {eps_high:g})"
+    elif eps_high != cfg.clip_eps:
+        name = f"clip-higher (ε high = {eps_high:g})"
+    hard = "never" if mine["hard_at"] is None else f"at iteration {mine['hard_at']}"
+    text = (f" μ = {cfg.mu} reuses each batch: {name} {what} {mine['clip']:.2%} of answers per step "
+            f"({mine['peak']:.1%} at most); the hardest prompt passes p = {HARD} {hard}")
+    if ppo is None:
+        return text + ". Try clip-higher or CISPO, which keep the gradient of answers whose ratio rose."
+    base = clip_summary(ppo, HARD)
+    base_hard = "never" if base["hard_at"] is None else f"at iteration {base['hard_at']}"
+    return (text + f"; with PPO's clip (ε = {cfg.clip_eps:g}) it silenced {base['clip']:.2%} "
+            f"({base['peak']:.1%} at most) and the hardest prompt passed {base_hard}.")
+
+
+def captions(cfg: ToyConfig, run: ToyHistory, ppo: ToyHistory | None = None) -> dict[str, str]:
     """What each chart shows for this run, in words, with its numbers."""
     acc, z, H = run.accuracy.mean(axis=1), run.metrics["frac_reward_zero_std"].mean(axis=1), run.entropy.mean(axis=1)
     starts, peak = first_above(run.p[:, :, -1].mean(axis=1), HARD), int(np.argmax(H))
@@ -91,18 +123,18 @@ def captions(cfg: ToyConfig, run: ToyHistory) -> dict[str, str]:
                 "all correct, green). Dashed: mean_j p_j^G + (1 − p_j)^G.",
         "bars": "Blue: the prompt's group in iteration t had mixed rewards and taught something; grey: all its "
                 "answers got the same reward (no gradient).",
-        "heat": waits,
+        "heat": waits + clip_note(cfg, run, ppo),
         "kl": f"KL to the reference rises to {run.kl_exact.mean(axis=1)[-1]:.2f} nats. {entropy} Dotted: expected.",
     }
 
 
 def charts(cfg: ToyConfig, run: ToyHistory, exp: ToyHistory, pinned: tuple | None = None,
-           mine: ToyHistory | None = None, big: bool = False) -> list[Chart]:
+           mine: ToyHistory | None = None, big: bool = False, ppo: ToyHistory | None = None) -> list[Chart]:
     """The page's five charts. pinned = (label, run) overlays a pinned run; mine = the expected run with a
-    student's advantages."""
+    student's advantages; ppo = this setting's run with PPO's symmetric clip, for the clip caption."""
     G, S = cfg.group_size, cfg.n_seeds
     h = 330 if big else 300
-    say = captions(cfg, run)
+    say = captions(cfg, run, ppo)
     band = seed_band(run.accuracy)  # (T+1,) each
     m, em = run.metrics, exp.metrics
     acc = [Band(band["lo"], band["hi"], f"middle 80% of {S} seeds", color=rgba(COLORS["main"], 0.28)),
@@ -201,7 +233,9 @@ if predict_mode() and starts is not None and not predict(
     "solvable: RL can only reinforce answers the model sometimes produces."):
     st.stop()  # the charts wait for the guess
 
-player("training", T=cfg.iterations, charts=charts(cfg, run, exp, pinned, mine, big=presenter()),
+ppo_cfg = dataclasses.replace(cfg, loss_type="grpo", clip_eps_high=None)  # the clip caption's comparison
+ppo = toy_runs(ppo_cfg)[0] if cfg.mu > 1 and ppo_cfg != cfg else None
+player("training", T=cfg.iterations, charts=charts(cfg, run, exp, pinned, mine, big=presenter(), ppo=ppo),
        columns=3 if presenter() else 2, classroom=presenter())
 
 row = st.container(horizontal=True)

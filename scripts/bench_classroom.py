@@ -2,10 +2,14 @@
 
     OMP_NUM_THREADS=1 python scripts/bench_classroom.py --start-server --students 20
     python scripts/bench_classroom.py --url http://127.0.0.1:8501 --server-pid 1234 --students 10 --settle 0
+    OMP_NUM_THREADS=1 python scripts/bench_classroom.py --start-server --students 200 --move seed --setting-every 10
+    python scripts/bench_classroom.py --url http://127.0.0.1:8501 --server-pid 11 12 --students 300 --move seed
+                                                             # through scripts/serve.sh: every server's PID
 
 Each participant is a `scripts.st_client.Tab`: a websocket client that sends what Chromium sends (see
 that module). Students join at seeded random moments in the first seconds, press Play, and every
-`--setting-every` s (each with its own random phase, +-10%) move the G slider to a new random value; the
+`--setting-every` s (each with its own random phase, +-10%) move the `--move` slider (G by default; seed,
+lr, d_max, ...: any slider of the page) to a new random value on its grid, never one of their last three; the
 lecturer (who opens the page with `?classroom=1`) does the same every `--lecturer-every` s, walking G
 through 4..32. "Press Play" clicks the page's Streamlit button labelled Play when it is not already
 playing (Reset first if the run reached its end), at the start and again 1-3 s after the animation
@@ -13,18 +17,20 @@ stops; a page without such a button plays in the browser, so pressing Play sends
 participant's next change waits until its previous one has shown.
 
 "New data arrived" = the first chart element (`plotly_chart`, a custom component, ...; see
-`st_client.CHART_KINDS`) whose bytes contain the new value as `G = 9` (chart title) or `"G": 9` (JSON),
-in a script run that started after the change was sent. The time from sending to that message is the
-latency. A change that shows no such chart within `--timeout` s is an error: if the page stops carrying
-G in its chart data, the bench fails loudly rather than timing the wrong message.
+`st_client.CHART_KINDS`) whose bytes contain the new value as `G = 9` (chart title) or `"G": 9` (JSON)
+(`--move seed`: `(seed 123)`, the charts' titles), in a script run that started after the change was sent;
+for a setting the charts do not print (lr, d_max, ...) any chart of such a run counts. The time from sending
+to that message is the latency. A change that shows no such chart within `--timeout` s is an error: if the
+page stops carrying G in its chart data, the bench fails loudly rather than timing the wrong message.
 
-Prints one JSON line (and writes it to --json-out): server CPU (% of one core, /proc/PID/stat over the
-class), finished fragment runs (= frames while playing) and full runs per second, latency p50/p95/max
-for the lecturer and the students, errors, server RSS (at start, idle after one warm-up visit, peak,
-after --settle s), load average, and the bench's own CPU (it shares the machine). Rates and CPU cover
-the --duration s of class; a change still waiting at the end is waited for (up to --timeout, the class
-still connected and playing) so that every change ends with a latency or a timeout. Exit code 0 when
-there was no error, 1 otherwise (or when the server cannot be reached), 2 for bad flags.
+Prints one JSON line (and writes it to --json-out): server CPU (% of one core, /proc/PID/stat over the class),
+finished fragment runs (= frames while playing) and full runs per second, latency p50/p95/max for the lecturer
+and the students, errors, server RSS (at start, idle after one warm-up visit, peak, after --settle s), load
+average, and the bench's own CPU (it shares the machine). Rates and CPU cover the --duration s of class,
+`students_loaded` how many students' pages finished loading before it ended (a page still loading then is not an
+error, so read the two together); a change still waiting at the end is waited for (up to --timeout, the class
+still connected and playing) so that every change ends with a latency or a timeout. Exit code 0 when there was
+no error, 1 otherwise (or when the server cannot be reached), 2 for bad flags.
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ sys.path.insert(0, str(ROOT))
 
 from scripts.st_client import Tab  # noqa: E402
 
-KEY = "G"  # the setting everyone changes: it is printed on the charts
+KEY = "G"  # the setting the lecturer (and by default every student) changes: it is printed on the charts
 LECTURER_G = range(4, 33)
 
 
@@ -101,17 +107,32 @@ def stop_server(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of the process (all its threads), from /proc/PID/stat."""
+def cpu_seconds(pid: int | tuple[int, ...]) -> float:
+    """utime + stime of the process (all its threads), from /proc/PID/stat; summed over a tuple of PIDs."""
+    if isinstance(pid, tuple):
+        return sum(cpu_seconds(p) for p in pid)
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def rss_mb(pid: int) -> float:
+def rss_mb(pid: int | tuple[int, ...]) -> float:
+    """Resident memory of the process in MB; summed over a tuple of PIDs (several servers)."""
+    if isinstance(pid, tuple):
+        return sum(rss_mb(p) for p in pid)
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def move_pattern(key: str, value) -> re.Pattern:
+    """What marks the chart of a new `key` = value: G prints as `G = 9`, the seed as `(seed 123)` in the titles;
+    other settings are not printed, so any chart (of a run started after the change) counts."""
+    if key == "G":
+        return data_pattern(key, value)
+    if key == "seed":
+        return re.compile(rb"\(seed " + str(int(value)).encode() + rb"\)")
+    return re.compile(rb"")
 
 
 def load1() -> float:
@@ -123,6 +144,7 @@ def load1() -> float:
 class Actor:
     name: str
     lecturer: bool
+    key: str  # the slider this participant moves
     period: float
     join_at: float  # seconds after the class starts
     rng: random.Random
@@ -132,14 +154,21 @@ class Actor:
     errors: list[str] = field(default_factory=list)
     play_clicks: int = 0
     present_s: float = 0.0
+    loaded: bool = False  # the page finished its first run (before the class ended)
     _recent: list[int] = field(default_factory=list)
 
-    def next_value(self, lo: int, hi: int, current: int) -> int:
+    def next_value(self, lo: float, hi: float, step: float, current: float) -> float:
         if self.lecturer:  # walk 4, 5, ..., 32, 4, ...: a value comes back only after 29 changes
             ring = [g for g in LECTURER_G if lo <= g <= hi]
             return ring[(ring.index(current) + 1) % len(ring)] if current in ring else ring[0]
-        choices = [g for g in range(lo, hi + 1) if g != current and g not in self._recent] or [lo]
-        value = self.rng.choice(choices)
+        n = int(round((hi - lo) / step)) + 1  # grid points lo, lo + step, ..., hi
+        index = {int(round((v - lo) / step)) for v in (current, *self._recent)}
+        choices = [i for i in range(n) if i not in index] if n <= 64 else None
+        i = self.rng.choice(choices) if choices else self.rng.randrange(n)
+        while choices is None and i in index:  # a big grid (the seed): draw again on a repeat
+            i = self.rng.randrange(n)
+        value = round(lo + i * step, 10)
+        value = int(value) if float(value).is_integer() and float(step).is_integer() else value
         self._recent = [value, *self._recent][:3]
         return value
 
@@ -176,26 +205,27 @@ class Actor:
             if time.monotonic() < t_end:
                 self.errors.append("timeout: the page did not finish loading")
             return
-        slider = tab.widget(KEY)
+        self.loaded = True
+        slider = tab.widget(self.key)
         if slider is None or slider.kind != "slider":
-            self.errors.append(f"no {KEY} slider on the page")
+            self.errors.append(f"no {self.key} slider on the page")
             return
-        lo, hi = int(slider.proto.min), int(slider.proto.max)
-        current = int(slider.proto.value[0] if slider.proto.set_value else slider.proto.default[0])
+        lo, hi, step = slider.proto.min, slider.proto.max, slider.proto.step or 1.0
+        current = slider.proto.value[0] if slider.proto.set_value else slider.proto.default[0]
         await asyncio.sleep(self.rng.uniform(0.5, 2.0))  # finding the Play button
         await self.ensure_playing(timeout)
         next_change = time.monotonic() + (self.period if self.lecturer else self.rng.uniform(0.1, 1.0) * self.period)
         while next_change < t_end:
             await self.watch_until(next_change, timeout)
-            current = self.next_value(lo, hi, current)
+            current = self.next_value(lo, hi, step, current)
             since = time.monotonic()
-            shown = tab.expect(data_pattern(KEY, current), since)
-            sent = await tab.set_value(KEY, current)
+            shown = tab.expect(move_pattern(self.key, current), since)
+            sent = await tab.set_value(self.key, current)
             try:  # past the end of the class too: a change made is waited for (the others keep playing)
                 arrived = await asyncio.wait_for(shown, timeout)
             except TimeoutError:
                 self.timeouts += 1
-                self.errors.append(f"timeout: {KEY} = {current} showed no new chart in {timeout:.0f} s")
+                self.errors.append(f"timeout: {self.key} = {current} showed no new chart in {timeout:.0f} s")
                 next_change = time.monotonic()
                 continue
             self.latencies.append(arrived - sent)
@@ -227,10 +257,10 @@ async def run_class(opts: argparse.Namespace, url: str, pid: int | None) -> dict
     rng = random.Random(opts.seed)
     join_window = min(10.0, opts.duration / 4)
     lecturer_tab = Tab(url, opts.page, "classroom=1")  # the projected screen, presenter mode
-    actors = [Actor("lecturer", True, opts.lecturer_every, 0.0, random.Random(rng.random()), lecturer_tab)]
+    actors = [Actor("lecturer", True, KEY, opts.lecturer_every, 0.0, random.Random(rng.random()), lecturer_tab)]
     for i in range(opts.students):
         join_at, seeded = rng.uniform(0, join_window), random.Random(rng.random())
-        actors.append(Actor(f"student{i}", False, opts.setting_every, join_at, seeded, Tab(url, opts.page)))
+        actors.append(Actor(f"student{i}", False, opts.move, opts.setting_every, join_at, seeded, Tab(url, opts.page)))
 
     rss_samples, load_samples = [], [load1()]
 
@@ -268,6 +298,7 @@ async def run_class(opts: argparse.Namespace, url: str, pid: int | None) -> dict
         "interrupted_runs_per_s": round(sum(t.interrupted_runs for t in tabs) / wall, 2),
         "lecturer_latency_s": summary(actors[0].latencies, actors[0].timeouts),
         "student_latency_s": summary([x for a in students for x in a.latencies], sum(a.timeouts for a in students)),
+        "students_loaded": sum(a.loaded for a in students),  # the others' page had not loaded when the class ended
         "errors": len(errors),
         "error_samples": sorted(set(errors))[:5],
         "play_clicks": sum(a.play_clicks for a in actors),
@@ -315,7 +346,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--url", help="a running app, e.g. http://127.0.0.1:8501")
     where.add_argument("--start-server", action="store_true", help="start `streamlit run app.py` on a free port")
-    p.add_argument("--server-pid", type=positive(int), help="with --url: the server's PID, for CPU and RSS")
+    p.add_argument("--server-pid", type=positive(int), nargs="+",
+                   help="with --url: the server's PID (several: serve.sh's servers, summed), for CPU and RSS")
+    p.add_argument("--move", default=KEY, help="the slider (URL key) each student moves: G (default), seed, lr, ...")
     p.add_argument("--students", type=int, default=10, help="number of students (default 10)")
     p.add_argument("--duration", type=positive(float), default=60.0, help="seconds of class (default 60)")
     p.add_argument("--setting-every", type=positive(float), default=20.0, help="s between a student's changes")
@@ -332,8 +365,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--settle must be >= 0, got {opts.settle}")
     if opts.url and not re.fullmatch(r"https?://[^/\s]+/?", opts.url):
         p.error(f"--url must look like http://HOST:PORT, got {opts.url!r}")
-    if opts.server_pid and not Path(f"/proc/{opts.server_pid}/stat").exists():
-        p.error(f"--server-pid {opts.server_pid}: no such process")
+    for pid in opts.server_pid or ():
+        if not Path(f"/proc/{pid}/stat").exists():
+            p.error(f"--server-pid {pid}: no such process")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", opts.move):
+        p.error(f"--move must be a slider's URL key such as G, seed or lr, got {opts.move!r}")
     if opts.json_out and not opts.json_out.parent.is_dir():
         p.error(f"--json-out: folder {opts.json_out.parent} does not exist")
     return opts
@@ -359,13 +395,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def measure(opts: argparse.Namespace) -> int:
     log = tempfile.TemporaryFile()
-    proc, url, pid = None, opts.url, opts.server_pid
+    proc, url, pid = None, opts.url, tuple(opts.server_pid or ()) or None
     if opts.start_server:
         proc, url = start_server(log)
         pid = proc.pid
     result = {}
     try:
-        result = {"students": opts.students, "duration_s": opts.duration, "setting_every_s": opts.setting_every}
+        result = {"students": opts.students, "move": opts.move, "duration_s": opts.duration,
+                  "setting_every_s": opts.setting_every}
         result |= {"lecturer_every_s": opts.lecturer_every, "page": opts.page, "seed": opts.seed, "url": url}
         result["rss_start_mb"] = round(rss_mb(pid), 1) if pid else None
         asyncio.run(warm_up(url, opts.page, opts.timeout))

@@ -24,7 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from sim.toy import ToyConfig, _run_general, binomial_sampler, run_toy, run_toy_reference  # noqa: E402
+from sim.binomial import binomial_sampler  # noqa: E402
+from sim.toy import ToyConfig, expected_run, run_toy, run_toy_reference  # noqa: E402
+from sim.toy.runs import _run_general  # noqa: E402
 
 
 def measure(fn, repeats: int) -> tuple[float, float, float]:
@@ -78,6 +80,12 @@ def main(argv: list[str] | None = None) -> int:
         wall, cpu, low = measure(lambda cfg=cfg: _run_general(cfg), max(3, repeats // 2))
         print(f"  {G:>3} {S:>5} {1e3 * wall:9.1f} {1e3 * cpu:9.1f} {1e3 * low:9.1f} {300 / cpu:13.0f} "
               f"{300 * S / cpu:18.0f}")
+
+    print("\none new Training-dynamics setting (the page's default: ToyConfig(n_seeds=16, lr_w=0.2), 200 iterations)")
+    page = ToyConfig(n_seeds=16, lr_w=0.2)
+    for name, fn in (("run_toy", run_toy), ("expected_run", expected_run)):
+        wall, cpu, low = measure(lambda fn=fn: fn(page), repeats)
+        print(f"  {name:<13} {1e3 * wall:7.1f} ms wall {1e3 * cpu:7.1f} ms CPU (min {1e3 * low:.1f})")
 
     n_ref = 10 if args.quick else 30
     print(f"\nstraightforward path, run_toy_reference (every answer, sim.grpo + autograd), {n_ref} iterations")

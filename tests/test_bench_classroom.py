@@ -413,3 +413,16 @@ def test_short_class(tmp_path):
     assert lecturer["n"] >= 2 and 0 < lecturer["p50"] <= lecturer["max"] < 20
     assert result["full_runs_per_s"] > 0 and result["server_cpu_pct"] > 0
     assert 0 < result["rss_idle_mb"] <= result["rss_peak_mb"]
+
+
+def test_move_flag_and_what_marks_the_new_chart():
+    from scripts.bench_classroom import move_pattern
+
+    assert parse_args(["--start-server"]).move == "G"
+    assert parse_args(["--start-server", "--move", "seed"]).move == "seed"
+    with pytest.raises(SystemExit) as e:
+        parse_args(["--start-server", "--move", "seed;rm"])
+    assert e.value.code == 2
+    title = b'"title": "Each prompt\'s p_j after {t} iterations (seed 123)"'
+    assert move_pattern("seed", 123).search(title) and not move_pattern("seed", 12).search(title)
+    assert move_pattern("G", 9).search(b"(G = 9)") and not move_pattern("G", 9).search(b"(G = 90)")

@@ -10,6 +10,7 @@ import pytest
 import torch
 from scipy import stats
 
+from sim import grpo
 from sim.exercises import p_no_signal
 from sim.toy import (
     STEP_METRICS,
@@ -29,6 +30,7 @@ from sim.toy.history import CHUNK_CELLS
 from sim.toy.lean import run_lean as _run_lean
 from sim.toy.model import bernoulli_entropy, bernoulli_kl, no_signal
 from sim.toy.runs import _run_general
+from sim.toy.update import surrogate_grad
 
 
 def get(h, name):
@@ -60,7 +62,41 @@ UPDATE_CASES = {
     "rloo": dict(baseline="loo", mu=2, lr=2.0),
     "dr grpo no baseline": dict(baseline="none", scale="none", beta=0.1),
     "separate lr_w": dict(lr=0.5, lr_w=0.05, mu=3),
+    "cispo mu 4 capped": dict(loss_type="cispo", mu=4, lr=3.0, clip_eps_high=1.1, beta=0.05),
+    "cispo eps_max = clip_eps": dict(loss_type="cispo", mu=2, lr=2.0),  # TRL's reading: the weight capped at 0.2
+    "cispo dynamic batch std": dict(loss_type="cispo", mu=3, lr=2.0, clip_eps_high=5.0, scale="batch", ddof=1),
 }
+
+
+def _cispo_loss(logp, old_logp, ref_logp, advantages, mask, *, loss_type, beta=0.0, clip_eps=0.2,
+                clip_eps_high=None, **_):
+    """CISPO by its equation (MiniMax-M1; TRL 1.16.0 loss_type="cispo", epsilon_high read as eps_max), for
+    autograd, with one token per response (every aggregation is then the token mean):
+
+        loss = mean_i [-sg(min(rho_i, eps_max)) A_i log pi_i + beta k3_i]
+    """
+    eps_max = clip_eps if clip_eps_high is None else clip_eps_high
+    ratio = torch.exp(logp - old_logp)
+    A = advantages.reshape(-1, 1)
+    u = torch.exp(ref_logp - logp)
+    k3 = u - (ref_logp - logp) - 1.0
+    per_token = -torch.clamp(ratio, max=eps_max).detach() * A * logp + beta * k3
+    capped = ((ratio > eps_max) & (A > 0)).to(logp.dtype)
+    return per_token.mean(), {"kl": float(k3.detach().mean()), "cispo_clip_ratio": float(capped.mean())}
+
+
+@pytest.fixture
+def cispo_in_grpo(monkeypatch):
+    """The reference takes every loss from sim.grpo.policy_loss. Where sim.grpo does not have CISPO yet, it
+    gets CISPO's equation above; where it has it, the test uses sim.grpo's own."""
+    if "cispo" in grpo.LOSS_TYPES:
+        return
+    real = grpo.policy_loss
+
+    def policy_loss(*args, loss_type="grpo", **kw):
+        return (_cispo_loss if loss_type == "cispo" else real)(*args, loss_type=loss_type, **kw)
+
+    monkeypatch.setattr(grpo, "policy_loss", policy_loss)
 
 
 def _random_state(rng, P):
@@ -73,7 +109,7 @@ def _random_state(rng, P):
 
 @pytest.mark.parametrize("name", list(UPDATE_CASES))
 @pytest.mark.parametrize("dynamic", [False, True])
-def test_count_update_equals_reference(name, dynamic):
+def test_count_update_equals_reference(name, dynamic, cispo_in_grpo):
     """Same sampled answers -> same update, to 1e-10: count path (numpy) vs sim.grpo + autograd (torch)."""
     cfg = ToyConfig(n_prompts=6, group_size=5, dynamic_sampling=dynamic, **UPDATE_CASES[name])
     rng = np.random.default_rng(7)
@@ -96,8 +132,21 @@ def test_count_update_equals_reference(name, dynamic):
         np.testing.assert_allclose(u_new[0], u_ref, atol=1e-10, rtol=0)
         for key in ("loss", "grad_norm", "kl", "mean_abs_adv", "clip_ratio/region_mean"):
             assert abs(m[key][0] - m_ref[key]) < 1e-10, key
-        if name == "mu 4 clipped":
+        if name in ("mu 4 clipped", "cispo mu 4 capped", "cispo eps_max = clip_eps"):
             assert m["clip_ratio/region_mean"][0] > 0  # the clip really acted, so the clipped branch is tested
+
+
+def test_chapter_token_ppo_silences_cispo_keeps():
+    """The chapter's token: pi rose 0.40 -> 0.50 (rho = 1.25 > 1 + 0.2) with A > 0. PPO's clip gives it no
+    gradient; DAPO's clip-higher (0.28) still does; CISPO (eps_max 5) gives it rho A = 1.25 A."""
+    a, rho = np.array([1.0, -1.0]), np.array([1.25, 1.25])
+    s_ppo, clipped = surrogate_grad(a, rho, ToyConfig())
+    np.testing.assert_array_equal(s_ppo, [0.0, -1.25])
+    np.testing.assert_array_equal(clipped, [True, False])
+    np.testing.assert_array_equal(surrogate_grad(a, rho, ToyConfig(clip_eps_high=0.28))[0], [1.25, -1.25])
+    s_cispo, capped = surrogate_grad(a, rho, ToyConfig(loss_type="cispo", clip_eps_high=5.0))
+    np.testing.assert_array_equal(s_cispo, [1.25, -1.25])
+    assert not capped.any()
 
 
 def test_count_update_empty_batch_is_no_update():
@@ -139,6 +188,7 @@ LEAN_CASES = {
     "G 64, beta": dict(group_size=64, beta=0.2, n_seeds=5, iterations=40),
     "rloo, sample std, lr_w": dict(baseline="loo", ddof=1, lr=0.7, lr_w=0.05, n_seeds=3, iterations=50),
     "dr grpo no baseline": dict(baseline="none", scale="none", beta=0.1, n_seeds=4, iterations=50),
+    "cispo, beta": dict(loss_type="cispo", beta=0.05, n_seeds=3, iterations=50),  # weight min(1, 0.2) A
     "explicit difficulties": dict(n_prompts=3, difficulties=(-1.0, 0.5, 4.0), u_init=0.3, w_init=-0.2, iterations=70),
 }
 
@@ -264,6 +314,18 @@ def test_expected_run_one_step_equals_enumeration():
     e = expected_run(cfg)
     assert e.w[1, 0] == pytest.approx(w_sum, abs=1e-12)
     np.testing.assert_allclose(e.u[1, 0], u_sum, atol=1e-12)
+
+
+@pytest.mark.parametrize("extra", [dict(), dict(beta=0.1, baseline="loo", ddof=1, lr_w=0.05),
+                                   dict(loss_type="cispo", beta=0.02, scale="none"), dict(n_prompts=3, group_size=64)])
+def test_expected_run_folded_equals_the_weighted_slots(extra):
+    """mu = 1: one slot per prompt holding E[n] and E[n s] is count_update over the P (G + 1) weighted slots."""
+    from sim.toy.runs import _expected_folded, _expected_slots
+
+    cfg = ToyConfig(iterations=80, **extra)
+    a, b = _expected_folded(cfg, None), _expected_slots(cfg, None)
+    for field in ("u", "w", "p", "accuracy", "kl_exact", "counts", *STEP_METRICS):
+        np.testing.assert_allclose(get(a, field), get(b, field), rtol=1e-9, atol=1e-12, err_msg=field)
 
 
 @pytest.mark.parametrize("extra", [dict(), dict(dynamic_sampling=True, max_redraws=16, iterations=60)])

@@ -37,13 +37,15 @@ def test_every_field_has_a_flag(capsys):
     argv = ["--n-prompts", "5", "--difficulties=-1,0,1,2,3", "--u-init", "0.1", "--w-init", "-0.2",
             "--group-size", "4", "--lr", "0.3", "--lr-w", "0.1", "--beta", "0.05", "--scale", "batch",
             "--baseline", "loo", "--ddof", "1", "--eps", "0.001", "--mu", "2", "--clip-eps", "0.1",
-            "--clip-eps-high", "0.28", "--dynamic-sampling", "--max-redraws", "3", "--iterations", "4",
+            "--clip-eps-high", "0.28", "--loss-type", "cispo", "--dynamic-sampling", "--max-redraws", "3",
+            "--iterations", "4",
             "--seed", "9", "--n-seeds", "2", "--d-min", "-1", "--d-max", "1", "--json"]
     assert main(argv) == 0
     c = json.loads(capsys.readouterr().out)["config"]
     assert c == dict(n_prompts=5, d_min=-1.0, d_max=1.0, difficulties=[-1.0, 0.0, 1.0, 2.0, 3.0], u_init=0.1,
                      w_init=-0.2, group_size=4, lr=0.3, lr_w=0.1, beta=0.05, scale="batch", baseline="loo",
-                     ddof=1, eps=0.001, mu=2, clip_eps=0.1, clip_eps_high=0.28, dynamic_sampling=True,
+                     ddof=1, eps=0.001, mu=2, clip_eps=0.1, clip_eps_high=0.28, loss_type="cispo",
+                     dynamic_sampling=True,
                      max_redraws=3, iterations=4, seed=9, n_seeds=2)
 
 

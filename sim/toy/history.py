@@ -160,3 +160,12 @@ def first_above(series, level: float) -> int | None:
     """The first index t with series[t] > level, or None if it never gets there (series (T,))."""
     above = np.flatnonzero(np.asarray(series) > level)
     return int(above[0]) if above.size else None
+
+
+def clip_summary(h: ToyHistory, level: float) -> dict:
+    """What the clip did in a run (the caption of mu > 1): `clip` the mean of clip_ratio/region_mean over
+    iterations and seeds, `peak` its largest seed mean in one iteration, and `hard_at` the first iteration
+    where the hardest prompt's p (mean over seeds) passes `level` (None if never)."""
+    clip = h.metrics["clip_ratio/region_mean"].mean(axis=1)  # (T,)
+    return {"clip": float(clip.mean()), "peak": float(clip.max()),
+            "hard_at": first_above(h.p[:, :, -1].mean(axis=1), level)}

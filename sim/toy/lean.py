@@ -1,14 +1,11 @@
-"""The lean loop: run_toy for the defaults (mu = 1, no dynamic sampling, no batch std), fast.
+"""The lean loop: run_toy for mu = 1 without dynamic sampling or the batch std, fast.
 
 It is runs._run_general's arithmetic, bit for bit, on the same random stream, with little more than the
-dynamics inside the loop: with rho = 1, slot j holding prompt j and advantages that depend on k alone,
-count_update's step is
-
-    dL/dz = -(1/B) [k g_c(k) sigmoid(-z) - (G - k) g_w(k) sigmoid(z)],   g = A(k) - beta (1 - pi_ref / pi)
-
-so each iteration computes the policy, draws the counts and looks k A(k) up in a table over k. The
-metrics are computed every few iterations for a whole chunk at once. tests/test_toy.py proves the two
-loops give the same history.
+dynamics inside the loop. With rho = 1, slot j holding prompt j and advantages that depend on k alone,
+the surrogate gradient n s(k) of a group is a table over k (update.surrogate_grad at rho = 1), so each
+iteration computes the policy, draws the counts, looks the table up and steps by update.logit_grad, the
+one step rule count_update also uses. The metrics are computed every few iterations for a whole chunk
+at once. tests/test_toy.py proves the two loops give the same history.
 """
 
 from __future__ import annotations
@@ -19,19 +16,12 @@ from scipy.special import expit
 from sim.binomial import binomial_sampler
 from sim.toy.history import STATE_METRICS, History, ToyHistory, chunk_rows, state_metrics
 from sim.toy.model import ToyConfig, dot, init_state
-from sim.toy.update import advantage_table
+from sim.toy.update import CLIP, advantage_table, logit_grad, surrogate_grad
 
 
 def run_lean(cfg: ToyConfig, table: tuple | None = None) -> ToyHistory | None:
-    """run_toy for mu = 1 without dynamic sampling or the batch std: _run_general's arithmetic, bit for
-    bit, on the same random stream, with little more than the dynamics inside the loop.
+    """run_toy for mu = 1 without dynamic sampling or the batch std (see the module docstring).
 
-    With rho = 1, slot j holding prompt j and advantages that depend on k alone, count_update's step is
-
-        dL/dz = -(1/B) [k g_c(k) sigmoid(-z) - (G - k) g_w(k) sigmoid(z)],   g = A(k) - beta (1 - pi_ref / pi)
-
-    so each iteration computes the policy, draws the counts and looks k A(k) up in a table over k. The
-    metrics are computed every few iterations for the whole chunk at once (_lean_step_metrics).
     `table` = (A_correct, A_wrong) over k replaces advantage_table(cfg).
     Returns None where it would leave _run_general's arithmetic (a probability that underflows to 0,
     or a non-finite step, only possible with beta > 0): run_toy then takes the general loop.
@@ -44,7 +34,10 @@ def run_lean(cfg: ToyConfig, table: tuple | None = None) -> ToyHistory | None:
     a_c, a_w = advantage_table(cfg) if table is None else table  # (G+1,) each
     n_c = np.arange(G + 1.0)  # (G+1,) correct answers in a group with k correct, and G - k wrong ones
     n_w = G - n_c
-    w_c, w_w = n_c * a_c, n_w * a_w  # (G+1,) n A(k): the weights of dL/dz at beta = 0
+    (s_c, clip_c), (s_w, clip_w) = surrogate_grad(a_c, 1.0, cfg), surrogate_grad(a_w, 1.0, cfg)
+    w_c, w_w = n_c * s_c, n_w * s_w  # (G+1,) n s(k), the surrogate's gradient summed over a group's answers
+    # answers the clip touches at rho = 1 (only CISPO's cap eps_max < 1 does), per group with k correct
+    clip_table = None if clip_c is None or not (clip_c.any() or clip_w.any()) else n_c * clip_c + n_w * clip_w
     neg_inv_B = -(1.0 / (G * float(P)))
     abs_table = n_c * np.abs(a_c) + n_w * np.abs(a_w)  # (G+1,) sum of |A| over a group with k correct
     C = chunk_rows(S * P)  # iterations per chunk
@@ -75,16 +68,8 @@ def run_lean(cfg: ToyConfig, table: tuple | None = None) -> ToyHistory | None:
                 k[j] = draw.invert(uniforms[j], p[t], offsets[j])
                 w_c.take(k[j], out=nA_c[j])
                 w_w.take(k[j], out=nA_w[j])
-                if beta == 0:
-                    np.multiply(nA_c[j], p_w[j], out=dz[j])
-                    np.multiply(nA_w[j], p[t], out=tmp)
-                else:
-                    g_c = a_c.take(k[j]) - beta * (1.0 - ref[0] / p[t])
-                    g_w = a_w.take(k[j]) - beta * (1.0 - ref[1] / p_w[j])
-                    np.multiply(n_c.take(k[j]) * g_c, p_w[j], out=dz[j])
-                    np.multiply(n_w.take(k[j]) * g_w, p[t], out=tmp)
-                dz[j] -= tmp
-                dz[j] *= neg_inv_B  # (S, P) dL/dz = dL/du
+                n_ck, n_wk = (n_c.take(k[j]), n_w.take(k[j])) if beta > 0 else (None, None)
+                logit_grad(nA_c[j], nA_w[j], n_ck, n_wk, (p[t], p_w[j]), ref, beta, neg_inv_B, out=dz[j], tmp=tmp)
                 dw[j] = dz[j].sum(axis=1)  # (S,) dL/dw
                 np.subtract(us[t], np.multiply(dz[j], cfg.lr, out=tmp), out=us[t + 1])
                 ws[t + 1] = ws[t] - cfg.lr_shared * dw[j]
@@ -97,7 +82,9 @@ def run_lean(cfg: ToyConfig, table: tuple | None = None) -> ToyHistory | None:
                                nA_c[:n], nA_w[:n], abs_table.take(k[:n]), dz[:n], dw[:n])
     if not (p.min() > 0 and np.isfinite(ws[T].sum() + us[T].sum())):
         return None
-    steps["n_groups"][:] = P  # every prompt's group is in the batch; clip_ratio/region_mean stays 0 at mu = 1
+    steps["n_groups"][:] = P  # every prompt's group is in the batch
+    if clip_table is not None:  # else clip_ratio/region_mean stays 0 at mu = 1
+        steps[CLIP][:] = clip_table.take(counts.astype(np.intp)).sum(axis=2) * -neg_inv_B
     h.answers[:] = G * P
     return h.finish(p, states)
 
@@ -107,7 +94,8 @@ def _lean_step_metrics(out: dict, rows: slice, cfg: ToyConfig, n_c: np.ndarray, 
     """count_update's metrics at its first (here only) step, for n iterations at once, into out[name][rows].
 
     n_c (n, S, P) counts k, pol = policy of the states sampled from, ref = policy of the reference (S, P),
-    nA_c, nA_w = k A_c(k), (G - k) A_w(k) (n, S, P), absA = k |A_c(k)| + (G - k) |A_w(k)| (n, S, P),
+    nA_c, nA_w = k s_c(k), (G - k) s_w(k) (n, S, P) with s = surrogate_grad at rho = 1,
+    absA = k |A_c(k)| + (G - k) |A_w(k)| (n, S, P),
     dz = dL/du (n, S, P), dw = dL/dw (n, S).
     """
     G, P = cfg.group_size, n_c.shape[2]
@@ -118,6 +106,8 @@ def _lean_step_metrics(out: dict, rows: slice, cfg: ToyConfig, n_c: np.ndarray, 
     kl = (dot(n_c, k3_c) + dot(G - n_c, k3_w)) * inv_B
     sum_c, sum_w = nA_c.sum(axis=2), nA_w.sum(axis=2)  # (n, S)
     out["kl"][rows] = kl
-    out["loss"][rows] = -(sum_c + sum_w) * inv_B + cfg.beta * kl
+    # the loss at rho = 1: PPO's surrogate is A, TRL's CISPO loss is sg(min(1, eps_max)) A log pi
+    surrogate = dot(nA_c, lp_c) + dot(nA_w, lp_w) if cfg.loss_type == "cispo" else sum_c + sum_w
+    out["loss"][rows] = -surrogate * inv_B + cfg.beta * kl
     out["mean_abs_adv"][rows] = absA.sum(axis=2) * inv_B
     out["grad_norm"][rows] = np.sqrt(dot(dz, dz) + dw * dw)

@@ -23,6 +23,11 @@ from scipy.special import expit
 from sim.grpo import BASELINE_LABELS, BASELINES, DDOF_LABELS, DDOFS, SCALE_LABELS, SCALES
 from sim.settings import setting, validate
 
+# With one token per answer the four aggregations (grpo, bnpo, dapo, dr_grpo) are one loss here: "grpo"
+# stands for PPO's clipped surrogate; "cispo" is TRL's loss_type="cispo" (sim/toy/update.surrogate_grad).
+TOY_LOSS_TYPES = ("grpo", "cispo")
+TOY_LOSS_LABELS = {"grpo": "PPO clip (GRPO)", "cispo": "CISPO (clipped weight)"}
+
 # Caps that keep a run from hanging the app or the machine.
 MAX_PROMPTS = 256
 MAX_GROUP_SIZE = 1024
@@ -57,8 +62,11 @@ class ToyConfig:
     mu: int = setting(1, "inner gradient steps per batch (GRPO's mu); > 1 makes the clip matter", lo=1, hi=16,
                       integer=True, step=1)
     clip_eps: float = setting(0.2, "PPO clip range below 1", lo=0.0, hi=1.0, low_open=True, step=0.05)
-    clip_eps_high: float | None = setting(None, "clip range above 1 (none: clip_eps; DAPO's clip-higher 0.28)",
+    clip_eps_high: float | None = setting(None, "clip range above 1 (none: clip_eps; DAPO's clip-higher 0.28); "
+                                          "with CISPO the cap eps_max on the weight (TRL's epsilon_high, 5.0)",
                                           lo=0.0, hi=10.0, low_open=True, optional=True)
+    loss_type: str = setting("grpo", "policy loss: PPO's clip, or CISPO's clipped, detached weight (TRL's names)",
+                             choices=TOY_LOSS_TYPES, labels=TOY_LOSS_LABELS)
     dynamic_sampling: bool = setting(False, "DAPO dynamic sampling: drop all-equal groups, draw more to refill")
     max_redraws: int = setting(8, "refill rounds per iteration under dynamic sampling", lo=0, hi=64, integer=True)
     iterations: int = setting(200, "training iterations T", lo=1, hi=MAX_ITERATIONS, integer=True, step=10)

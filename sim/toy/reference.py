@@ -51,12 +51,13 @@ def reference_update(
     old_logp = logp_now().detach()
     metrics = {CLIP: 0.0, "mean_abs_adv": float(adv.abs().mean())}
     for step in range(cfg.mu):
-        loss, m = grpo.policy_loss(logp_now(), old_logp, ref_logp, adv, mask, beta=cfg.beta,
-                                   clip_eps=cfg.clip_eps, clip_eps_high=cfg.clip_eps_high)
+        loss, m = grpo.policy_loss(logp_now(), old_logp, ref_logp, adv, mask, loss_type=cfg.loss_type,
+                                   beta=cfg.beta, clip_eps=cfg.clip_eps, clip_eps_high=cfg.clip_eps_high)
         if step == 0:  # grad_norm keeps the graph, so it goes before the gradient for the step
             metrics.update(loss=float(loss.detach()), kl=m["kl"], grad_norm=grpo.grad_norm(loss, [w_t, u_t]))
         gw, gu = torch.autograd.grad(loss, [w_t, u_t])
-        metrics[CLIP] += m[CLIP] / cfg.mu
+        # TRL logs CISPO's capped share as cispo_clip_ratio; the toy keeps it under clip_ratio/region_mean
+        metrics[CLIP] += m["cispo_clip_ratio" if cfg.loss_type == "cispo" else CLIP] / cfg.mu
         with torch.no_grad():
             w_t -= cfg.lr_shared * gw
             u_t -= cfg.lr * gu

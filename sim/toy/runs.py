@@ -16,9 +16,10 @@ import dataclasses
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, gammaln
 
 from sim.binomial import binomial_pmf, binomial_sampler
+from sim.toy import update
 from sim.toy.history import History, ToyHistory, diverged
 from sim.toy.lean import run_lean
 from sim.toy.model import ToyConfig, init_state, policy
@@ -127,6 +128,13 @@ def expected_run(cfg: ToyConfig, *, advantage_table: Table | None = None) -> Toy
     """
     table = None if advantage_table is None else _check_table(cfg, advantage_table)
     cfg = cfg if cfg.n_seeds == 1 else dataclasses.replace(cfg, n_seeds=1)
+    if cfg.mu == 1 and not cfg.dynamic_sampling and cfg.scale != "batch":
+        return _expected_folded(cfg, table)
+    return _expected_slots(cfg, table)
+
+
+def _expected_slots(cfg: ToyConfig, table: Table | None) -> ToyHistory:
+    """expected_run for any cfg (S = 1): count_update over every (prompt, k) slot, weighted by P(k)."""
     T = cfg.iterations
     d, w, u, z_ref = init_state(cfg, 1)
     P, G = len(d), cfg.group_size
@@ -154,4 +162,55 @@ def expected_run(cfg: ToyConfig, *, advantage_table: Table | None = None) -> Toy
                 raise diverged(t + 1)
             m |= {"frac_all_correct": pmf[:, G].mean(), "frac_all_wrong": pmf[:, 0].mean(), "n_groups": n_groups}
             h.record(t, w, u, G * p, answers, m)
+        return h.finish()
+
+
+def _expected_folded(cfg: ToyConfig, table: Table | None) -> ToyHistory:
+    """expected_run for mu = 1 without dynamic sampling or the batch std, with each prompt's G + 1 slots
+    folded into one. With rho = 1 the step (update.logit_grad) and the first-step metrics are linear in a
+    slot's counts n and surrogate gradients n s(k), so the expectation over k ~ Binomial(G, p_j) is one
+    slot per prompt holding E[n] = sum_k P(k) n(k) and E[n s] = sum_k P(k) n(k) s(k): the same arithmetic as
+    count_update over the P (G + 1) weighted slots, up to rounding (tests/test_toy.py checks both)."""
+    T = cfg.iterations
+    d, w, u, z_ref = init_state(cfg, 1)
+    P, G = len(d), cfg.group_size
+    a_c, a_w = update.advantage_table(cfg) if table is None else table
+    (s_c, clip_c), (s_w, clip_w) = update.surrogate_grad(a_c, 1.0, cfg), update.surrogate_grad(a_w, 1.0, cfg)
+    n_c = np.arange(G + 1.0)
+    n_w = G - n_c
+    # (G+1, 6) per k: n_c, n_w, n_c s_c, n_w s_w, sum |A| and the answers the clip touches (CISPO's cap < 1)
+    clipped = np.zeros(G + 1) if clip_c is None else n_c * clip_c + n_w * clip_w
+    per_k = np.stack([n_c, n_w, n_c * s_c, n_w * s_w, n_c * np.abs(a_c) + n_w * np.abs(a_w), clipped], axis=1)
+    h = History(cfg, 1, d, w, u)
+    log_choose = gammaln(G + 1) - gammaln(n_c + 1) - gammaln(n_w + 1)  # (G+1,)
+    # per iteration: the policy sampled from, the expectations per prompt, P(k = 0), P(k = G), du
+    pols = tuple(np.empty((T, 1, P)) for _ in range(4))
+    e, ends, du = np.empty((T, P, 6)), np.empty((T, P, 2)), np.empty((T, 1, P))
+    inv_B = np.empty((T, 1))
+    us, ws = h.u, h.w
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        ref = policy(z_ref)
+        for t in range(T):
+            pol = policy(ws[t][:, None] + us[t] - d)  # (1, P) each
+            for out, x in zip(pols, pol, strict=True):
+                out[t] = x
+            pmf = np.exp(log_choose + n_c * pol[2][0, :, None] + n_w * pol[3][0, :, None])  # (P, G+1) Binomial
+            np.matmul(pmf, per_k, out=e[t])  # (P, 6) expectations per prompt
+            ends[t] = pmf[:, [0, G]]
+            inv_B[t] = 1.0 / (G * pmf.sum())
+            et = e[t].T[:, None, :]  # (6, 1, P)
+            update.logit_grad(et[2], et[3], et[0], et[1], pol, ref, cfg.beta, -inv_B[t], out=du[t])
+            us[t + 1] = us[t] - cfg.lr * du[t]
+            ws[t + 1] = ws[t] - cfg.lr_shared * du[t].sum(axis=1)
+            if not np.isfinite(us[t + 1].sum() + ws[t + 1].sum()):
+                raise diverged(t + 1)
+        ec = np.moveaxis(e, 2, 0)[:, :, None, :]  # (6, T, 1, P)
+        m = update.first_step_metrics(cfg, pols, ref, ec[0], ec[1], ec[2], ec[3], ec[4], inv_B)  # (T, 1) each
+        dw = du.sum(axis=2)
+        m |= {"grad_norm": np.sqrt((du * du).sum(axis=2) + dw * dw), update.CLIP: ec[5].sum(axis=-1) * inv_B,
+              "frac_all_correct": ends[:, :, 1].mean(axis=1, keepdims=True),
+              "frac_all_wrong": ends[:, :, 0].mean(axis=1, keepdims=True), "n_groups": np.full((T, 1), P)}
+        h.metrics |= m
+        h.counts[:] = G * pols[0]
+        h.answers[:] = G * P
         return h.finish()

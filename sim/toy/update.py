@@ -90,42 +90,92 @@ def count_update(
         return x if identity else np.take_along_axis(x, prompt, axis=1)
 
     d_n = d if identity else d[prompt]  # (S, N)
-    pr_c, pr_w, lr_c, lr_w = ref if (identity and ref is not None) else policy(gather(z_ref))  # pi_ref per slot
-    eps_low = cfg.clip_eps
-    eps_high = cfg.clip_eps if cfg.clip_eps_high is None else cfg.clip_eps_high
+    ref_slots = ref if (identity and ref is not None) else policy(gather(z_ref))  # pi_ref per slot
     flat_index = None if identity else (np.arange(S)[:, None] * P + prompt).ravel()
 
     w, u = w.copy(), u.copy()
     metrics: dict[str, np.ndarray] = {CLIP: np.zeros(S)}
+    neg_inv_B = -inv_B
     for step in range(cfg.mu):
         fresh = step > 0 or not identity or now is None
-        p_c, p_w, lp_c, lp_w = policy(w[:, None] + gather(u) - d_n) if fresh else now
-        if step == 0:  # on-policy: rho = 1 exactly, strictly inside the clip range (clip_eps > 0)
-            old_c, old_w = lp_c, lp_w
-            s_c, s_w = a_c, a_w  # surrogate rho * A and its derivative in log pi
+        pol = policy(w[:, None] + gather(u) - d_n) if fresh else now
+        if step == 0:  # pi_old is the sampling state: rho = 1 exactly
+            old_c, old_w = pol[2], pol[3]
+            rho_c = rho_w = 1.0
         else:
-            rho_c, rho_w = np.exp(lp_c - old_c), np.exp(lp_w - old_w)
-            clip_c = ((rho_c > 1.0 + eps_high) & (a_c > 0)) | ((rho_c < 1.0 - eps_low) & (a_c < 0))
-            clip_w = ((rho_w > 1.0 + eps_high) & (a_w > 0)) | ((rho_w < 1.0 - eps_low) & (a_w < 0))
-            s_c, s_w = np.where(clip_c, 0.0, rho_c * a_c), np.where(clip_w, 0.0, rho_w * a_w)
-            clipped = (n_c * clip_c + n_w * clip_w).sum(axis=1) * inv_B[:, 0]
-            metrics[CLIP] += clipped / cfg.mu
-        g_c, g_w = s_c, s_w  # d objective / d log pi of one correct / one wrong answer
-        if cfg.beta > 0 or step == 0:
-            r_c, r_w = pr_c / p_c, pr_w / p_w  # u = pi_ref / pi, d k3 / d log pi = 1 - u
-            if cfg.beta > 0:
-                g_c, g_w = g_c - cfg.beta * (1.0 - r_c), g_w - cfg.beta * (1.0 - r_w)
-        dz = -inv_B * (n_c * g_c * p_w - n_w * g_w * p_c)  # (S, N) dL/dz per slot
+            rho_c, rho_w = np.exp(pol[2] - old_c), np.exp(pol[3] - old_w)
+        s_c, clip_c = surrogate_grad(a_c, rho_c, cfg)
+        s_w, clip_w = surrogate_grad(a_w, rho_w, cfg)
+        if clip_c is not None:
+            metrics[CLIP] += (n_c * clip_c + n_w * clip_w).sum(axis=1) * inv_B[:, 0] / cfg.mu
+        ns_c, ns_w = n_c * s_c, n_w * s_w
+        dz = logit_grad(ns_c, ns_w, n_c, n_w, pol, ref_slots, cfg.beta, neg_inv_B)  # (S, N) dL/dz
         du = dz if identity else np.bincount(flat_index, dz.ravel(), minlength=S * P).reshape(S, P)
         dw = du.sum(axis=1)  # (S,)
         if step == 0:
-            k3_c, k3_w = r_c - (lr_c - lp_c) - 1.0, r_w - (lr_w - lp_w) - 1.0  # k3 = u - log u - 1
-            # an answer with probability 0 was never sampled: weight 0, even where its k3 is infinite
-            kl = (np.where(n_c > 0, n_c * k3_c, 0.0) + np.where(n_w > 0, n_w * k3_w, 0.0)).sum(axis=1) * inv_B[:, 0]
-            metrics["kl"] = kl
-            metrics["loss"] = -(n_c * a_c + n_w * a_w).sum(axis=1) * inv_B[:, 0] + cfg.beta * kl
-            metrics["mean_abs_adv"] = (n_c * np.abs(a_c) + n_w * np.abs(a_w)).sum(axis=1) * inv_B[:, 0]
+            n_abs = n_c * np.abs(a_c) + n_w * np.abs(a_w)
+            metrics |= first_step_metrics(cfg, pol, ref_slots, n_c, n_w, ns_c, ns_w, n_abs, inv_B[:, 0])
             metrics["grad_norm"] = np.sqrt((du * du).sum(axis=1) + dw * dw)
         u -= cfg.lr * du
         w -= cfg.lr_shared * dw
     return w, u, metrics
+
+
+def first_step_metrics(cfg: ToyConfig, pol, ref, n_c, n_w, ns_c, ns_w, n_abs, inv_B) -> dict:
+    """kl (k3 over the sampled answers), loss and mean_abs_adv of the first inner step (rho = 1), (S,) each,
+    from the slots' answer counts n, surrogate gradients ns = n s (surrogate_grad at rho = 1) and n_abs =
+    n_c |A_c| + n_w |A_w|, summed over the last axis. Also what expected_run folds a prompt's slots into."""
+    p_c, p_w, lp_c, lp_w = pol
+    k3_c = ref[0] / p_c - (ref[2] - lp_c) - 1.0  # k3 = u - log u - 1, u = pi_ref / pi
+    k3_w = ref[1] / p_w - (ref[3] - lp_w) - 1.0
+    # an answer with probability 0 was never sampled: weight 0, even where its k3 is infinite
+    kl = (np.where(n_c > 0, n_c * k3_c, 0.0) + np.where(n_w > 0, n_w * k3_w, 0.0)).sum(axis=-1) * inv_B
+    if cfg.loss_type == "cispo":  # TRL's CISPO loss: -sg(min(rho, eps_max)) A log pi
+        surrogate = np.where(n_c > 0, ns_c * lp_c, 0.0) + np.where(n_w > 0, ns_w * lp_w, 0.0)
+    else:  # PPO's clipped surrogate at rho = 1: A (= s)
+        surrogate = ns_c + ns_w
+    return {"kl": kl, "loss": -surrogate.sum(axis=-1) * inv_B + cfg.beta * kl,
+            "mean_abs_adv": n_abs.sum(axis=-1) * inv_B}
+
+
+def surrogate_grad(a: np.ndarray, rho, cfg: ToyConfig) -> tuple[np.ndarray, np.ndarray | None]:
+    """d objective / d log pi of one answer with advantage `a` at ratio rho = pi / pi_old, before the KL
+    term, and which answers the clip touches (None where none can: rho = 1 exactly, PPO's clip).
+
+      loss_type "grpo" (PPO's clip, sim.grpo.clipped_surrogate): obj = min(rho A, clip(rho, 1 - eps,
+          1 + eps_high) A), so the gradient is rho A inside the clip range and 0 where the clip bites
+          (rho > 1 + eps_high with A > 0, rho < 1 - eps with A < 0): that answer's gradient is silenced.
+      loss_type "cispo" (MiniMax-M1, TRL's loss_type="cispo"): obj = sg(min(rho, eps_max)) A log pi, the
+          importance weight capped and detached, so the gradient is min(rho, eps_max) A: every answer keeps
+          a gradient. eps_max is clip_eps_high as TRL reads epsilon_high for CISPO (recommended 5.0), not
+          1 + eps_high; the share counted is TRL's cispo_clip_ratio, rho > eps_max with A > 0.
+    """
+    eps_high = cfg.clip_eps if cfg.clip_eps_high is None else cfg.clip_eps_high
+    if cfg.loss_type == "cispo":
+        return np.minimum(rho, eps_high) * a, (rho > eps_high) & (a > 0)
+    if np.isscalar(rho) and rho == 1.0:  # on-policy: strictly inside the clip range (both eps > 0)
+        return a, None
+    clipped = ((rho > 1.0 + eps_high) & (a > 0)) | ((rho < 1.0 - cfg.clip_eps) & (a < 0))
+    return np.where(clipped, 0.0, rho * a), clipped
+
+
+def logit_grad(ns_c, ns_w, n_c, n_w, pol: tuple, ref: tuple, beta: float, neg_inv_B, out=None, tmp=None):
+    """The toy's step rule: dL/dz of GRPO's loss (sim.grpo.policy_loss with one token per answer) at one
+    slot, from n_c correct and n_w wrong answers whose surrogate gradients (surrogate_grad) sum to
+    ns_c = n_c s_c and ns_w = n_w s_w:
+
+        dL/dz = -(1/B) [(ns_c - beta n_c (1 - u_c)) sigmoid(-z) - (ns_w - beta n_w (1 - u_w)) sigmoid(z)]
+
+    u = pi_ref / pi (d k3 / d log pi = 1 - u), d log sigmoid(z)/dz = sigmoid(-z) = pi(wrong),
+    d log sigmoid(-z)/dz = -sigmoid(z) = -pi(correct). pol = policy(z) and ref = policy(z_ref) per slot;
+    neg_inv_B = -1/B (broadcasting). With `out` and `tmp` (arrays of the slots' shape) it allocates nothing
+    at beta = 0; n_c, n_w are unused there (pass None). count_update and the lean loop both step by it.
+    """
+    p_c, p_w = pol[0], pol[1]
+    if beta > 0:
+        ns_c = ns_c - beta * (n_c * (1.0 - ref[0] / p_c))
+        ns_w = ns_w - beta * (n_w * (1.0 - ref[1] / p_w))
+    out = np.multiply(ns_c, p_w, out=out)
+    out -= np.multiply(ns_w, p_c, out=tmp)
+    out *= neg_inv_B
+    return out

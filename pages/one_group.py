@@ -24,7 +24,7 @@ def token_batch(responses) -> dict:
 SPECS = [
     Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64, default=4, help="responses sampled for the prompt"),
     Choice.of(ToyConfig, "scale", "scale", "Divide the advantages by", options=("group", "none")),
-    Choice("loss", "Loss aggregation", LOSS_TYPES, "grpo", labels=LOSS_TYPE_LABELS,
+    Choice("loss", "Loss type", LOSS_TYPES, "grpo", labels=LOSS_TYPE_LABELS,
            help="how the per-token losses are averaged and weighted (the chapter's formula is grpo; TRL's default "
                 "is dapo); every loss TRL 1.16.0 ships"),
     Choice("mode", "Choose the correct answers", ("each", "count"), "each",
@@ -152,7 +152,7 @@ if effect is not None:
     luspo = row["luspo"]["short"]
     st.caption(
         f"{' and '.join(effect['biased'])} average each answer over its own tokens, so the longer wrong answer is "
-        f"pushed down less per token ({row['grpo']['long']:+.3f} vs {row['grpo']['short']:+.3f}; the chapter: "
+        f"pushed down less per token ({row['grpo']['long']:+.4f} vs {row['grpo']['short']:+.4f}; the chapter's "
         f"-0.063 vs -0.083). {', '.join(effect['unbiased'])} give every token of a wrong answer the same push: "
         f"one mean over all tokens of the group, a constant, or (luspo, {luspo:+.3f}) a sum per answer. That "
         "removes the per-token bias; at ratio 1 cispo and vespo weigh like dapo."

@@ -70,7 +70,7 @@ def gradient_weight(ratio, advantage: float, length: int = RESPONSE_LENGTH, **lo
     adv = torch.full((N,), float(advantage), dtype=torch.float64)
     loss, _ = policy_loss(logp, old, None, adv, torch.ones(N, length, dtype=torch.float64), **loss)
     (grad,) = torch.autograd.grad(loss, logp)
-    return (-grad[:, 0] * N * length).numpy()
+    return (-grad[:, 0] * N * length).numpy() + 0.0  # + 0.0: no -0.0 for a zero weight
 
 
 def weight_curves(ratio, view: ClipView) -> dict[str, dict[str, np.ndarray]]:

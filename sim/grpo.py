@@ -5,6 +5,10 @@ Shapes use fixed letters: P prompts, G group size, B = P*G responses, T tokens.
     rewards (B,) --group_advantages--> advantages (B,)
     logp, old_logp, ref_logp (B, T) + advantages + mask --policy_loss--> loss, metrics
 
+policy_loss is the one entry point for every loss TRL 1.16.0 ships (loss_type grpo, bnpo, dapo, dr_grpo,
+cispo, sapo, luspo, vespo; importance_sampling_level token or sequence, GSPO); the per-token objectives
+are in sim/losses.py. The settings' ranges are declared once, in sim/settings.py.
+
 Where the chapter and Hugging Face TRL differ, the difference is a named parameter:
 
     convention           chapter (DeepSeekMath)        TRL GRPOTrainer default

@@ -212,7 +212,7 @@ _GRPO = {  # name: (default, Setting)
     "mu": (1, Setting("inner gradient steps per batch (GRPO's mu, TRL's num_iterations); > 1 makes the clip matter",
                       lo=1, hi=64, integer=True, step=1)),
     "clip_eps": (0.2, Setting("PPO clip range below 1, and above unless clip_eps_high is set (TRL's epsilon)",
-                              lo=0.0, hi=1.0, low_open=True, step=0.01)),
+                              lo=0.0, hi=1.0, low_open=True, step=0.05)),
     "clip_eps_high": (None, Setting("clip range above 1 (none: clip_eps; DAPO's clip-higher 0.28); for cispo the cap "
                                     "on the weight itself (ScaleRL: 5) (TRL's epsilon_high)", lo=0.0, hi=10.0,
                                     low_open=True, step=0.01, optional=True)),

@@ -3,18 +3,33 @@
 import numpy as np
 import streamlit as st
 
-from sim.kl_clip import clip_example, kl_check, kl_estimators, kl_monte_carlo, surrogate_curve
-from sim.toy import ToyConfig
+from sim.kl_clip import (
+    RESPONSE_LENGTH,
+    ClipView,
+    chapter_token,
+    clip_example,
+    kl_check,
+    kl_estimators,
+    kl_monte_carlo,
+    objectives,
+    surrogate_curve,
+    weight_curves,
+)
 from ui.charts import COLORS, figure, rgba, show
 from ui.controls import Num
 from ui.labview import lab_switch, verdict
-from ui.page import open_page
+from ui.page import open_page, table
 from ui.predict import predict
 
 SPECS = [
     Num("pi", "KL check: policy probability π", 0.05, 1.0, 0.6, 0.01, fmt="%.2f"),
     Num("pi_ref", "KL check: reference probability π_ref", 0.05, 1.0, 0.5, 0.01, fmt="%.2f"),
-    Num.of(ToyConfig, "clip_eps", "eps", "Clip ε", lo=0.05, hi=0.5, step=0.01, fmt="%.2f"),
+    Num.of(ClipView, "clip_eps", "eps", "Clip ε", lo=0.05, hi=0.5, step=0.01, fmt="%.2f"),
+    Num.of(ClipView, "clip_eps_high", "eps_high", "Clip ε high (clip-higher; CISPO's cap is 1 + ε high)", lo=0.05,
+           hi=1.0, step=0.01, fmt="%.2f"),
+    Num.of(ClipView, "delta", "delta", "Two-sided clip δ (caps ρ for A < 0)", lo=1.1, hi=4.0, step=0.1, fmt="%.1f"),
+    Num.of(ClipView, "sapo_temperature_pos", "tau_pos", "SAPO temperature τ, A > 0", lo=0.25, hi=20.0, step=0.25),
+    Num.of(ClipView, "sapo_temperature_neg", "tau_neg", "SAPO temperature τ, A < 0", lo=0.25, hi=20.0, step=0.05),
     Num("p_old", "Token probability before (π_old)", 0.05, 1.0, 0.4, 0.01, fmt="%.2f"),
     Num("p_new", "Token probability after one inner step", 0.05, 1.0, 0.5, 0.01, fmt="%.2f"),
     Num("n", "Monte Carlo: tokens per estimate n", 1, 1024, 16, 1,
@@ -23,6 +38,8 @@ SPECS = [
 
 v = open_page("KL and clipping", None, SPECS)
 pi, pi_ref, eps, p_old, p_new, n = v["pi"], v["pi_ref"], v["eps"], v["p_old"], v["p_new"], v["n"]
+view = ClipView(clip_eps=eps, clip_eps_high=v["eps_high"], delta=v["delta"], sapo_temperature_pos=v["tau_pos"],
+                sapo_temperature_neg=v["tau_neg"])
 lab = lab_switch()
 
 st.subheader("The KL leash, per token")
@@ -103,6 +120,55 @@ if lab is not None:  # the student's grpo_loss (beta = 0) on this token, then on
     _, grad = lab.loss_and_grad(logp=np.log(ratios), old_logp=np.zeros_like(ratios), ref_logp=np.log(ratios),
                                 adv=np.array([1.0, -1.0]), mask=np.ones_like(ratios), clip_eps=eps, beta=0.0)
     verdict(grad, "grpo_loss gradient at ratios 0.5 to 1.5, A = +1 and A = −1", lab=lab, task="grpo_loss")
+
+st.subheader("The clip and what came after it: the gradient weight a token gets")
+st.markdown(
+    "Each panel is one objective from TRL 1.16.0 (`loss_type`, `importance_sampling_level`): the weight "
+    "$-|y|\\,\\partial \\mathcal{L} / \\partial \\log \\pi$ on one token of a "
+    f"{RESPONSE_LENGTH}-token response as its ratio ρ moves, the other tokens at ratio 1. "
+    ":green[**green: A = +1**], :red[**red: A = −1**], grey dashes: the unclipped ρA. The dotted line is "
+    f"your token ({p_old:.2f} → {p_new:.2f}). Every curve is autograd on `sim.grpo.policy_loss`."
+)
+rho_grid = np.linspace(0.2, 2.5, 231)
+curves = weight_curves(rho_grid, view)
+token = chapter_token(view, p_old, p_new)
+eh = eps if view.clip_eps_high is None else view.clip_eps_high
+titles = {"PPO clip (grpo)": f"PPO clip, ε = {eps:.2f}", "clip-higher (DAPO)": f"clip-higher, ε high = {eh:.2f}",
+          "two-sided (δ)": f"two-sided, δ = {view.delta:.1f}", "CISPO": f"CISPO, cap 1 + ε high = {1 + eh:.2f}",
+          "SAPO": f"SAPO, τ = {view.sapo_temperature_pos:g} / {view.sapo_temperature_neg:g}",
+          "GSPO (sequence ratio)": f"GSPO, ratio ρ^(1/{RESPONSE_LENGTH}), ε = {eps:.2f}"}
+cols = st.columns(3)
+for i, name in enumerate(objectives(view)):
+    fig = figure(titles[name], "ratio ρ of the token", "gradient weight", height=320)
+    for sign, color in ((1.0, COLORS["good"]), (-1.0, COLORS["bad"])):
+        fig.add_scatter(x=rho_grid, y=sign * rho_grid, mode="lines", line=dict(color=COLORS["grey"], dash="dash"),
+                        name="unclipped ρA", hoverinfo="skip")
+        key = "pos" if sign > 0 else "neg"
+        fig.add_scatter(x=rho_grid, y=curves[name][key], mode="lines", line=dict(color=color, width=3),
+                        name=f"A = {sign:+.0f}")
+        fig.add_scatter(x=[token["ratio"]], y=[token["weights"][name][key]], mode="markers",
+                        marker=dict(size=11, color=color, line=dict(width=2, color="black")),
+                        name=f"your token, A = {sign:+.0f}")
+    fig.add_vline(x=token["ratio"], line_dash="dot")
+    fig.update_layout(showlegend=False)
+    fig.update_yaxes(range=[-2.7, 2.7])
+    with cols[i % 3]:
+        show(fig, f"weight_chart_{i}")
+w = token["weights"]
+rows = [{"objective": titles[name], "weight, A = +1": round(w[name]["pos"], 3),
+         "weight, A = −1": round(w[name]["neg"], 3)} for name in w]
+table(rows, key="weights_at_token")
+ppo, hi, cispo, sapo, gspo = (w[k]["pos"] for k in ("PPO clip (grpo)", "clip-higher (DAPO)", "CISPO", "SAPO",
+                                                    "GSPO (sequence ratio)"))
+st.caption(
+    f"Your token, ratio {token['ratio']:.3f}, A > 0: PPO's clip gives weight {ppo:.3f}"
+    + (" (silenced: the clip is flat past 1 + ε)" if ppo == 0 else "")
+    + f"; clip-higher {hi:.3f}; CISPO keeps it at {cispo:.3f}, a clipped weight but never a zero gradient (the "
+    f"“wait” tokens PPO's clip silences); SAPO's soft gate gives {sapo:.3f}; GSPO's one ratio for the whole "
+    f"response is {token['sequence_ratio']:.3f} ({RESPONSE_LENGTH} tokens), so it gives {gspo:.3f}, and real "
+    "GSPO runs clip with ε around 3e-4. For A < 0 the two-sided δ stops the ever larger push down past "
+    f"ρ = {view.delta:.1f}, where PPO's weight grows without bound."
+)
 
 st.subheader("Why k3: bias, noise and sign, by sampling")
 st.markdown(

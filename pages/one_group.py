@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from sim.exercises import credit_table, group_responses, group_summary, per_token_weights
+from sim.exercises import CISPO_CAP, credit_table, group_responses, group_summary, length_effect, per_token_weights
 from sim.grpo import LOSS_TYPE_LABELS, LOSS_TYPES
 from sim.toy import ToyConfig
 from ui.charts import COLORS, figure, show
@@ -24,8 +24,9 @@ def token_batch(responses) -> dict:
 SPECS = [
     Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64, default=4, help="responses sampled for the prompt"),
     Choice.of(ToyConfig, "scale", "scale", "Divide the advantages by", options=("group", "none")),
-    Choice("loss", "Loss aggregation", LOSS_TYPES, "grpo", labels=LOSS_TYPE_LABELS,
-           help="how the per-token losses are averaged (the chapter's formula is grpo; TRL's default is dapo)"),
+    Choice("loss", "Loss type", LOSS_TYPES, "grpo", labels=LOSS_TYPE_LABELS,
+           help="how the per-token losses are averaged and weighted (the chapter's formula is grpo; TRL's default "
+                "is dapo); every loss TRL 1.16.0 ships"),
     Choice("mode", "Choose the correct answers", ("each", "count"), "each",
            labels={"each": "click each answer", "count": "the first c"}),
     Num("c", "Number correct c (count mode)", 0, 64, 2, 1, help="the first c answers are correct"),
@@ -112,11 +113,19 @@ st.caption(
 
 st.subheader("The group, token by token")
 responses = group_responses(rewards)
-weights = per_token_weights(responses, rewards, loss_type=loss_type, scale=scale)
-st.markdown(f"Each token's log-probability gets a gradient weight; under **{loss_type}** it is")
-st.latex({"grpo": r"\frac{\hat A^{(i)}}{G\,|y^{(i)}|}", "bnpo": r"\frac{\hat A^{(i)}}{\sum_j |y^{(j)}|}",
-          "dapo": r"\frac{\hat A^{(i)}}{\sum_j |y^{(j)}|}",
-          "dr_grpo": r"\frac{\hat A^{(i)}}{G\,L_{\max}}"}[loss_type])
+weights = per_token_weights(responses, rewards, loss_type=loss_type, scale=scale,
+                            clip_eps_high=CISPO_CAP if loss_type == "cispo" else None)
+st.markdown(f"Each token's log-probability gets a gradient weight; at ratio 1, under **{loss_type}** it is")
+group_mean, token_mean = r"\frac{\hat A^{(i)}}{G\,|y^{(i)}|}", r"\frac{\hat A^{(i)}}{\sum_j |y^{(j)}|}"
+st.latex({"grpo": group_mean,
+          "sapo": group_mean + r"\quad(\text{the gate } 4\sigma(1-\sigma) = 1 \text{ at } \rho = 1)",
+          "bnpo": token_mean, "dapo": token_mean,
+          "cispo": r"\min(\rho, \varepsilon_{max})\," + token_mean + rf"\quad(\varepsilon_{{max}} = {CISPO_CAP:g})",
+          "vespo": r"\varphi(w)\," + token_mean + r"\quad(\varphi(1) = 1)",
+          "dr_grpo": r"\frac{\hat A^{(i)}}{G\,L_{\max}}", "luspo": r"\frac{\hat A^{(i)}}{G}"}[loss_type])
+if loss_type == "cispo":
+    st.caption(f"CISPO's cap here is ε_max = {CISPO_CAP:g} (ScaleRL's value, TRL's epsilon_high). Left unset, TRL caps "
+               "the weight at epsilon = 0.2 itself, so every weight below would be 0.2 times as large.")
 rows = [{"answer": i + 1, "response": " ".join(t), "reward": r, "advantage": round(float(a), 4), "length": len(t),
          "weight per token": round(w[0], 4)}
         for i, (t, r, a, w) in enumerate(zip(responses, rewards, adv, weights, strict=True))]
@@ -132,21 +141,21 @@ if lab is not None:
         st.caption("Your grpo_loss is the chapter's (Task 4: mean over each response, then over responses); "
                    f"compare it with loss type grpo, not {loss_type}.")
 
-wrong = [i for i, r in enumerate(rewards) if r == 0]
-short = min(wrong, key=lambda i: len(responses[i]), default=None)
-long = max(wrong, key=lambda i: len(responses[i]), default=None)
-if short is not None and len(responses[long]) > len(responses[short]) and float(adv[short]) == float(adv[long]):
-    rows = []
-    for lt in LOSS_TYPES:
-        w = per_token_weights(responses, rewards, loss_type=lt, scale=scale)
-        rows.append({"loss type": lt, f"{' '.join(responses[short])} (short, wrong)": round(w[short][0], 4),
-                     f"{' '.join(responses[long])} (long, wrong)": round(w[long][0], 4)})
+effect = length_effect(responses, rewards, scale=scale)
+if effect is not None:
+    short, long = (" ".join(responses[effect[k]]) for k in ("short", "long"))
+    rows = [{"loss type": r["loss_type"], f"{short} (short, wrong)": round(r["short"], 4),
+             f"{long} (long, wrong)": round(r["long"], 4)} for r in effect["rows"]]
     st.markdown("**Length bias.** Two wrong answers with the same advantage, per token, under each loss type:")
     table(rows, key="length_bias_table")
+    row = {r["loss_type"]: r for r in effect["rows"]}
+    luspo = row["luspo"]["short"]
     st.caption(
-        "grpo averages each answer over its own tokens, so the longer wrong answer is pushed down less per token "
-        "(the chapter: -0.063 vs -0.083). dapo/bnpo average over all tokens of the group and dr_grpo divides by a "
-        "constant: both give every token of a wrong answer the same push, removing the length bias."
+        f"{' and '.join(effect['biased'])} average each answer over its own tokens, so the longer wrong answer is "
+        f"pushed down less per token ({row['grpo']['long']:+.4f} vs {row['grpo']['short']:+.4f}; the chapter's "
+        f"-0.063 vs -0.083). {', '.join(effect['unbiased'])} give every token of a wrong answer the same push: "
+        f"one mean over all tokens of the group, a constant, or (luspo, {luspo:+.3f}) a sum per answer. That "
+        "removes the per-token bias; at ratio 1 cispo and vespo weigh like dapo."
     )
 
 credit = [dict(r, weight=round(r["weight"], 4)) for r in credit_table(responses, weights)]

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from scipy.stats import binom
 
-from sim.grpo import grad_norm, group_advantages, policy_loss
+from sim.grpo import LOSS_TYPES, grad_norm, group_advantages, policy_loss
 
 # The chapter's worked example: x = "37+48=", G = 4 responses 85, 75, 815, 85; rewards 1, 0, 0, 1.
 WORKED_EXAMPLE_TOKENS = (("8", "5", "<eos>"), ("7", "5", "<eos>"), ("8", "1", "5", "<eos>"), ("8", "5", "<eos>"))
@@ -25,6 +25,10 @@ WORKED_EXAMPLE_REWARDS = (1.0, 0.0, 0.0, 1.0)
 CORRECT_ANSWER = ("8", "5", "<eos>")
 WRONG_ANSWERS = (("7", "5", "<eos>"), ("8", "1", "5", "<eos>"), ("8", "6", "<eos>"), ("9", "5", "<eos>"),
                  ("8", "4", "<eos>"), ("7", "4", "5", "<eos>"))  # near misses a model might write for 85
+
+# CISPO's cap on the weight in the views: ScaleRL's recommended eps_max (TRL's clip_eps_high for cispo). Left
+# unset, TRL caps at clip_eps = 0.2, which would scale every weight at ratio 1 by 0.2.
+CISPO_CAP = 5.0
 
 # Rows and columns of the "groups that teach nothing" table shown on the page.
 TABLE_PS = (0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99)
@@ -160,13 +164,20 @@ def group_responses(rewards) -> list[tuple[str, ...]]:
 
 
 def per_token_weights(tokens, rewards, *, loss_type: str = "grpo", scale: str = "group", ddof: int = 0,
-                      eps: float = 1e-4, max_completion_length: int | None = None) -> list[list[float]]:
+                      eps: float = 1e-4, max_completion_length: int | None = None,
+                      clip_eps_high: float | None = None) -> list[list[float]]:
     """Gradient weight on each token's log-probability, for one group of tokenised responses:
     -d loss / d log pi(y_it) at ratio 1, by autograd through sim.grpo.policy_loss with `loss_type`.
 
-        grpo          A_i / (G |y_i|)            mean over each response's tokens, then over responses
+        grpo, sapo    A_i / (G |y_i|)            mean over each response's tokens, then over responses
         bnpo, dapo    A_i / sum_j |y_j|          one mean over all tokens of the group
+        cispo, vespo  A_i / sum_j |y_j|          the same (CISPO's weight min(1, cap), VESPO's phi(1) = 1);
+                                                 CISPO's cap is clip_eps_high (TRL's rule; unset: 0.2)
         dr_grpo       A_i / (G L)                a constant, L = max_completion_length (default: longest)
+        luspo         A_i / G                    each response's sum: no division by length at all
+
+    At ratio 1 the importance level does not matter (GSPO's sequence ratio is 1 too, and its gradient
+    spreads as s / |y_i| over the tokens, as the per-response mean does).
 
     `tokens` is a list of G token lists such as [["8", "5", "<eos>"], ...]; `rewards` has G numbers.
     Chapter: rewards 1, 0, 0, 1 with lengths 3, 3, 4, 3 give +1/12, -1/12, -1/16, +1/12 under "grpo":
@@ -180,9 +191,37 @@ def per_token_weights(tokens, rewards, *, loss_type: str = "grpo", scale: str = 
     mask = torch.tensor([[1.0] * len(t) + [0.0] * (T - len(t)) for t in tokens], dtype=torch.float64)  # (G, T)
     logp = torch.zeros(G, T, dtype=torch.float64, requires_grad=True)  # the values do not matter at ratio 1
     loss, _ = policy_loss(logp, None, None, adv, mask, loss_type=loss_type,
-                          max_completion_length=max_completion_length or T)
+                          max_completion_length=max_completion_length or T, clip_eps_high=clip_eps_high)
     (grad,) = torch.autograd.grad(loss, logp)  # (G, T)
-    return [[float(-grad[i, t]) for t in range(len(toks))] for i, toks in enumerate(tokens)]
+    return [[float(-grad[i, t]) + 0.0 for t in range(len(toks))] for i, toks in enumerate(tokens)]
+
+
+def length_effect(tokens, rewards, *, scale: str = "group", ddof: int = 0, eps: float = 1e-4,
+                  cispo_cap: float = CISPO_CAP) -> dict | None:
+    """The length bias, for every loss type: the per-token weight of the shortest and the longest wrong
+    answer of a group (same advantage, different lengths), by per_token_weights.
+
+    Returns None when the group has no two wrong answers of different lengths; else {"short", "long"
+    (indices), "rows": [{"loss_type", "short", "long"}], "unbiased": the loss types whose two weights are
+    equal, "biased": the others}. Chapter (85, 75, 815, 85): grpo gives -1/12 = -0.083 to 75's tokens and
+    -1/16 = -0.063 to 815's; bnpo, dapo, dr_grpo, cispo and vespo give both the same (-1/13, -1/16, ...);
+    luspo gives both A/G = -0.25 (a sum per answer, never divided by a length); grpo and sapo keep the bias.
+    """
+    wrong = [i for i, r in enumerate(rewards) if float(r) == 0]
+    if not wrong:
+        return None
+    short = min(wrong, key=lambda i: len(tokens[i]))
+    long = max(wrong, key=lambda i: len(tokens[i]))
+    if len(tokens[long]) == len(tokens[short]):
+        return None
+    rows = []
+    for lt in LOSS_TYPES:
+        w = per_token_weights(tokens, rewards, loss_type=lt, scale=scale, ddof=ddof, eps=eps,
+                              clip_eps_high=cispo_cap if lt == "cispo" else None)
+        rows.append({"loss_type": lt, "short": w[short][0], "long": w[long][0]})
+    same = [r["loss_type"] for r in rows if abs(r["short"] - r["long"]) < 1e-12]
+    return {"short": short, "long": long, "rows": rows, "unbiased": same,
+            "biased": [r["loss_type"] for r in rows if r["loss_type"] not in same]}
 
 
 def credit_table(tokens, weights, prompt_end: str = "=") -> list[dict]:

@@ -16,6 +16,8 @@ does TRL's renaming itself:
     mu                    num_iterations
     clip_eps(_high)       epsilon(_high)
     loss_type             loss_type               ("grpo" is the chapter's; TRL's default is "dapo")
+    importance_sampling_level, delta, sapo_temperature_pos/neg, vespo_k_pos, vespo_lambda_pos, vespo_k_neg,
+    vespo_lambda_neg      the same names          (written only where they differ from TRL's defaults)
     seed                  seed
 
 Settings with no TRL counterpart get a note (a comment in the snippet) instead of an invented argument.
@@ -31,7 +33,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sim.grpo import trl_advice
+from sim.settings import GRPO_DEFAULTS
+
 SCHEMA = "grpo-playground/settings/v1"
+# Loss settings under TRL's own names (sim/settings.py declares them with TRL's defaults): exported where a
+# config has one and its value is not the default.
+TRL_LOSS_FIELDS = ("importance_sampling_level", "delta", "sapo_temperature_pos", "sapo_temperature_neg", "vespo_k_pos",
+                   "vespo_lambda_pos", "vespo_k_neg", "vespo_lambda_neg")
 
 
 @dataclass(frozen=True)
@@ -46,8 +55,8 @@ def trl_grpo_config(cfg) -> TrlExport:
     """The TRL `GRPOConfig(...)` arguments closest to an engine config, with notes.
 
     `cfg` needs group_size, beta, scale, baseline, ddof, mu, clip_eps, clip_eps_high and seed (validated
-    by its own class); loss_type (default "grpo"), prompts per iteration (`prompts_per_iter`, else
-    `n_prompts`), `lr` and `dynamic_sampling` are used where present.
+    by its own class); loss_type (default "grpo"), the loss settings of TRL_LOSS_FIELDS, prompts per
+    iteration (`prompts_per_iter`, else `n_prompts`), `lr` and `dynamic_sampling` are used where present.
 
     >>> from sim.toy import ToyConfig
     >>> trl_grpo_config(ToyConfig(group_size=16)).args["gradient_accumulation_steps"]   # 24 prompts
@@ -71,6 +80,13 @@ def trl_grpo_config(cfg) -> TrlExport:
     ]
     if cfg.clip_eps_high is not None:
         args["epsilon_high"] = float(cfg.clip_eps_high)
+    for name in TRL_LOSS_FIELDS:
+        value = getattr(cfg, name, GRPO_DEFAULTS[name])
+        if value != GRPO_DEFAULTS[name]:
+            args[name] = value if isinstance(value, str) else float(value)
+    notes += trl_advice(  # what TRL would warn about, and settings that do nothing there
+        args["loss_type"], args.get("importance_sampling_level", "token"), clip_eps_high=cfg.clip_eps_high,
+        delta=args.get("delta"))
     if cfg.beta > 0:
         args["use_bias_correction_kl"] = False
         notes.append("beta > 0: TRL loads a reference model. use_bias_correction_kl=False is the chapter's plain k3; "

@@ -5,6 +5,10 @@ Shapes use fixed letters: P prompts, G group size, B = P*G responses, T tokens.
     rewards (B,) --group_advantages--> advantages (B,)
     logp, old_logp, ref_logp (B, T) + advantages + mask --policy_loss--> loss, metrics
 
+policy_loss is the one entry point for every loss TRL 1.16.0 ships (loss_type grpo, bnpo, dapo, dr_grpo,
+cispo, sapo, luspo, vespo; importance_sampling_level token or sequence, GSPO); the per-token objectives
+are in sim/losses.py. The settings' ranges are declared once, in sim/settings.py.
+
 Where the chapter and Hugging Face TRL differ, the difference is a named parameter:
 
     convention           chapter (DeepSeekMath)        TRL GRPOTrainer default
@@ -19,25 +23,26 @@ from __future__ import annotations
 
 import torch
 
-from sim.validate import check_choice
+from sim import losses
+from sim.losses import clipped_surrogate  # noqa: F401  (with the other objectives in sim.losses)
+from sim.settings import (  # noqa: F401  (the vocabulary, re-exported: sim.grpo is where configs look for it)
+    BASELINE_LABELS,
+    BASELINES,
+    DDOF_LABELS,
+    DDOFS,
+    IMPORTANCE_LEVEL_LABELS,
+    IMPORTANCE_LEVELS,
+    LOSS_TYPE_LABELS,
+    LOSS_TYPES,
+    SCALE_LABELS,
+    SCALES,
+    check_grpo,
+)
 
-# The vocabulary of every config, page, CLI flag and export: these values, shown with these labels.
-BASELINES = ("mean", "loo", "none")
-SCALES = ("group", "batch", "none")
-LOSS_TYPES = ("grpo", "bnpo", "dapo", "dr_grpo")
-DDOFS = (0, 1)
-BASELINE_LABELS = {"mean": "group mean (GRPO)", "loo": "leave-one-out (RLOO)", "none": "none (REINFORCE)"}
-SCALE_LABELS = {"group": "group std (GRPO)", "batch": "batch std (TRL option)", "none": "none (Dr. GRPO)"}
-LOSS_TYPE_LABELS = {"grpo": "grpo (per response)", "bnpo": "bnpo (token mean)", "dapo": "dapo (token mean, TRL)",
-                    "dr_grpo": "dr_grpo (constant)"}
-DDOF_LABELS = {0: "population (chapter)", 1: "sample (TRL)"}
-
-
-def _check_clip(clip_eps: float, clip_eps_high: float | None) -> None:
-    if not 0.0 <= clip_eps <= 1.0:
-        raise ValueError(f"clip_eps must be in [0, 1], got {clip_eps}")
-    if clip_eps_high is not None and clip_eps_high < 0.0:
-        raise ValueError(f"clip_eps_high must be >= 0 (or None for clip_eps), got {clip_eps_high}")
+# How each loss type reduces its (B, T) per-token losses (TRL 1.16.0's _compute_loss, one process).
+AGGREGATION = {"grpo": "grpo", "sapo": "grpo", "bnpo": "bnpo", "dapo": "dapo", "cispo": "dapo", "vespo": "dapo",
+               "dr_grpo": "dr_grpo", "luspo": "luspo"}
+CLIPPED = ("grpo", "bnpo", "dapo", "dr_grpo", "luspo")  # PPO's clipped surrogate, aggregated differently
 
 
 def _check_shape(name: str, x: torch.Tensor, shape: torch.Size) -> None:
@@ -78,15 +83,10 @@ def group_advantages(
     >>> group_advantages(torch.tensor([1., 0., 0., 1.]), 4).round(decimals=3)
     tensor([ 1., -1., -1.,  1.])
     """
-    check_choice("baseline", baseline, BASELINES)
-    check_choice("scale", scale, SCALES)
+    check_grpo(baseline=baseline, scale=scale, ddof=ddof, eps=eps)
     n = rewards.numel()
     if group_size < 1 or n % group_size != 0:
         raise ValueError(f"group_size must be >= 1 and divide the number of rewards ({n}), got {group_size}")
-    if ddof not in (0, 1):
-        raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {ddof}")
-    if eps < 0:
-        raise ValueError(f"eps must be >= 0, got {eps}")
     G = group_size
     r = rewards.reshape(-1, G)  # (P, G)
     flat = zero_std(r)[:, None]  # (P, 1) no spread
@@ -107,7 +107,7 @@ def group_advantages(
         adv = adv / (std + eps)
     elif scale == "batch":
         std = rewards.std(correction=ddof) if rewards.numel() > ddof else rewards.new_zeros(())
-        adv = adv / (std + eps)
+        adv = adv / torch.where(std + eps > 0, std + eps, 1.0)  # eps = 0 and one reward everywhere: no division
 
     if baseline != "none":
         adv = torch.where(flat, torch.zeros_like(adv), adv)
@@ -136,7 +136,8 @@ def advantage_table(group_size: int, *, baseline: str = "mean", scale: str = "gr
     >>> advantage_table(4)[2]    # rewards 1, 1, 0, 0: +1 / -1 (eps 1e-4 makes it 0.9998)
     tensor([ 0.9998, -0.9998], dtype=torch.float64)
     """
-    check_choice("scale", scale, ("group", "none"))
+    if scale not in ("group", "none"):
+        raise ValueError(f"scale must be 'group' or 'none' for a table by count (batch couples groups), got {scale!r}")
     G = group_size
     k = torch.arange(G + 1)[:, None]  # (G+1, 1)
     rewards = (torch.arange(G)[None, :] < k).to(torch.float64)  # (G+1, G): k ones, then zeros
@@ -193,55 +194,34 @@ def aggregate(
     *,
     max_completion_length: int | None = None,
 ) -> torch.Tensor:
-    """Reduce a (B, T) per-token loss to a scalar, as `loss_type` says.
+    """Reduce a (B, T) per-token loss to a scalar, as `loss_type` says (AGGREGATION maps every loss
+    type to one of these, as TRL 1.16.0 does):
 
-      "grpo":    mean over each response's real tokens, then over responses (the chapter's
+      "grpo", "sapo":  mean over each response's real tokens, then over responses (the chapter's
                  formula, DeepSeekMath): (1/B) sum_i (1/|y_i|) sum_t l_it
-      "bnpo", "dapo":  one mean over all real tokens of the batch: sum l_it / sum |y_i|
-                 (TRL's default is "dapo". TRL divides "dapo" by the token count of the whole
-                 generation batch over all processes and "bnpo" by the local one; with one
-                 process, no gradient accumulation and steps_per_generation=1, as here, both
-                 are this token mean. tests/test_trl_parity.py checks it.)
+      "bnpo", "dapo", "cispo", "vespo":  one mean over all real tokens of the batch: sum l_it / sum |y_i|
+                 (TRL divides "dapo", "cispo", "vespo" by the token count of the whole generation batch
+                 over all processes and "bnpo" by the local one; with one process, no gradient
+                 accumulation and steps_per_generation=1, as here, both are this token mean.
+                 tests/test_trl_parity.py checks it.)
       "dr_grpo": sum l_it / (B * max_completion_length), a constant normaliser (Dr. GRPO)
+      "luspo":   (1/B) sum_i sum_t l_it, each response's sum: GSPO's per-response loss times |y_i| (LUSPO)
     """
-    check_choice("loss_type", loss_type, LOSS_TYPES)
+    check_grpo(loss_type=loss_type)
     _check_shape("mask", mask, per_token_loss.shape)
     mask = mask.to(per_token_loss.dtype)
-    if loss_type == "grpo":
+    how = AGGREGATION[loss_type]
+    if how == "grpo":
         per_response = (per_token_loss * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)  # (B,)
         return per_response.mean()
-    if loss_type in ("bnpo", "dapo"):
+    if how in ("bnpo", "dapo"):
         return _masked_mean(per_token_loss, mask)
+    if how == "luspo":
+        return (per_token_loss * mask).sum(dim=1).mean()
     L = per_token_loss.shape[1] if max_completion_length is None else max_completion_length
     if L < 1:
         raise ValueError(f"max_completion_length must be >= 1, got {L}")
     return (per_token_loss * mask).sum() / (per_token_loss.shape[0] * L)
-
-
-def clipped_surrogate(
-    ratio: torch.Tensor,
-    advantages: torch.Tensor,
-    clip_eps: float = 0.2,
-    clip_eps_high: float | None = None,
-) -> torch.Tensor:
-    """PPO's clipped surrogate objective per token (to be maximised).
-
-        s = min(rho * A, clip(rho, 1 - clip_eps, 1 + clip_eps_high) * A)
-
-    `advantages` broadcasts against `ratio`: (B, 1) against (B, T) in policy_loss, or a scalar
-    against a grid of ratios to plot the curve. For A > 0 the objective stops rising at
-    rho = 1 + clip_eps_high (no gradient past it); for A < 0 it stops at rho = 1 - clip_eps.
-    Chapter: a token whose probability rose from 0.40 to 0.50 has rho = 1.25 > 1.2, so with
-    A > 0 and clip_eps = 0.2 it contributes no gradient.
-    `clip_eps_high=None` uses clip_eps on both sides; DAPO's "clip-higher" sets it to 0.28.
-
-    >>> clipped_surrogate(torch.tensor([0.5, 1.0, 1.25]), 1.0)
-    tensor([0.5000, 1.0000, 1.2000])
-    """
-    _check_clip(clip_eps, clip_eps_high)
-    eps_high = clip_eps if clip_eps_high is None else clip_eps_high
-    clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + eps_high)
-    return torch.minimum(ratio * advantages, clipped * advantages)
 
 
 def policy_loss(
@@ -257,35 +237,54 @@ def policy_loss(
     clip_eps_high: float | None = None,
     max_completion_length: int | None = None,
     kl_times_ratio: bool = False,
+    importance_sampling_level: str = "token",
+    delta: float | None = None,
+    sapo_temperature_pos: float = 1.0,
+    sapo_temperature_neg: float = 1.05,
+    vespo_k_pos: float = 2.0,
+    vespo_lambda_pos: float = 3.0,
+    vespo_k_neg: float = 3.0,
+    vespo_lambda_neg: float = 2.0,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """GRPO's loss: PPO's clipped surrogate per token plus beta * k3, aggregated.
+    """GRPO's loss and its successors: a per-token objective plus beta * k3, aggregated.
 
-    Per token t of response i, with ratio rho = exp(logp - old_logp):
+    Per token t of response i, with the importance ratio rho = exp(logp - old_logp) (per token), or
+    for importance_sampling_level="sequence" GSPO's one ratio per response (sim.losses.sequence_log_ratio):
 
-        obj_it = min(rho * A_i, clip(rho, 1 - clip_eps, 1 + clip_eps_high) * A_i) - beta * k3_it
+        obj_it = objective(rho, A_i) - beta * k3_it        (sim.losses, by loss_type)
         loss   = aggregate(-obj, mask, loss_type)
+
+    The chapter's GRPO is loss_type="grpo" at the token level: obj = min(rho A, clip(rho, 1 - clip_eps,
+    1 + clip_eps_high) A). "bnpo", "dapo", "dr_grpo" and "luspo" (LUSPO, meant for the sequence level)
+    aggregate the same clipped surrogate differently; `delta` caps rho in its unclipped term (two-sided
+    clipping). "cispo" clips the weight instead (cap: sim.losses.cispo_cap); "sapo" gates it softly
+    (temperatures sapo_temperature_pos / _neg); "vespo" weights each response by a Gamma function of its
+    ratio (vespo_k_pos, vespo_lambda_pos, vespo_k_neg, vespo_lambda_neg). Defaults are TRL's, except
+    loss_type (the chapter's "grpo"; TRL's default is "dapo").
 
     `old_logp=None` means on-policy: rho = exp(logp - logp.detach()), which is 1 in value but
     keeps the gradient. At rho = 1 the clip is inert and the gradient is REINFORCE with the
     group baseline, which is why the loss reads 0 while its gradient does not.
-    `clip_eps_high=None` uses clip_eps on both sides; DAPO's "clip-higher" sets it to 0.28.
-    `kl_times_ratio=True` multiplies k3 by rho, as TRL does by default
-    (`GRPOConfig.use_bias_correction_kl=True`): the importance-corrected, unbiased reverse-KL
-    gradient. On-policy rho is 1 in value, so the loss is unchanged, but rho still carries a
-    gradient, so the KL gradient changes (per token: (1 - u) + k3 instead of 1 - u).
+    `kl_times_ratio=True` multiplies k3 by rho (the sequence ratio at the sequence level), as TRL does by
+    default (`use_bias_correction_kl=True`): the importance-corrected, unbiased reverse-KL gradient.
+    On-policy rho is 1 in value, so the loss is unchanged, but rho still carries a gradient, so the KL
+    gradient changes (per token: (1 - u) + k3 instead of 1 - u).
 
     Shapes: logp, old_logp, ref_logp, mask (B, T); advantages (B,).
-    Metrics (TRL's names, token means over the mask): "kl" (the k3, times rho if
-    kl_times_ratio, as in the loss; reported whenever ref_logp is given, while TRL logs it only
-    when beta != 0), "clip_ratio/low_mean" (rho < 1 - clip_eps with A < 0),
-    "clip_ratio/high_mean" (rho > 1 + clip_eps_high with A > 0), "clip_ratio/region_mean".
-    Equal to TRL 1.16.0's GRPOTrainer._compute_loss in loss, gradient and these metrics
-    (tests/test_trl_parity.py), with the names mapped: clip_eps -> epsilon,
-    clip_eps_high -> epsilon_high, kl_times_ratio -> use_bias_correction_kl.
+    Metrics (TRL's names, means over the mask's tokens, or over responses for one ratio per response):
+    "kl" (the k3, times rho if kl_times_ratio, as in the loss; reported whenever ref_logp is given, while
+    TRL logs it only when beta != 0); for the clipped losses "clip_ratio/low_mean" (rho < 1 - clip_eps
+    with A < 0), "clip_ratio/high_mean" (rho > 1 + clip_eps_high with A > 0), "clip_ratio/region_mean";
+    for cispo "cispo_clip_ratio" (rho > cap with A > 0); for vespo "vespo/phi_seq_mean". sapo has none.
+    Equal to TRL 1.16.0's GRPOTrainer._compute_loss in loss, gradient and these metrics for every loss
+    type and both levels (tests/test_trl_parity.py), with the names mapped: clip_eps -> epsilon,
+    clip_eps_high -> epsilon_high, kl_times_ratio -> use_bias_correction_kl; the rest are TRL's names.
+    TRL accepts every combination, warning about some: trl_advice() returns those warnings.
     """
-    if beta < 0:
-        raise ValueError(f"beta must be >= 0, got {beta}")
-    _check_clip(clip_eps, clip_eps_high)
+    check_grpo(loss_type=loss_type, beta=beta, clip_eps=clip_eps, clip_eps_high=clip_eps_high, delta=delta,
+               importance_sampling_level=importance_sampling_level, sapo_temperature_pos=sapo_temperature_pos,
+               sapo_temperature_neg=sapo_temperature_neg, vespo_k_pos=vespo_k_pos, vespo_lambda_pos=vespo_lambda_pos,
+               vespo_k_neg=vespo_k_neg, vespo_lambda_neg=vespo_lambda_neg)
     if beta > 0 and ref_logp is None:
         raise ValueError(f"ref_logp is required when beta > 0 (beta={beta})")
     for name, x in (("old_logp", old_logp), ("ref_logp", ref_logp), ("mask", mask)):
@@ -295,14 +294,39 @@ def policy_loss(
         raise ValueError(
             f"advantages must have one value per response ({logp.shape[0]}), got shape {tuple(advantages.shape)}"
         )
-    eps_high = clip_eps if clip_eps_high is None else clip_eps_high
     mask = mask.to(logp.dtype)
     old = logp.detach() if old_logp is None else old_logp
-    ratio = torch.exp(logp - old)  # (B, T)
+    log_ratio = logp - old  # (B, T)
+    per_sequence = importance_sampling_level == "sequence"
+    ratio = torch.exp(losses.sequence_log_ratio(log_ratio, mask) if per_sequence else log_ratio)  # (B, 1) or (B, T)
     A = advantages.reshape(-1, 1)  # (B, 1): every token of a response shares its advantage
-    per_token = -clipped_surrogate(ratio, A, clip_eps, clip_eps_high)  # (B, T)
 
     metrics: dict[str, float] = {}
+
+    def share(flags: torch.Tensor) -> float:  # a fraction over tokens, or over responses for (B, 1)
+        flags = flags.to(logp.dtype)
+        return flags.mean().item() if flags.shape[1] == 1 else _masked_mean(flags, mask).item()
+
+    if loss_type in CLIPPED:
+        obj = clipped_surrogate(ratio, A, clip_eps, clip_eps_high, delta)
+        eps_high = clip_eps if clip_eps_high is None else clip_eps_high
+        r = ratio.detach() if delta is None else torch.clamp(ratio.detach(), max=delta)  # TRL tests the capped rho
+        low, high = (r < 1.0 - clip_eps) & (A < 0), (r > 1.0 + eps_high) & (A > 0)
+        metrics |= {"clip_ratio/low_mean": share(low), "clip_ratio/high_mean": share(high),
+                    "clip_ratio/region_mean": share(low | high)}
+    elif loss_type == "cispo":
+        cap = losses.cispo_cap(clip_eps, clip_eps_high)
+        obj = losses.cispo_objective(logp, ratio, A, cap)
+        metrics["cispo_clip_ratio"] = share((ratio.detach() > cap) & (A > 0))
+    elif loss_type == "sapo":
+        obj = losses.sapo_objective(ratio, A, sapo_temperature_pos, sapo_temperature_neg)
+    else:  # vespo: its own ratio per response (a product over tokens), whatever the level
+        phi = losses.vespo_weight(log_ratio, mask, A, k_pos=vespo_k_pos, lambda_pos=vespo_lambda_pos,
+                                  k_neg=vespo_k_neg, lambda_neg=vespo_lambda_neg)  # (B, 1)
+        obj = losses.vespo_objective(logp, phi, A)
+        metrics["vespo/phi_seq_mean"] = phi.mean().item()
+    per_token = (-obj).expand_as(logp)  # (B, T)
+
     if ref_logp is not None:
         kl = k3_kl(logp, ref_logp)
         if kl_times_ratio:
@@ -312,14 +336,27 @@ def policy_loss(
         metrics["kl"] = _masked_mean(kl.detach(), mask).item()
 
     loss = aggregate(per_token, mask, loss_type, max_completion_length=max_completion_length)
-
-    with torch.no_grad():
-        low = ((ratio < 1.0 - clip_eps) & (A < 0)).to(logp.dtype)
-        high = ((ratio > 1.0 + eps_high) & (A > 0)).to(logp.dtype)
-        metrics["clip_ratio/low_mean"] = _masked_mean(low, mask).item()
-        metrics["clip_ratio/high_mean"] = _masked_mean(high, mask).item()
-        metrics["clip_ratio/region_mean"] = _masked_mean(torch.clamp(low + high, max=1.0), mask).item()
     return loss, metrics
+
+
+def trl_advice(loss_type: str, importance_sampling_level: str = "token", *, clip_eps_high: float | None = None,
+               delta: float | None = None) -> list[str]:
+    """What TRL 1.16.0 warns about a combination it accepts (GRPOTrainer.__init__ logs these; nothing is
+    refused), plus the settings that silently do nothing. Pages and exports show these lines."""
+    out = []
+    if loss_type == "luspo" and importance_sampling_level != "sequence":
+        out.append("luspo is meant for importance_sampling_level='sequence' (the LUSPO paper's setup).")
+    if loss_type == "vespo" and importance_sampling_level != "token":
+        out.append("vespo computes its own ratio per response: TRL asks for importance_sampling_level='token'.")
+    if importance_sampling_level == "sequence" and loss_type in ("bnpo", "dr_grpo", "dapo", "cispo"):
+        out.append(f"{loss_type} at the sequence level sums per-token terms, so each response counts by its length; "
+                   "GSPO's setup is loss_type='grpo'.")
+    if loss_type == "cispo" and clip_eps_high is None:
+        out.append("cispo caps the weight at clip_eps_high itself, not 1 + it; unset, the cap is clip_eps (0.2 by "
+                   "default), so every token's weight is at most 0.2. ScaleRL recommends clip_eps_high = 5.")
+    if delta is not None and loss_type not in CLIPPED:
+        out.append(f"delta only applies to the clipped losses {CLIPPED}; {loss_type} ignores it.")
+    return out
 
 
 def grad_norm(loss: torch.Tensor, wrt: torch.Tensor | list[torch.Tensor]) -> float:

@@ -1,16 +1,95 @@
-"""The KL leash and PPO's clip, one token at a time (Chapter 15, "Adding PPO's clip" and "Adding the KL leash").
+"""The KL leash and PPO's clip, one token at a time (Chapter 15, "Adding PPO's clip" and "Adding the KL leash"),
+and what the clip's successors (clip-higher, two-sided, CISPO, SAPO, GSPO) do to the same token.
 
-Views over sim.grpo's estimators and surrogate, prepared for plotting: every number comes from a
-sim.grpo function (k1_kl, k2_kl, k3_kl, clipped_surrogate), differentiated by autograd where a slope is
-asked for. Plain floats and numpy arrays out. Shapes: N grid points.
+Views over sim.grpo's estimators, surrogate and policy_loss, prepared for plotting: every number comes from a
+sim.grpo function (k1_kl, k2_kl, k3_kl, clipped_surrogate, policy_loss), differentiated by autograd where a
+slope or a gradient weight is asked for. Plain floats and numpy arrays out. Shapes: N grid points.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
-from sim.grpo import clipped_surrogate, k1_kl, k2_kl, k3_kl
+from sim.grpo import clipped_surrogate, k1_kl, k2_kl, k3_kl, policy_loss
+from sim.settings import grpo_setting, validate
+
+CHAPTER_P_OLD, CHAPTER_P_NEW = 0.40, 0.50  # "the probability of 5 in response 1 has risen from 0.40 to 0.50"
+RESPONSE_LENGTH = 4  # tokens of the response whose first token's ratio moves (the others stay at ratio 1)
+
+
+@dataclass(frozen=True)
+class ClipView:
+    """The settings of the objectives compared on the KL-and-clipping page (the shared declarations)."""
+
+    clip_eps: float = grpo_setting("clip_eps")
+    clip_eps_high: float | None = grpo_setting("clip_eps_high", 0.28)  # DAPO's clip-higher
+    delta: float | None = grpo_setting("delta", 2.0)
+    sapo_temperature_pos: float = grpo_setting("sapo_temperature_pos")
+    sapo_temperature_neg: float = grpo_setting("sapo_temperature_neg")
+
+    def __post_init__(self):
+        validate(self)
+
+
+def objectives(view: ClipView) -> dict[str, dict]:
+    """The objectives compared, each as sim.grpo.policy_loss keywords. CISPO's cap is MiniMax-M1's 1 + eps high
+    (TRL: clip_eps_high = 1 + eps high); GSPO uses the same eps as PPO so that the two curves compare."""
+    eps, eps_high = view.clip_eps, view.clip_eps if view.clip_eps_high is None else view.clip_eps_high
+    return {
+        "PPO clip (grpo)": dict(loss_type="grpo", clip_eps=eps),
+        "clip-higher (DAPO)": dict(loss_type="grpo", clip_eps=eps, clip_eps_high=eps_high),
+        "two-sided (δ)": dict(loss_type="grpo", clip_eps=eps, delta=view.delta),
+        "CISPO": dict(loss_type="cispo", clip_eps_high=1.0 + eps_high),
+        "SAPO": dict(loss_type="sapo", sapo_temperature_pos=view.sapo_temperature_pos,
+                     sapo_temperature_neg=view.sapo_temperature_neg),
+        "GSPO (sequence ratio)": dict(loss_type="grpo", clip_eps=eps, importance_sampling_level="sequence"),
+    }
+
+
+def gradient_weight(ratio, advantage: float, length: int = RESPONSE_LENGTH, **loss) -> np.ndarray:
+    """The gradient weight a token gets as a function of its ratio (N,), by autograd on sim.grpo.policy_loss:
+
+        weight(rho) = -|y| * d loss / d log pi(y_1)
+
+    for one response of |y| = `length` tokens whose first token has ratio rho and the others ratio 1, with
+    advantage A. At rho = 1 every objective here gives A (REINFORCE); PPO gives rho * A inside its clip
+    range and 0 outside; GSPO gives the response's ratio s = rho ** (1 / |y|) times A (every token of the
+    response gets the same). The N ratios are N independent responses in one batch (loss types that
+    average over responses or over tokens of equal-length responses both divide by N |y|).
+    """
+    rho = torch.as_tensor(np.atleast_1d(np.asarray(ratio, dtype=float)))  # (N,)
+    if torch.any(rho <= 0):
+        raise ValueError("ratios must be > 0")
+    N = rho.numel()
+    logp = torch.zeros(N, length, dtype=torch.float64, requires_grad=True)  # (N, T) log pi = 0 ...
+    old = torch.zeros(N, length, dtype=torch.float64)
+    old[:, 0] = -torch.log(rho)  # ... and log pi_old = -log rho on the first token: its ratio is rho
+    adv = torch.full((N,), float(advantage), dtype=torch.float64)
+    loss, _ = policy_loss(logp, old, None, adv, torch.ones(N, length, dtype=torch.float64), **loss)
+    (grad,) = torch.autograd.grad(loss, logp)
+    return (-grad[:, 0] * N * length).numpy() + 0.0  # + 0.0: no -0.0 for a zero weight
+
+
+def weight_curves(ratio, view: ClipView) -> dict[str, dict[str, np.ndarray]]:
+    """For each objective, the gradient weight against the ratio (N,) for A = +1 ("pos") and A = -1 ("neg")."""
+    return {name: {"pos": gradient_weight(ratio, 1.0, **kw), "neg": gradient_weight(ratio, -1.0, **kw)}
+            for name, kw in objectives(view).items()}
+
+
+def chapter_token(view: ClipView, p_old: float = CHAPTER_P_OLD, p_new: float = CHAPTER_P_NEW) -> dict:
+    """The chapter's token (0.40 -> 0.50, ratio 1.25) under each objective: its ratio, GSPO's sequence ratio
+    for a response of RESPONSE_LENGTH tokens, and the weight for A = +1 and A = -1 per objective.
+    Chapter, eps = 0.2: PPO's weight for A > 0 is 0 (1.25 > 1.2); clip-higher (0.28) keeps 1.25, CISPO
+    (cap 1.28) 1.25, SAPO (tau 1) 1.231, GSPO 1.25 ** (1/4) = 1.057 (inside the clip: still pushed)."""
+    if not (0 < p_old <= 1 and 0 < p_new <= 1):
+        raise ValueError("p_old and p_new must be probabilities in (0, 1]")
+    rho = p_new / p_old
+    curves = weight_curves([rho], view)
+    return {"ratio": rho, "sequence_ratio": rho ** (1.0 / RESPONSE_LENGTH),
+            "weights": {name: {k: float(v[0]) for k, v in c.items()} for name, c in curves.items()}}
 
 
 def kl_estimators(u) -> dict[str, np.ndarray]:

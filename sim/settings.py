@@ -166,3 +166,107 @@ def from_args(cls, args: argparse.Namespace, **overrides):
     """Build `cls` from parsed flags (every declared field found in `args`), then apply overrides."""
     values = {name: getattr(args, name) for name in settings(cls) if hasattr(args, name)}
     return cls(**(values | overrides))
+
+
+# ---- the GRPO settings shared by every config --------------------------------------------------
+#
+# The toy (sim.toy.ToyConfig), the sharpening toy (sim.sharpen.SharpenConfig) and TinyLM
+# (sim.tinylm.GRPOConfig) all train with sim.grpo, so the settings they share are declared here once,
+# with one range each, and sim.grpo checks its arguments against the same declarations. A config adopts
+# one with `grpo_setting`:
+#
+#     @dataclass(frozen=True)
+#     class MyConfig:
+#         beta: float = grpo_setting("beta")                        # range, default and help from here
+#         loss_type: str = grpo_setting("loss_type", choices=("grpo", "dapo", "cispo"))  # what it supports
+#
+#         def __post_init__(self):
+#             validate(self)
+#
+#     sim.grpo.policy_loss(..., **loss_kwargs(cfg))                 # every loss field the config has
+#
+# Names follow the chapter where it has one (clip_eps, clip_eps_high, mu) and TRL 1.16.0's GRPOConfig
+# otherwise (loss_type, importance_sampling_level, delta, sapo_*, vespo_*); the defaults are TRL's except
+# loss_type (the chapter's "grpo"; TRL's default is "dapo"). sim/export.py does the renaming to TRL.
+
+BASELINES = ("mean", "loo", "none")
+SCALES = ("group", "batch", "none")
+LOSS_TYPES = ("grpo", "bnpo", "dapo", "dr_grpo", "cispo", "sapo", "luspo", "vespo")
+IMPORTANCE_LEVELS = ("token", "sequence")
+DDOFS = (0, 1)
+BASELINE_LABELS = {"mean": "group mean (GRPO)", "loo": "leave-one-out (RLOO)", "none": "none (REINFORCE)"}
+SCALE_LABELS = {"group": "group std (GRPO)", "batch": "batch std (TRL option)", "none": "none (Dr. GRPO)"}
+LOSS_TYPE_LABELS = {"grpo": "grpo (per response)", "bnpo": "bnpo (token mean)", "dapo": "dapo (token mean, TRL)",
+                    "dr_grpo": "dr_grpo (constant)", "cispo": "cispo (clipped weight, MiniMax-M1)",
+                    "sapo": "sapo (soft gate)", "luspo": "luspo (GSPO x length)", "vespo": "vespo (Gamma weight)"}
+IMPORTANCE_LEVEL_LABELS = {"token": "token (PPO, GRPO)", "sequence": "sequence (GSPO)"}
+DDOF_LABELS = {0: "population (chapter)", 1: "sample (TRL)"}
+
+_GRPO = {  # name: (default, Setting)
+    "baseline": ("mean", Setting("advantage baseline", kind="choice", choices=BASELINES, labels=BASELINE_LABELS)),
+    "scale": ("group", Setting("advantage divisor", kind="choice", choices=SCALES, labels=SCALE_LABELS)),
+    "ddof": (0, Setting("std convention", kind="choice", choices=DDOFS, labels=DDOF_LABELS)),
+    "eps": (1e-4, Setting("added to the std before dividing (0 gives the chapter's exact +-1)", lo=0.0, hi=1.0)),
+    "beta": (0.0, Setting("weight of the k3 KL penalty to the reference (TRL's default 0; DeepSeekMath 0.04)",
+                          lo=0.0, hi=100.0)),
+    "mu": (1, Setting("inner gradient steps per batch (GRPO's mu, TRL's num_iterations); > 1 makes the clip matter",
+                      lo=1, hi=64, integer=True, step=1)),
+    "clip_eps": (0.2, Setting("PPO clip range below 1, and above unless clip_eps_high is set (TRL's epsilon)",
+                              lo=0.0, hi=1.0, low_open=True, step=0.05)),
+    "clip_eps_high": (None, Setting("clip range above 1 (none: clip_eps; DAPO's clip-higher 0.28); for cispo the cap "
+                                    "on the weight itself (ScaleRL: 5) (TRL's epsilon_high)", lo=0.0, hi=10.0,
+                                    low_open=True, step=0.01, optional=True)),
+    "loss_type": ("grpo", Setting("loss: aggregation and objective (grpo is the chapter's; TRL's default is dapo)",
+                                  kind="choice", choices=LOSS_TYPES, labels=LOSS_TYPE_LABELS)),
+    "importance_sampling_level": ("token", Setting(
+        "one ratio per token, or one per response, the geometric mean (GSPO)", kind="choice",
+        choices=IMPORTANCE_LEVELS, labels=IMPORTANCE_LEVEL_LABELS)),
+    "delta": (None, Setting("two-sided clip: cap the unclipped ratio at delta, which bounds A < 0 tokens "
+                            "(INTELLECT-2; none: off)", lo=1.0, hi=100.0, step=0.1, optional=True)),
+    "sapo_temperature_pos": (1.0, Setting("SAPO gate temperature for A > 0", lo=0.0, hi=100.0, low_open=True,
+                                          step=0.05)),
+    "sapo_temperature_neg": (1.05, Setting("SAPO gate temperature for A <= 0", lo=0.0, hi=100.0, low_open=True,
+                                           step=0.05)),
+    "vespo_k_pos": (2.0, Setting("VESPO power k for A >= 0 (down-weights ratios below 1)", lo=0.0, hi=100.0)),
+    "vespo_lambda_pos": (3.0, Setting("VESPO decay lambda for A >= 0 (down-weights ratios above 1)", lo=0.0,
+                                      hi=100.0)),
+    "vespo_k_neg": (3.0, Setting("VESPO power k for A < 0", lo=0.0, hi=100.0)),
+    "vespo_lambda_neg": (2.0, Setting("VESPO decay lambda for A < 0", lo=0.0, hi=100.0)),
+}
+GRPO_SETTINGS: dict[str, Setting] = {name: spec for name, (_, spec) in _GRPO.items()}
+GRPO_DEFAULTS: dict[str, object] = {name: d for name, (d, _) in _GRPO.items()}
+# The keyword arguments of sim.grpo.policy_loss that a config may carry.
+LOSS_FIELDS = ("loss_type", "beta", "clip_eps", "clip_eps_high", "importance_sampling_level", "delta",
+               "sapo_temperature_pos", "sapo_temperature_neg", "vespo_k_pos", "vespo_lambda_pos", "vespo_k_neg",
+               "vespo_lambda_neg")
+_UNSET = object()
+
+
+def grpo_setting(name: str, default=_UNSET, *, choices: tuple | None = None) -> dataclasses.Field:
+    """A config field for the shared GRPO setting `name`: its declared range, choices, help and default.
+
+    `default` may differ from the shared one (it is checked against the shared range); `choices` may
+    narrow a choice to what this config's engine supports (a subset, never a new value). Ranges are
+    never widened or narrowed per config: a page narrows its slider instead (ui.controls.Num.of)."""
+    if name not in _GRPO:
+        raise ValueError(f"{name!r} is not a shared GRPO setting; one of {tuple(_GRPO)}")
+    d, spec = _GRPO[name]
+    if choices is not None:
+        extra = [c for c in choices if c not in spec.choices]
+        if spec.kind != "choice" or extra or not choices:
+            raise ValueError(f"{name}: choices must be a non-empty subset of {spec.choices}, got {choices}")
+        spec = dataclasses.replace(spec, choices=tuple(choices))
+    d = d if default is _UNSET else default
+    spec.check(name, d)
+    return dataclasses.field(default=d, metadata={"setting": spec})
+
+
+def check_grpo(**values) -> None:
+    """Check sim.grpo's arguments against the shared declarations: ValueError names the first bad one."""
+    for name, value in values.items():
+        GRPO_SETTINGS[name].check(name, value)
+
+
+def loss_kwargs(cfg) -> dict[str, object]:
+    """The keyword arguments of sim.grpo.policy_loss carried by a config: every LOSS_FIELDS name it has."""
+    return {name: getattr(cfg, name) for name in LOSS_FIELDS if hasattr(cfg, name)}

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from sim.grpo import DDOF_LABELS, DDOFS, SCALE_LABELS, advantage_table, group_advantages, policy_loss, zero_std
+from sim.grpo import advantage_table, group_advantages, policy_loss, zero_std
 from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k_known_p
-from sim.settings import setting, validate
+from sim.settings import grpo_setting, setting, validate
 
 STRATEGIES = ("common", "detour", "rare")
 PROBLEMS = ("A", "B")
@@ -53,10 +53,9 @@ class SharpenConfig:
                                       lo=1, hi=1024, integer=True)
     iterations: int = setting(100, "GRPO updates of the shared logits", lo=0, hi=100_000, integer=True, step=10)
     lr: float = setting(0.5, "plain gradient step on the logits: theta -= lr * grad", lo=0.0, hi=10.0, step=0.05)
-    scale: str = setting("group", "advantage divisor: group std (GRPO) or none (Dr. GRPO)", choices=("group", "none"),
-                         labels=SCALE_LABELS)
-    ddof: int = setting(0, "std convention", choices=DDOFS, labels=DDOF_LABELS)
-    eps: float = setting(1e-4, "added to the std", lo=0.0, hi=1.0)
+    scale: str = grpo_setting("scale", choices=("group", "none"))  # counts: batch std would couple the groups
+    ddof: int = grpo_setting("ddof")
+    eps: float = grpo_setting("eps")
     k_eval: int = setting(64, 'the "large k" tracked in the history as pass@k_eval', lo=1, hi=100_000, integer=True)
     seed: int = setting(0, "seeds the numpy Generator that samples strategies and rewards", lo=0, hi=2**63 - 1,
                         integer=True, step=1)

@@ -202,3 +202,29 @@ def test_first_step_size_and_matched_lr():
     lr = matched_lr(with_std, "none")  # 0.2 * 0.394 / 0.168 = 0.47
     assert lr == pytest.approx(0.47, abs=0.001)
     assert first_step_size(ToyConfig(scale="none", lr=lr)) == pytest.approx(first_step_size(with_std), rel=1e-12)
+
+
+def test_length_effect_for_every_loss_type_on_the_chapters_group():
+    from sim.exercises import length_effect
+
+    e = length_effect(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS, eps=0.0)
+    rows = {r["loss_type"]: (r["short"], r["long"]) for r in e["rows"]}
+    # 75 (3 tokens) and 815 (4 tokens), both A = -1: grpo -1/12 vs -1/16 (the chapter's -0.083 vs -0.063)
+    assert rows["grpo"] == pytest.approx((-1 / 12, -1 / 16)) and rows["sapo"] == rows["grpo"]  # gate 1 at ratio 1
+    # one mean over the 13 tokens (dapo, bnpo; cispo with cap 5 and vespo's phi(1) = 1 weigh the same)
+    for lt in ("bnpo", "dapo", "cispo", "vespo"):
+        assert rows[lt] == pytest.approx((-1 / 13, -1 / 13)), lt
+    assert rows["dr_grpo"] == pytest.approx((-1 / 16, -1 / 16))  # G * L = 4 * 4
+    assert rows["luspo"] == pytest.approx((-1 / 4, -1 / 4))  # A / G: a sum per answer
+    assert e["biased"] == ["grpo", "sapo"] and len(e["unbiased"]) == 6
+    assert length_effect([("8", "5"), ("7", "5")], [1.0, 0.0]) is None  # only one wrong answer
+
+
+def test_cispo_weights_follow_trls_cap_rule():
+    # TRL's cap is clip_eps_high itself; unset it is clip_eps = 0.2, so every weight at ratio 1 is 0.2 x dapo's
+    dapo = per_token_weights(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS, loss_type="dapo", eps=0.0)
+    unset = per_token_weights(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS, loss_type="cispo", eps=0.0)
+    capped = per_token_weights(WORKED_EXAMPLE_TOKENS, WORKED_EXAMPLE_REWARDS, loss_type="cispo", eps=0.0,
+                               clip_eps_high=5.0)
+    assert unset[1][0] == pytest.approx(0.2 * dapo[1][0])
+    assert [w for ws in capped for w in ws] == pytest.approx([w for ws in dapo for w in ws])

@@ -113,3 +113,44 @@ def test_write_history_csv_and_json(tmp_path):
     assert (tmp_path / "h.csv").read_text() == rows_csv(rows)
     doc = json.loads((tmp_path / "h.json").read_text())
     assert doc["config"]["group_size"] == 8 and len(doc["rows"]) == 4
+
+
+def test_every_loss_setting_reaches_trls_own_grpo_config(tmp_path):
+    # a config carrying every shared loss setting, off TRL's defaults: TRL 1.16.0's GRPOConfig takes each
+    from sim.settings import grpo_setting
+
+    @dataclasses.dataclass(frozen=True)
+    class Every:
+        group_size: int = 8
+        n_prompts: int = 4
+        seed: int = 0
+        beta: float = grpo_setting("beta", 0.04)
+        scale: str = grpo_setting("scale")
+        baseline: str = grpo_setting("baseline")
+        ddof: int = grpo_setting("ddof", 1)
+        mu: int = grpo_setting("mu", 2)
+        clip_eps: float = grpo_setting("clip_eps", 3e-4)
+        clip_eps_high: float | None = grpo_setting("clip_eps_high", 4e-4)
+        loss_type: str = grpo_setting("loss_type", "luspo")
+        importance_sampling_level: str = grpo_setting("importance_sampling_level", "sequence")
+        delta: float | None = grpo_setting("delta", 2.0)
+        sapo_temperature_pos: float = grpo_setting("sapo_temperature_pos", 2.0)
+        sapo_temperature_neg: float = grpo_setting("sapo_temperature_neg", 2.5)
+        vespo_k_pos: float = grpo_setting("vespo_k_pos", 1.0)
+        vespo_lambda_pos: float = grpo_setting("vespo_lambda_pos", 1.5)
+        vespo_k_neg: float = grpo_setting("vespo_k_neg", 2.0)
+        vespo_lambda_neg: float = grpo_setting("vespo_lambda_neg", 2.5)
+
+    cfg = Every()
+    ex = trl_grpo_config(cfg)
+    trl_cfg = _trl_accepts(ex, tmp_path)
+    assert trl_cfg.loss_type == "luspo" and trl_cfg.importance_sampling_level == "sequence"
+    assert (trl_cfg.epsilon, trl_cfg.epsilon_high, trl_cfg.delta) == (3e-4, 4e-4, 2.0)
+    for name in ("sapo_temperature_pos", "sapo_temperature_neg", "vespo_k_pos", "vespo_lambda_pos", "vespo_k_neg",
+                 "vespo_lambda_neg"):
+        assert getattr(trl_cfg, name) == getattr(cfg, name), name
+    # defaults stay out of the snippet, and what TRL would warn about becomes a note
+    assert "sapo_temperature_pos" not in trl_grpo_config(ToyConfig()).args
+    cispo = dataclasses.replace(cfg, loss_type="cispo", importance_sampling_level="token", clip_eps_high=None)
+    assert any("ScaleRL" in n for n in trl_grpo_config(cispo).notes)
+    assert any("only applies to the clipped losses" in n for n in trl_grpo_config(cispo).notes)

@@ -59,3 +59,49 @@ def test_monte_carlo_shows_bias_noise_and_sign():
     assert mc["k1"]["std"][2] < mc["k1"]["std"][0] / 20  # noise falls like 1/sqrt(n)
     with pytest.raises(ValueError, match="sum to 1"):
         kl_monte_carlo([0.6, 0.3], [0.5, 0.5], [1])
+
+
+# ---- the clip's successors: gradient weight against the ratio (autograd on policy_loss) vs closed forms
+
+
+def test_gradient_weights_against_closed_forms():
+    from sim.kl_clip import RESPONSE_LENGTH, ClipView, objectives, weight_curves
+
+    rho = np.linspace(0.2, 2.5, 47)
+    view = ClipView()  # eps 0.2, eps high 0.28, delta 2, tau 1 / 1.05
+    c = weight_curves(rho, view)
+    inside = (rho >= 0.8) & (rho <= 1.2)
+    # PPO: rho A inside the clip range; for A > 0 also below it (the min keeps rho A), 0 above; mirrored for A < 0
+    np.testing.assert_allclose(c["PPO clip (grpo)"]["pos"], np.where(rho <= 1.2, rho, 0.0), atol=1e-12)
+    np.testing.assert_allclose(c["PPO clip (grpo)"]["neg"], np.where(rho >= 0.8, -rho, 0.0), atol=1e-12)
+    assert np.all(c["PPO clip (grpo)"]["pos"][inside] > 0)
+    np.testing.assert_allclose(c["clip-higher (DAPO)"]["pos"], np.where(rho <= 1.28, rho, 0.0), atol=1e-12)
+    np.testing.assert_allclose(c["two-sided (δ)"]["neg"], np.where((rho >= 0.8) & (rho <= 2.0), -rho, 0.0), atol=1e-12)
+    np.testing.assert_allclose(c["CISPO"]["pos"], np.minimum(rho, 1.28), atol=1e-12)  # cap 1 + eps high
+    np.testing.assert_allclose(c["CISPO"]["neg"], -np.minimum(rho, 1.28), atol=1e-12)  # never zero
+    for key, sign, tau in (("pos", 1.0, 1.0), ("neg", -1.0, 1.05)):
+        sig = 1 / (1 + np.exp(-tau * (rho - 1)))
+        np.testing.assert_allclose(c["SAPO"][key], sign * 4 * sig * (1 - sig) * rho, atol=1e-12)
+    s = rho ** (1 / RESPONSE_LENGTH)  # GSPO: the geometric mean with three tokens at ratio 1
+    np.testing.assert_allclose(c["GSPO (sequence ratio)"]["pos"], np.where(s <= 1.2, s, 0.0), atol=1e-12)
+    np.testing.assert_allclose(c["GSPO (sequence ratio)"]["neg"], np.where(s >= 0.8, -s, 0.0), atol=1e-12)
+    assert set(objectives(view)) == set(c)
+
+
+def test_chapter_token_under_each_objective():
+    from sim.kl_clip import ClipView, chapter_token
+
+    t = chapter_token(ClipView())
+    w = t["weights"]
+    # 0.50 / 0.40 = 1.25 > 1.2: PPO silences the token (weight 0); clip-higher (1.28) and CISPO (cap 1.28) keep 1.25
+    assert t["ratio"] == pytest.approx(1.25) and w["PPO clip (grpo)"]["pos"] == 0.0
+    assert w["clip-higher (DAPO)"]["pos"] == pytest.approx(1.25) and w["CISPO"]["pos"] == pytest.approx(1.25)
+    # SAPO, tau = 1: 4 sigma(0.25) (1 - sigma(0.25)) * 1.25 = 4 * 0.562177 * 0.437823 * 1.25 = 1.2307
+    assert w["SAPO"]["pos"] == pytest.approx(1.2307, abs=1e-4)
+    # GSPO: s = 1.25 ** (1/4) = 1.0574 < 1.2, still pushed, with the response's ratio
+    assert t["sequence_ratio"] == pytest.approx(1.0574, abs=1e-4)
+    assert w["GSPO (sequence ratio)"]["pos"] == pytest.approx(t["sequence_ratio"])
+    # A < 0 at 1.25: inside every lower clip, so every objective pushes it down (PPO: -1.25)
+    assert w["PPO clip (grpo)"]["neg"] == pytest.approx(-1.25) and w["two-sided (δ)"]["neg"] == pytest.approx(-1.25)
+    with pytest.raises(ValueError, match="probabilities"):
+        chapter_token(ClipView(), 0.0, 0.5)

@@ -131,3 +131,86 @@ def test_no_engine_module_imports_the_ui():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+# ---- the GRPO settings shared by the toy, the sharpening toy and TinyLM: one declaration, one range each
+
+
+def test_shared_grpo_settings_are_one_declaration_in_every_config():
+    from sim.settings import GRPO_DEFAULTS, GRPO_SETTINGS
+    from sim.tinylm.grpo_train import GRPOConfig
+
+    seen = 0
+    for cls in (ToyConfig, SharpenConfig, GRPOConfig):
+        for name, spec in declared(cls).items():
+            if name not in GRPO_SETTINGS:
+                continue
+            seen += 1
+            shared = GRPO_SETTINGS[name]
+            # the same range, help and kind; a choice may only be narrowed to what that engine supports
+            assert dataclasses.replace(spec, choices=shared.choices) == shared, (cls.__name__, name)
+            assert set(spec.choices) <= set(shared.choices)
+            assert getattr(cls(), name) == GRPO_DEFAULTS[name], (cls.__name__, name)
+    assert seen == 9 + 3 + 9  # toy: eps, clip eps, eps high, beta, mu, baseline, scale, ddof, loss type; sharpen 3; TinyLM 9
+
+
+def test_the_drift_issue_15_named_is_gone():
+    # eps was >= 1e-8 in the toy but could be 0 elsewhere; clip_eps excluded 0 in the toy only
+    from sim.tinylm.grpo_train import GRPOConfig
+
+    for cls in (ToyConfig, SharpenConfig, GRPOConfig):
+        assert cls(eps=0.0).eps == 0.0  # 0 gives the chapter's exact +-1
+        with pytest.raises(ValueError, match="eps"):
+            cls(eps=-1e-9)
+    for cls in (ToyConfig, GRPOConfig):
+        with pytest.raises(ValueError, match="clip_eps"):
+            cls(clip_eps=0.0)
+        assert cls(mu=64).mu == 64
+
+
+def test_grpo_setting_refuses_an_unknown_name_a_new_choice_and_a_bad_default():
+    from sim.settings import grpo_setting
+
+    with pytest.raises(ValueError, match="not a shared GRPO setting"):
+        grpo_setting("lr")
+    with pytest.raises(ValueError, match="subset"):
+        grpo_setting("loss_type", choices=("grpo", "ppo"))
+    with pytest.raises(ValueError, match="beta"):
+        grpo_setting("beta", -1.0)
+
+
+def test_a_config_adopts_every_loss_setting_and_hands_it_to_policy_loss():
+    import torch
+
+    from sim.grpo import policy_loss
+    from sim.settings import LOSS_FIELDS, grpo_setting, loss_kwargs, validate
+
+    @dataclasses.dataclass(frozen=True)
+    class Every:
+        loss_type: str = grpo_setting("loss_type", "sapo")
+        beta: float = grpo_setting("beta")
+        clip_eps: float = grpo_setting("clip_eps")
+        clip_eps_high: float | None = grpo_setting("clip_eps_high")
+        importance_sampling_level: str = grpo_setting("importance_sampling_level")
+        delta: float | None = grpo_setting("delta")
+        sapo_temperature_pos: float = grpo_setting("sapo_temperature_pos", 3.0)
+        sapo_temperature_neg: float = grpo_setting("sapo_temperature_neg")
+        vespo_k_pos: float = grpo_setting("vespo_k_pos")
+        vespo_lambda_pos: float = grpo_setting("vespo_lambda_pos")
+        vespo_k_neg: float = grpo_setting("vespo_k_neg")
+        vespo_lambda_neg: float = grpo_setting("vespo_lambda_neg")
+
+        def __post_init__(self):
+            validate(self)
+
+    cfg = Every()
+    assert tuple(loss_kwargs(cfg)) == LOSS_FIELDS
+    logp = torch.zeros(1, 1, dtype=torch.float64)
+    loss, _ = policy_loss(logp, None, None, torch.ones(1, dtype=torch.float64), torch.ones(1, 1), **loss_kwargs(cfg))
+    assert loss.item() == pytest.approx(-4 / 3 * 0.5)  # sapo at rho = 1: -(4 / tau) sigmoid(0) A, tau = 3
+    parser = argparse.ArgumentParser()
+    add_flags(parser, Every)  # the CLI flags follow the declarations
+    args = parser.parse_args(["--loss-type", "vespo", "--importance-sampling-level", "sequence", "--delta", "none"])
+    assert from_args(Every, args).loss_type == "vespo"
+    assert not cli_accepts(Every, "sapo_temperature_neg", "0")
+    assert not cli_accepts(Every, "delta", "0.5")

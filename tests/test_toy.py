@@ -149,6 +149,19 @@ def test_chapter_token_ppo_silences_cispo_keeps():
     assert not capped.any()
 
 
+def test_count_update_eps_zero_batch_std_of_one_reward_equals_reference():
+    # eps = 0 (allowed: one range for every config, sim/settings.py) and every reward 1: batch std 0. Both
+    # paths leave the advantages undivided (group_advantages' rule) instead of 0 / 0 or 1 / 0.
+    cfg = ToyConfig(n_prompts=3, group_size=4, scale="batch", baseline="none", eps=0.0)
+    d = np.linspace(-2, 3, 3)
+    rewards = np.ones((3, 4))
+    w_ref, u_ref, _ = reference_update(0.0, np.zeros(3), np.arange(3), rewards, cfg, d, d * 0)
+    k = rewards.sum(axis=1)[None]
+    w_new, u_new, _ = count_update(np.zeros(1), np.zeros((1, 3)), None, k, np.ones_like(k), cfg, d, d[None] * 0)
+    assert np.isfinite(w_ref) and abs(w_new[0] - w_ref) < 1e-10
+    np.testing.assert_allclose(u_new[0], u_ref, atol=1e-10, rtol=0)
+
+
 def test_count_update_empty_batch_is_no_update():
     cfg = ToyConfig(n_prompts=3)
     w, u = np.zeros(2), np.zeros((2, 3))
@@ -405,8 +418,9 @@ BAD = [
     ("group_size", 1), ("group_size", 1025), ("group_size", 2.5), ("lr", -0.1), ("lr", float("nan")),
     ("lr_w", float("inf")), ("beta", -1.0), ("iterations", 0), ("iterations", 5001), ("n_seeds", 0),
     ("n_seeds", 1025), ("scale", "std"), ("baseline", "median"), ("ddof", 2), ("mu", 0), ("clip_eps", 0.0),
-    ("clip_eps_high", -0.1), ("eps", 0.0), ("d_min", float("nan")), ("n_prompts", 0), ("max_redraws", -1),
-    ("seed", -1), ("dynamic_sampling", "yes"), ("difficulties", (1.0, 2.0)), ("u_init", float("nan")),
+    ("clip_eps_high", -0.1), ("eps", -1e-9), ("eps", 1.5), ("d_min", float("nan")), ("n_prompts", 0),
+    ("max_redraws", -1), ("seed", -1), ("dynamic_sampling", "yes"), ("difficulties", (1.0, 2.0)),
+    ("u_init", float("nan")),
 ]
 
 

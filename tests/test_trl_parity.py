@@ -141,14 +141,15 @@ def test_trl_defaults_match_our_docstring_table():
 # ---------------------------------------------------------------- loss, gradient and metrics
 
 
-def batch(seed: int = 0):
-    """Log-probs with ratios well away from 1 (both clip sides hit), a reference that differs,
-    ragged lengths, and GRPO advantages of two groups (one with graded rewards)."""
+def batch(seed: int = 0, spread: float = 0.35):
+    """Log-probs with ratios well away from 1 (both clip sides hit; spread=1.5 puts many ratios far
+    outside any clip range, about 0.04 to 8), a reference that differs, ragged lengths, and GRPO advantages
+    of two groups (one with graded rewards)."""
     g = torch.Generator().manual_seed(seed)
     lengths = torch.tensor([3, 6, 2, 4, 5, 1, 6, 3])
     mask = (torch.arange(T)[None, :] < lengths[:, None]).long()  # (B, T)
     logp = -torch.rand(B, T, generator=g, dtype=F64) * 3  # (B, T)
-    old = logp + 0.35 * torch.randn(B, T, generator=g, dtype=F64)
+    old = logp + spread * torch.randn(B, T, generator=g, dtype=F64)
     ref = logp + 0.35 * torch.randn(B, T, generator=g, dtype=F64)
     rewards = torch.tensor([1.0, 0.0, 0.0, 1.0, 0.0, 0.5, 1.0, 0.0], dtype=F64)
     adv = group_advantages(rewards, G, ddof=1)  # (B,)
@@ -183,6 +184,7 @@ def trl_loss(trainer, logp, old, ref, adv, mask):
 
 
 def our_loss(logp, old, ref, adv, mask, **kw):
+    """sim.grpo.policy_loss on the same tensors: (loss, d loss / d logp, metrics)."""
     leaf = logp.clone().requires_grad_(True)
     loss, metrics = policy_loss(leaf, old, ref, adv, mask, **kw)
     (grad,) = torch.autograd.grad(loss, leaf)
@@ -295,3 +297,99 @@ def test_trl_gives_0865875_for_rewards_1001(tiny):
     assert theirs[:4].tolist() == pytest.approx([0.865875, -0.865875, -0.865875, 0.865875], abs=1e-6)
     assert theirs[4:].tolist() == [0.0] * 4  # all-equal group: exactly 0 in TRL too
     assert math.isclose(0.5 / (math.sqrt(1 / 3) + 1e-4), 0.865875, abs_tol=1e-6)
+
+
+# ---------------------------------------------------------------- every loss type, both importance levels
+
+LOSS_TYPES = ("grpo", "bnpo", "dapo", "dr_grpo", "cispo", "sapo", "luspo", "vespo")
+# Our keyword -> TRL's GRPOConfig field, for the parameters whose names differ.
+TRL_NAME = {"clip_eps": "epsilon", "clip_eps_high": "epsilon_high", "kl_times_ratio": "use_bias_correction_kl"}
+TRL_METRICS = {"cispo": ("cispo_clip_ratio",), "sapo": (), "vespo": ("vespo/phi_seq_mean",)}
+CLIP_METRICS = ("clip_ratio/low_mean", "clip_ratio/high_mean", "clip_ratio/region_mean")
+
+
+def variant(loss_type: str, level: str, name: str) -> dict:
+    """Our policy_loss keywords for one case. "defaults": TRL's defaults (beta 0, eps 0.2, nothing else
+    set). "tuned": beta > 0, every parameter of the loss off its default (GSPO's eps 3e-4 / 4e-4 at the
+    sequence level, delta for the clipped losses, CISPO's cap inside the ratios' range, other
+    temperatures, k and lambda), so a parameter ignored on either side shows."""
+    if name == "defaults":
+        return {"loss_type": loss_type, "importance_sampling_level": level}
+    kw = {"loss_type": loss_type, "importance_sampling_level": level, "beta": 0.04, "kl_times_ratio": True,
+          "clip_eps": 0.2, "clip_eps_high": 0.28}
+    if level == "sequence":
+        kw |= {"clip_eps": 3e-4, "clip_eps_high": 4e-4}
+    if loss_type in ("grpo", "bnpo", "dapo", "dr_grpo", "luspo"):
+        kw["delta"] = 1.5
+    elif loss_type == "cispo":
+        kw["clip_eps_high"] = 1.3
+    elif loss_type == "sapo":
+        kw |= {"sapo_temperature_pos": 2.0, "sapo_temperature_neg": 3.0}
+    elif loss_type == "vespo":
+        kw |= {"vespo_k_pos": 1.5, "vespo_lambda_pos": 2.5, "vespo_k_neg": 2.5, "vespo_lambda_neg": 1.5}
+    return kw
+
+
+@pytest.mark.parametrize("case", ["defaults", "tuned"])
+@pytest.mark.parametrize("spread", [0.35, 1.5], ids=["near", "far"])
+@pytest.mark.parametrize("level", ["token", "sequence"])
+@pytest.mark.parametrize("loss_type", LOSS_TYPES)
+def test_every_loss_type_and_level_matches_trl(tiny, loss_type, level, spread, case):
+    kw = variant(loss_type, level, case)
+    trainer = trainer_for(tiny, **{TRL_NAME.get(k, k): v for k, v in kw.items()})
+    assert trainer.loss_type == loss_type and trainer.importance_sampling_level == level
+    logp, old, ref, adv, mask = batch(2, spread)
+    t_loss, t_grad, t_metrics = trl_loss(trainer, logp, old, ref, adv, mask)
+    o_loss, o_grad, o_metrics = our_loss(logp, old, ref, adv, mask, max_completion_length=MAX_LEN, **kw)
+    assert t_loss.dtype == F64
+    assert o_loss.item() == pytest.approx(t_loss.item(), abs=1e-10, rel=1e-10)
+    assert torch.allclose(o_grad, t_grad, atol=1e-10, rtol=0)
+    assert o_grad.abs().max() > 1e-4  # a real gradient is being compared
+    names = TRL_METRICS.get(loss_type, CLIP_METRICS)
+    for name in names:  # TRL counts clipped tokens in float32, hence 1e-6
+        assert o_metrics[name] == pytest.approx(t_metrics[name], abs=1e-6), name
+    assert not {n for n in (*CLIP_METRICS, "cispo_clip_ratio", "vespo/phi_seq_mean") if n in t_metrics} - set(names)
+    if kw.get("beta"):
+        assert o_metrics["kl"] == pytest.approx(t_metrics["kl"], abs=1e-10)
+    if names and spread > 1 and loss_type != "vespo":  # ratios far outside: the clip is really hit
+        assert max(t_metrics[n] for n in names) > 0
+
+
+def test_far_ratios_are_far_outside_the_clip():
+    # the "far" batch: token ratios from about 0.04 to 8, so every clip range and cap is crossed
+    logp, old, _, _, mask = batch(2, 1.5)
+    ratio = torch.exp(logp - old)[mask.bool()]
+    assert ratio.min() < 0.1 and ratio.max() > 5
+
+
+def test_sequence_level_gives_one_ratio_per_response_in_trl_too(tiny):
+    # GSPO: with the sequence level every token of a response gets the same gradient weight rho_i * A_i / |y_i|
+    # up to log pi's own factor; on-policy (rho = 1) the two levels give the same gradient for grpo
+    logp, _, ref, adv, mask = batch(3)
+    grads = [trl_loss(trainer_for(tiny, loss_type="grpo", importance_sampling_level=lv), logp, None, ref, adv, mask)[1]
+             for lv in ("token", "sequence")]
+    assert torch.allclose(grads[0], grads[1], atol=1e-12)
+    off = batch(3)[1]
+    g_tok, g_seq = (trl_loss(trainer_for(tiny, loss_type="grpo", importance_sampling_level=lv), logp, off, ref, adv,
+                             mask)[1] for lv in ("token", "sequence"))
+    assert (g_tok - g_seq).abs().max() > 1e-3
+
+
+@pytest.mark.parametrize("bad", [{"loss_type": "ppo"}, {"importance_sampling_level": "tokens"}])
+def test_what_trl_refuses_we_refuse_naming_the_parameter(tiny, bad):
+    logp, old, ref, adv, mask = batch()
+    with pytest.raises(ValueError):
+        trl_loss(make_trainer(tiny, **bad), logp, old, ref, adv, mask)
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        our_loss(logp, old, ref, adv, mask, **bad)
+
+
+def test_our_defaults_are_trls_except_loss_type():
+    import inspect
+
+    d = GRPOConfig(output_dir="unused", report_to=[], use_cpu=True)
+    params = inspect.signature(policy_loss).parameters
+    for ours in ("clip_eps", "clip_eps_high", "beta", "importance_sampling_level", "delta", "sapo_temperature_pos",
+                 "sapo_temperature_neg", "vespo_k_pos", "vespo_lambda_pos", "vespo_k_neg", "vespo_lambda_neg"):
+        assert params[ours].default == getattr(d, TRL_NAME.get(ours, ours)), ours
+    assert params["loss_type"].default == "grpo" and d.loss_type == "dapo"  # the chapter's, not TRL's

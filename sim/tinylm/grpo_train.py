@@ -25,19 +25,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from sim.grpo import (
-    BASELINE_LABELS,
-    BASELINES,
-    DDOF_LABELS,
-    DDOFS,
-    LOSS_TYPE_LABELS,
-    LOSS_TYPES,
-    SCALE_LABELS,
-    SCALES,
-    group_advantages,
-    policy_loss,
-)
-from sim.settings import setting, validate
+from sim.grpo import group_advantages, policy_loss
+from sim.settings import grpo_setting, setting, validate
 from sim.tinylm.data import completion_mask, prompt_text, prompt_tokens, response_text, rewards, split
 from sim.tinylm.evaluate import expected_pass_at_1
 from sim.tinylm.model import DTYPE, TinyLM, generate, response_logprobs
@@ -74,19 +63,15 @@ class GRPOConfig:
     adam_beta1: float = setting(0.98, "AdamW first-moment decay (TRL's name; its default 0.9 is noisier at P*G = 128)",
                                 lo=0.0, hi=0.9999)
     adam_beta2: float = setting(0.999, "AdamW second-moment decay", lo=0.0, hi=0.99999)
-    beta: float = setting(0.0, "KL coefficient (TRL's default 0; DeepSeekMath 0.04)", lo=0.0, hi=100.0)
-    mu: int = setting(1, "inner gradient steps per batch (TRL's num_iterations); > 1 makes the clip matter", lo=1,
-                      hi=64, integer=True, step=1)
-    clip_eps: float = setting(0.2, "PPO clip range, low side (and high side unless clip_eps_high is set)", lo=0.0,
-                              hi=1.0)
-    clip_eps_high: float | None = setting(None, "DAPO clip-higher, e.g. 0.28 (none: clip_eps)", lo=0.0, hi=10.0,
-                                          optional=True)
-    baseline: str = setting("mean", "advantage baseline", choices=BASELINES, labels=BASELINE_LABELS)
-    scale: str = setting("group", "advantage divisor", choices=SCALES, labels=SCALE_LABELS)
-    ddof: int = setting(0, "std convention", choices=DDOFS, labels=DDOF_LABELS)
-    eps: float = setting(1e-4, "added to the std", lo=0.0, hi=1.0)
-    loss_type: str = setting("grpo", "loss aggregation (grpo is the chapter's; TRL's default is dapo)",
-                             choices=LOSS_TYPES, labels=LOSS_TYPE_LABELS)
+    beta: float = grpo_setting("beta")
+    mu: int = grpo_setting("mu")
+    clip_eps: float = grpo_setting("clip_eps")
+    clip_eps_high: float | None = grpo_setting("clip_eps_high")
+    baseline: str = grpo_setting("baseline")
+    scale: str = grpo_setting("scale")
+    ddof: int = grpo_setting("ddof")
+    eps: float = grpo_setting("eps")
+    loss_type: str = grpo_setting("loss_type", choices=("grpo", "bnpo", "dapo", "dr_grpo"))
     temperature: float = setting(1.0, "sampling temperature (the loss uses the same tempered distribution)", lo=0.05,
                                  hi=10.0)
     max_grad_norm: float = setting(1.0, "gradient clipping, as TRL; 0 turns it off", lo=0.0, hi=1e6)

@@ -20,13 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from sim.grpo import BASELINE_LABELS, BASELINES, DDOF_LABELS, DDOFS, SCALE_LABELS, SCALES
-from sim.settings import setting, validate
+from sim.settings import grpo_setting, setting, validate
 
 # With one token per answer the four aggregations (grpo, bnpo, dapo, dr_grpo) are one loss here: "grpo"
 # stands for PPO's clipped surrogate; "cispo" is TRL's loss_type="cispo" (sim/toy/update.surrogate_grad).
 TOY_LOSS_TYPES = ("grpo", "cispo")
-TOY_LOSS_LABELS = {"grpo": "PPO clip (GRPO)", "cispo": "CISPO (clipped weight)"}
 
 # Caps that keep a run from hanging the app or the machine.
 MAX_PROMPTS = 256
@@ -54,19 +52,16 @@ class ToyConfig:
     lr: float = setting(0.2, "step size on the per-prompt parameters u", lo=0.0, hi=1000.0, step=0.05)
     lr_w: float | None = setting(None, "step size on the shared skill w (none: the same as lr)", lo=0.0,
                                  hi=1000.0, step=0.05, optional=True)
-    beta: float = setting(0.0, "weight of the k3 KL penalty to the initial policy", lo=0.0, hi=100.0)
-    scale: str = setting("group", "advantage divisor", choices=SCALES, labels=SCALE_LABELS)
-    baseline: str = setting("mean", "advantage baseline", choices=BASELINES, labels=BASELINE_LABELS)
-    ddof: int = setting(0, "std convention", choices=DDOFS, labels=DDOF_LABELS)
-    eps: float = setting(1e-4, "added to the std before dividing", lo=1e-8, hi=1.0)
-    mu: int = setting(1, "inner gradient steps per batch (GRPO's mu); > 1 makes the clip matter", lo=1, hi=16,
-                      integer=True, step=1)
-    clip_eps: float = setting(0.2, "PPO clip range below 1", lo=0.0, hi=1.0, low_open=True, step=0.05)
-    clip_eps_high: float | None = setting(None, "clip range above 1 (none: clip_eps; DAPO's clip-higher 0.28); "
-                                          "with CISPO the cap eps_max on the weight (TRL's epsilon_high, 5.0)",
-                                          lo=0.0, hi=10.0, low_open=True, optional=True)
-    loss_type: str = setting("grpo", "policy loss: PPO's clip, or CISPO's clipped, detached weight (TRL's names)",
-                             choices=TOY_LOSS_TYPES, labels=TOY_LOSS_LABELS)
+    beta: float = grpo_setting("beta")
+    scale: str = grpo_setting("scale")
+    baseline: str = grpo_setting("baseline")
+    ddof: int = grpo_setting("ddof")
+    eps: float = grpo_setting("eps")
+    mu: int = grpo_setting("mu")
+    clip_eps: float = grpo_setting("clip_eps")
+    clip_eps_high: float | None = grpo_setting("clip_eps_high")
+    # "grpo" stands for PPO's clipped surrogate here (one token per answer: the four aggregations are one loss)
+    loss_type: str = grpo_setting("loss_type", choices=TOY_LOSS_TYPES)
     dynamic_sampling: bool = setting(False, "DAPO dynamic sampling: drop all-equal groups, draw more to refill")
     max_redraws: int = setting(8, "refill rounds per iteration under dynamic sampling", lo=0, hi=64, integer=True)
     iterations: int = setting(200, "training iterations T", lo=1, hi=MAX_ITERATIONS, integer=True, step=10)

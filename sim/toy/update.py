@@ -83,7 +83,8 @@ def count_update(
     if cfg.scale == "batch":  # the batch std couples the groups: divide the unscaled table by it
         m = n_c.sum(axis=1, keepdims=True) * inv_B  # (S, 1) mean reward of the batch
         batch_std = np.sqrt(B[:, None] * m * (1.0 - m) / np.maximum(B[:, None] - cfg.ddof, 1.0))
-        a_c, a_w = a_c / (batch_std + cfg.eps), a_w / (batch_std + cfg.eps)
+        den = np.where(batch_std + cfg.eps > 0, batch_std + cfg.eps, 1.0)  # eps = 0, one reward: as group_advantages
+        a_c, a_w = a_c / den, a_w / den
     identity = prompt is None  # slot j holds prompt j
 
     def gather(x: np.ndarray) -> np.ndarray:  # (S, P) -> (S, N): the value at each slot's prompt

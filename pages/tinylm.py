@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from sim.tinylm.checkpoint import CheckpointError, load_checkpoint
 from sim.tinylm.grpo_train import METRICS, GRPOConfig
 from sim.tinylm.job import MAX_CONCURRENT, poll_interval
 from sim.tinylm.memory import MemoryCapError, check_run
@@ -10,7 +9,17 @@ from sim.tinylm.presets import PRESET_NAMES, PRESETS, preset_changes
 from sim.tinylm.story import StoryConfig
 from ui.controls import Choice, Flag, Num, classroom_link_builder, control
 from ui.page import open_page
-from ui.tinylm import leave_job, live_run, pause_job, recorded_runs, scratch_button, session_job, start_job, viewer_id
+from ui.tinylm import (
+    checkpoint_status,
+    leave_job,
+    live_run,
+    pause_job,
+    recorded_runs,
+    scratch_button,
+    session_job,
+    start_job,
+    viewer_id,
+)
 
 # Every setting is a URL parameter built from GRPOConfig's declarations, so a link reproduces the run, seed included.
 ON_SPEC = Flag("tinylm_on", "Trainer on", False, help="Off by default so the app stays light.")
@@ -39,16 +48,6 @@ SETTINGS = [
     Choice.of(StoryConfig, "eval_samples", "tl_eval", "Samples per held-out problem", options=(4, 8, 16, 32, 64)),
 ]
 SPECS = [ON_SPEC, *SETTINGS]
-
-
-@st.cache_resource(show_spinner=False, max_entries=1)
-def checkpoint_status() -> str | None:
-    """None if the shipped SFT checkpoint loads, else the error message."""
-    try:
-        load_checkpoint()
-    except CheckpointError as e:
-        return str(e)
-    return None
 
 
 open_page(

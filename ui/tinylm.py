@@ -12,6 +12,7 @@ import uuid
 
 import streamlit as st
 
+from sim.tinylm.checkpoint import CheckpointError, load_checkpoint
 from sim.tinylm.figures import caption, load_preset_figures, seed_row
 from sim.tinylm.job import REGISTRY, TrainingJob, poll_interval
 from sim.tinylm.presets import PRESETS, preset_of
@@ -25,6 +26,16 @@ K_TICKS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
 # ---- the session's run and the buttons' callbacks ----
+
+
+@st.cache_resource(show_spinner=False, max_entries=1)
+def checkpoint_status() -> str | None:
+    """None if the shipped SFT checkpoint loads, else the error message."""
+    try:
+        load_checkpoint()
+    except CheckpointError as e:
+        return str(e)
+    return None
 
 
 def registry():

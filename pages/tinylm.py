@@ -73,11 +73,17 @@ with st.sidebar:
     v = {spec.key: control(spec) for spec in SETTINGS}
 classroom_link_builder(SPECS)
 
-grpo_cfg = GRPOConfig(**preset_changes(v["tl_preset"]) | dict(
-    iterations=v["tl_iters"], prompts_per_iter=v["tl_P"], group_size=v["tl_G"], lr=v["tl_lr"], beta=v["tl_beta"],
-    mu=v["tl_mu"], scale=v["tl_scale"], baseline=v["tl_baseline"], loss_type=v["tl_loss"],
-    importance_sampling_level=v["tl_is_level"], clip_eps=v["tl_clip"], seed=v["tl_seed"], threads=1,
-))  # fmt: skip
+try:  # a combination sim.grpo.policy_loss refuses (TRL's rule) is said, not raised
+    grpo_cfg = GRPOConfig(**preset_changes(v["tl_preset"]) | dict(
+        iterations=v["tl_iters"], prompts_per_iter=v["tl_P"], group_size=v["tl_G"], lr=v["tl_lr"], beta=v["tl_beta"],
+        mu=v["tl_mu"], scale=v["tl_scale"], baseline=v["tl_baseline"], loss_type=v["tl_loss"],
+        importance_sampling_level=v["tl_is_level"], clip_eps=v["tl_clip"], seed=v["tl_seed"], threads=1,
+    ))  # fmt: skip
+except ValueError as e:
+    st.error("These settings cannot run:", icon=":material/error:")
+    st.text(str(e))
+    recorded_runs()
+    st.stop()
 from_scratch = st.session_state.get("tl_from_scratch", False)
 cfg = StoryConfig(grpo=grpo_cfg, eval_samples=int(v["tl_eval"]), from_scratch=from_scratch)
 

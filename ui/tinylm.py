@@ -94,7 +94,8 @@ def passk_figure(n: int, curves: list[tuple[str, list[float], str]], *, title: s
     ends = [c[-1] for _, c, _ in curves]
     for i, (name, curve, color) in enumerate(curves):
         fig.add_scatter(x=ks, y=curve, name=name, mode="lines", line=dict(color=color, width=3))
-        above = curve[-1] >= max(ends[:i] + ends[i + 1 :], default=0.0)  # the higher label goes on top
+        other = max(ends[:i] + ends[i + 1 :], default=0.0)
+        above = curve[-1] > other or (curve[-1] == other and i == len(curves) - 1)  # the higher label goes on top
         fig.add_scatter(x=[n], y=[curve[-1]], name=f"{name} pass@{n}", mode="markers+text", showlegend=False,
                         marker=dict(color=color, size=12, symbol="diamond"), text=[f"{name} {curve[-1]:.3f}"],
                         textfont=dict(color=color), textposition="top left" if above else "bottom left",

@@ -170,7 +170,8 @@ SIDES = {
 
 def caption(rows: list[dict], preset: str | None) -> str:
     """Which side these runs show and why, from their numbers: the side (side()), the figures behind it
-    (medians over the rows), and the preset's reason (presets.PRESETS[preset].why), if it is a preset."""
+    (medians over the rows), and the preset's reason (presets.PRESETS[preset].why) when they show the side
+    the preset's records show (a live run with other settings may not)."""
     from sim.tinylm.presets import PRESETS
 
     med = {k: statistics.median(r[k] for r in rows) for k in ROW_FIELDS if k not in ("seed", "crossover_k")}
@@ -183,6 +184,8 @@ def caption(rows: list[dict], preset: str | None) -> str:
             f"{med['pass_at_64_before']:.3f} → {med['pass_at_64_after']:.3f}, never solved "
             f"{med['never_solved_before']:g} → {med['never_solved_after']:g}"
             + (" (medians)" if len(rows) > 1 else "") + f", {where}.")  # fmt: skip
-    if preset in PRESETS:
+    if preset in PRESETS and PRESETS[preset].side == side(rows):
         text += f" Why: {PRESETS[preset].title}, so {PRESETS[preset].why}."
+    elif preset in PRESETS:
+        text += f" Unlike the recorded {preset} runs ({PRESETS[preset].side} coverage): other settings, other outcome."
     return text

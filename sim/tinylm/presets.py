@@ -28,16 +28,17 @@ class Preset:
     changes: dict  # GRPOConfig fields that differ from the defaults
     title: str  # one line for a page or a table
     why: str  # the reason, in a student's words
+    side: str  # what its recorded runs show (figures.side): "widened" or "narrowed"
 
 
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
         Preset("default", {}, "GRPO trains on every training problem, blind spot included",
-               "the rare right answer on the blind-spot prompts is rewarded, reinforced and generalises"),
+               "the rare right answer on the blind-spot prompts is rewarded, reinforced and generalises", "widened"),
         Preset("chapter-lab", {"blind_spot_prompts": False},
                "GRPO never sees a blind-spot problem (ripple carries left out of its training prompts)",
-               "the rare right answer is never rewarded, so it fades as the entropy falls"),
+               "the rare right answer is never rewarded, so it fades as the entropy falls", "narrowed"),
     )
 }  # fmt: skip
 PRESET_NAMES = tuple(PRESETS)

@@ -25,7 +25,7 @@ def test_page_off_by_default_shows_both_presets_recorded():
     assert not at.exception
     assert at.toggle(key="tinylm_on").value is False
     assert _titles(at) == ["pass@k, mean of 5 seeds (band: their range)"] * 2  # no live chart
-    assert len(at.table) == 2 and all("never solved" in t.value.columns for t in at.table)
+    assert len(at.dataframe) == 2 and all("never solved" in t.value.columns for t in at.dataframe)
     captions = [c.value for c in at.caption]
     for name, fig in load_preset_figures().items():
         assert caption(fig["runs"], name) in captions
@@ -112,7 +112,7 @@ def test_a_run_over_the_memory_cap_is_refused_with_a_message(monkeypatch):
 
 def test_the_recorded_runs_stay_under_the_trainer_and_the_settings_reach_the_config():
     at = _open(AppTest.from_file(PAGE, default_timeout=30), 5)
-    assert len(at.table) == 2 and "pass@64" in at.table[0].value.columns
+    assert len(at.dataframe) == 2 and "pass@64" in at.dataframe[0].value.columns
     at.radio(key="tl_loss").set_value("dapo").run()
     at.radio(key="tl_clip").set_value(0.28).run()
     at.button(key="tl_start").click().run()
@@ -147,4 +147,4 @@ def test_a_combination_policy_loss_refuses_is_said_not_raised():
         assert not at.error and not at.button(key="tl_start").disabled
     else:
         assert at.error and any("importance_sampling_level" in t.value for t in at.text)
-    assert len(at.table) == 2  # the recorded runs stay
+    assert len(at.dataframe) == 2  # the recorded runs stay

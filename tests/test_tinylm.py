@@ -487,7 +487,7 @@ def test_cli_preset_sets_the_switch_and_flags_override_it(capsys):
 
 
 def test_short_runs_show_the_mechanism_the_rare_answer_grows_only_when_rewarded():
-    # 60 iterations of each preset from the shipped checkpoint (seed 0): on the 14 held-out ripple carries the
+    # 100-iteration runs of each preset from the shipped checkpoint (seed 0): on the 14 held-out ripple carries the
     # exact pass@1 rises when GRPO trains on ripple-carry prompts and falls when it never sees one.
     from sim.tinylm.evaluate import answer_probability
     from sim.tinylm.presets import preset_config
@@ -504,7 +504,7 @@ def test_short_runs_show_the_mechanism_the_rare_answer_grows_only_when_rewarded(
     assert after["default"] > 2 * p0 and after["chapter-lab"] < p0, (p0, after)
 
 
-SHORT_ITERS = 60
+SHORT_ITERS = 100  # a whole (short) run, its learning rate decayed to 0 at the end
 
 
 def _shape(r: dict) -> dict:

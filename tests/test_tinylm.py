@@ -539,9 +539,16 @@ def test_recorded_presets_show_both_sides():
     assert all(not any(list(_shape(r).values())[2:]) for r in base)  # the default: no sign of sharpening
     text = caption(lab, "chapter-lab")
     assert text.startswith("GRPO narrowed coverage") and "left out" in text and "cross in 4 of 5" in text
-    assert caption(base, "default").startswith("GRPO widened coverage") and "Why: GRPO trains on every" in caption(
-        base, "default")
+    assert caption(base, "default").startswith("GRPO widened coverage")
+    assert "Why: GRPO trains on every training problem" in caption(base, "default")
     assert "Unlike the recorded chapter-lab runs" in caption(base[:1], "chapter-lab")  # a run that did otherwise
+    # the side is coverage at k = 64: a short run whose curves cross the other way (GRPO below SFT at small k)
+    from sim.tinylm.figures import side
+
+    short = base[0] | {"pass_at_64_before": 0.980, "pass_at_64_after": 0.987, "never_solved_before": 6,
+                       "never_solved_after": 4, "crossover_k": 19.3}  # fmt: skip
+    assert side([short]) == "widened" and side([short | {"never_solved_after": 7}]) == "mixed"
+    assert side([short | {"pass_at_64_after": 0.97, "never_solved_after": 6}]) == "narrowed"
     for name, f in figs.items():  # the mean curves the page draws are the mean of the recorded curves
         assert f["curves"]["pass_at_k_after"]["mean"][63] == pytest.approx(
             statistics.fmean(r["pass_at_64_after"] for r in f["runs"]), abs=1e-12)

@@ -15,10 +15,10 @@ import streamlit as st
 from sim.tinylm.checkpoint import CheckpointError, load_checkpoint
 from sim.tinylm.figures import caption, load_preset_figures, seed_row
 from sim.tinylm.job import REGISTRY, TrainingJob, poll_interval
-from sim.tinylm.presets import PRESETS, preset_of
+from sim.tinylm.presets import preset_of
 from ui.charts import COLORS, figure, rgba, show
 from ui.controls import set_state
-from ui.page import table
+from ui.page import presenter, table
 
 CHARTS = [("reward", "pass_at_1"), ("entropy",), ("kl",), ("frac_reward_zero_std",), ("completions/mean_length",),
           ("grad_norm",), ("clip_ratio/region_mean",), ("step_time",)]  # fmt: skip
@@ -100,6 +100,23 @@ def passk_figure(n: int, curves: list[tuple[str, list[float], str]], *, title: s
                         marker=dict(color=color, size=12, symbol="diamond"), text=[f"{name} {curve[-1]:.3f}"],
                         textfont=dict(color=color), textposition="top left" if above else "bottom left",
                         cliponaxis=False)  # fmt: skip
+    return fig
+
+
+def gap_figure(rows: list[dict]):
+    """GRPO's pass@k minus SFT's, one line per seed: above 0 GRPO solves more within k samples, below 0 fewer;
+    where a line crosses 0 the two curves cross (the chapter's crossover k). Zoomed: at k = 1 the lines start
+    far above the top (GRPO leads by ~0.3), the large-k end is what the debate is about."""
+    n = len(rows[0]["pass_at_k_after"])
+    ks = list(range(1, n + 1))
+    fig = figure("GRPO minus SFT pass@k, one line per seed (zoomed near 0)", "k (log scale)", "difference", height=260,
+                 y_range=[-0.06, 0.15])  # fmt: skip
+    ticks = [k for k in K_TICKS if k <= n]
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(k) for k in ticks])
+    fig.add_hline(y=0, line_color=COLORS["grey"], line_dash="dot")
+    for r in rows:
+        gap = [a - b for a, b in zip(r["pass_at_k_after"], r["pass_at_k_before"], strict=True)]
+        fig.add_scatter(x=ks, y=gap, mode="lines", name=f"seed {r['seed']}", line=dict(width=2), showlegend=False)
     return fig
 
 
@@ -211,7 +228,7 @@ def recorded_runs() -> None:
     """Both presets as recorded over 5 seeds (assets/, via sim.tinylm.figures): for each, the mean pass@k
     curves before and after with their range over seeds, the problems never solved, the side it shows and
     why; then the per-seed tables. Shown before anyone trains."""
-    figs = load_preset_figures()
+    figs, charts = _recorded(presenter())
     if not figs:
         st.warning("The recorded runs (assets/tinylm_*.json) are missing; train a run to see pass@k.")
         return
@@ -223,7 +240,7 @@ def recorded_runs() -> None:
     cols = st.columns(len(figs))
     for col, (name, fig) in zip(cols, figs.items(), strict=True):
         with col:
-            _recorded_preset(name, fig)
+            _recorded_preset(name, fig, charts[name])
     cols = st.columns(len(figs))
     for col, (name, fig) in zip(cols, figs.items(), strict=True):
         with col:
@@ -232,25 +249,38 @@ def recorded_runs() -> None:
             st.caption(fig["summary"])
 
 
-def _recorded_preset(name: str, fig: dict) -> None:
-    head = {"widened": "GRPO widens coverage", "narrowed": "GRPO narrows coverage"}.get(fig["side"], "mixed")
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _recorded(presenter_mode: bool) -> tuple[dict, dict]:
+    """The records (figures.load_preset_figures) and their charts, built once per server and text size."""
+    figs = load_preset_figures()
+    return figs, {name: _recorded_charts(fig) for name, fig in figs.items()}
+
+
+def _recorded_charts(fig: dict) -> list:
+    curves = fig["curves"]
+    if curves is None:  # an older record, without the curves
+        return []
+    before, after = curves["pass_at_k_before"], curves["pass_at_k_after"]
+    return [passk_figure(len(before["mean"]), [("SFT", before["mean"], COLORS["grey"]),
+                                               ("GRPO", after["mean"], COLORS["main"])],
+                         bands=[(before["min"], before["max"], COLORS["grey"]),
+                                (after["min"], after["max"], COLORS["main"])],
+                         title=f"pass@k, mean of {len(fig['runs'])} seeds (band: their range)", height=340),
+            gap_figure(fig["runs"])]  # fmt: skip
+
+
+def _recorded_preset(name: str, fig: dict, charts: list) -> None:
+    head = {"widened": "coverage widens", "narrowed": "coverage narrows"}.get(fig["side"], "seeds disagree")
     st.markdown(f"#### `{name}`: {head}")
-    st.caption(PRESETS[name].title if name in PRESETS else "")
-    rows, curves = fig["runs"], fig["curves"]
-    if curves is not None:
-        before, after = curves["pass_at_k_before"], curves["pass_at_k_after"]
-        chart = passk_figure(len(before["mean"]), [("SFT", before["mean"], COLORS["grey"]),
-                                                   ("GRPO", after["mean"], COLORS["main"])],
-                             bands=[(before["min"], before["max"], COLORS["grey"]),
-                                    (after["min"], after["max"], COLORS["main"])],
-                             title=f"pass@k, mean of {len(rows)} seeds (band: their range)", height=340)  # fmt: skip
-        show(chart, key=f"tl_rec_passk_{name}")
+    rows = fig["runs"]
+    for key, chart in zip(("passk", "gap"), charts, strict=False):
+        show(chart, key=f"tl_rec_{key}_{name}")
     before_n = statistics.median(r["never_solved_before"] for r in rows)
     after_n = statistics.median(r["never_solved_after"] for r in rows)
     a, b = st.columns(2)
-    a.metric(f"Never solved, SFT (median of {len(rows)})", f"{before_n:g}")
-    b.metric(f"Never solved, GRPO (median of {len(rows)})", f"{after_n:g}", delta=f"{after_n - before_n:+g}",
-             delta_color="inverse")  # fmt: skip
+    a.metric("Never solved: SFT", f"{before_n:g}", help=f"median of {len(rows)} seeds, of 300 held-out problems")
+    b.metric("after GRPO", f"{after_n:g}", delta=f"{after_n - before_n:+g}", delta_color="inverse",
+             help=f"median of {len(rows)} seeds")  # fmt: skip
     seed0 = rows[0]
     if "never_solved_problems_after" in seed0:
         st.text(f"Never solved, seed {seed0['seed']}: SFT " + (", ".join(seed0["never_solved_problems_before"])

@@ -131,9 +131,19 @@ def mean_curves(rows: list[dict]) -> dict | None:
 
 
 def side(rows: list[dict]) -> str:
-    """Which side of the debate the seeds show: "widened", "narrowed" or "mixed" (the rule in reading())."""
-    text = reading(rows)
-    return "widened" if text.startswith("Here GRPO widened") else "narrowed" if "narrowed" in text else "mixed"
+    """Which side of the debate the runs show, judged on coverage at k = 64 (medians over the rows):
+    "widened" when GRPO's pass@64 is higher or fewer problems are never solved (and neither says the opposite),
+    "narrowed" when it is lower or more are never solved (and neither says the opposite), else "mixed"."""
+
+    def change(key: str) -> float:
+        return statistics.median(r[f"{key}_after"] for r in rows) - statistics.median(r[f"{key}_before"] for r in rows)
+
+    wider = (change("pass_at_64"), -change("never_solved"))  # > 0: more solved within 64 samples
+    if max(wider) > 0 and min(wider) >= 0:
+        return "widened"
+    if min(wider) < 0 and max(wider) <= 0:
+        return "narrowed"
+    return "mixed"
 
 
 def load_seed_figures(path: str | Path = SEEDS_ASSET) -> dict | None:
@@ -162,8 +172,8 @@ def load_preset_figures() -> dict[str, dict]:
 
 
 SIDES = {
-    "widened": "GRPO widened coverage (the other side of the debate: RL reinforced an answer SFT only rarely gave)",
-    "narrowed": "GRPO narrowed coverage (the chapter's lab: sharper at small k, fewer problems solved at large k)",
+    "widened": "GRPO widened coverage (more problems solved within 64 samples than SFT: the other side of the debate)",
+    "narrowed": "GRPO narrowed coverage (fewer problems solved within 64 samples than SFT: the chapter's lab)",
     "mixed": "The seeds disagree on what GRPO did at large k",
 }
 
@@ -185,7 +195,7 @@ def caption(rows: list[dict], preset: str | None) -> str:
             f"{med['never_solved_before']:g} → {med['never_solved_after']:g}"
             + (" (medians)" if len(rows) > 1 else "") + f", {where}.")  # fmt: skip
     if preset in PRESETS and PRESETS[preset].side == side(rows):
-        text += f" Why: {PRESETS[preset].title}, so {PRESETS[preset].why}."
+        text += f" Why: {PRESETS[preset].title}: {PRESETS[preset].why}."
     elif preset in PRESETS:
-        text += f" Unlike the recorded {preset} runs ({PRESETS[preset].side} coverage): other settings, other outcome."
+        text += f" Unlike the recorded {preset} runs ({PRESETS[preset].side} coverage): its settings or seed differ."
     return text

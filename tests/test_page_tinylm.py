@@ -25,7 +25,7 @@ def test_page_off_by_default_shows_both_presets_recorded():
     assert not at.exception
     assert at.toggle(key="tinylm_on").value is False
     assert _titles(at) == ["pass@k, mean of 5 seeds (band: their range)",
-                           "GRPO minus SFT pass@k, one line per seed (zoomed near 0)"] * 2  # no live chart
+                           "GRPO − SFT pass@k, per seed (zoomed)"] * 2  # no live chart
     assert len(at.dataframe) == 2 and all("never solved" in t.value.columns for t in at.dataframe)
     captions = [c.value for c in at.caption]
     for name, fig in load_preset_figures().items():

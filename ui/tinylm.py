@@ -109,7 +109,7 @@ def gap_figure(rows: list[dict]):
     far above the top (GRPO leads by ~0.3), the large-k end is what the debate is about."""
     n = len(rows[0]["pass_at_k_after"])
     ks = list(range(1, n + 1))
-    fig = figure("GRPO minus SFT pass@k, one line per seed (zoomed near 0)", "k (log scale)", "difference", height=260,
+    fig = figure("GRPO − SFT pass@k, per seed (zoomed)", "k (log scale)", "difference", height=260,
                  y_range=[-0.06, 0.15])  # fmt: skip
     ticks = [k for k in K_TICKS if k <= n]
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(k) for k in ticks])

@@ -1,9 +1,9 @@
 """`python -m sim tinylm`: SFT checkpoint -> GRPO -> pass@k before and after (story.run_story), as a table or JSON.
 
     python -m sim tinylm                    # from the shipped SFT checkpoint (assets/tinylm_sft.pt)
+    python -m sim tinylm --preset chapter-lab   # the chapter's lab: GRPO sharpens (sim/tinylm/presets.py)
     python -m sim tinylm --from-scratch     # train SFT first (~0.5 pass@1), then GRPO
     python -m sim tinylm --json --iterations 20 --group-size 4
-    python -m sim tinylm --preset chapter-lab   # the chapter's lab: GRPO sharpens (sim/tinylm/presets.py)
 """
 
 from __future__ import annotations
@@ -41,11 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", default=str(ASSET), help="SFT checkpoint to start from")
     p.add_argument("--save-sft", metavar="PATH", help="train SFT first (implied) and save the model here")
     p.add_argument("--sft-seed", type=int, default=0, help="seed of the SFT run (--from-scratch)")
+    p.add_argument("--preset", choices=PRESET_NAMES, default="default",
+                   help="; ".join(f"{n}: {q.title}" for n, q in PRESETS.items()) + " (other flags override it)")
     add_flags(p, StoryConfig)  # --eval-samples, --from-scratch
     add_flags(p, GRPOConfig, flags={"prompts_per_iter": "--prompts", "group_size": ("--group-size", "-G")})
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--preset", choices=PRESET_NAMES, default="default",
-                   help="; ".join(f"{n}: {q.title}" for n, q in PRESETS.items()) + " (other flags override it)")
     return p
 
 

@@ -1,24 +1,34 @@
 """TinyLM: a real GRPO run on a small transformer that learns two-digit addition (sim.tinylm)."""
 
-import uuid
-
 import streamlit as st
 
-from sim.tinylm.checkpoint import CheckpointError, load_checkpoint
-from sim.tinylm.figures import load_seed_figures
 from sim.tinylm.grpo_train import METRICS, GRPOConfig
-from sim.tinylm.job import MAX_CONCURRENT, REGISTRY, TrainingJob, poll_interval
+from sim.tinylm.job import MAX_CONCURRENT, poll_interval
 from sim.tinylm.memory import MemoryCapError, check_run
+from sim.tinylm.presets import PRESET_NAMES, PRESETS, preset_changes
 from sim.tinylm.story import StoryConfig
-from ui.charts import COLORS, figure, show
 from ui.controls import Choice, Flag, Num, classroom_link_builder, control
 from ui.page import open_page
+from ui.tinylm import (
+    checkpoint_status,
+    leave_job,
+    live_run,
+    pause_job,
+    recorded_runs,
+    scratch_button,
+    session_job,
+    start_job,
+    viewer_id,
+)
 
-CHARTS = [("reward", "pass_at_1"), ("entropy",), ("kl",), ("frac_reward_zero_std",), ("completions/mean_length",),
-          ("grad_norm",), ("clip_ratio/region_mean",), ("step_time",)]  # fmt: skip
 # Every setting is a URL parameter built from GRPOConfig's declarations, so a link reproduces the run, seed included.
 ON_SPEC = Flag("tinylm_on", "Trainer on", False, help="Off by default so the app stays light.")
+PRESET_SPEC = Choice("tl_preset", "Preset", PRESET_NAMES, "default",
+                     labels={"default": "blind spot among GRPO's prompts", "chapter-lab": "blind spot left out"},
+                     help="The two sides of the pass@k debate, one switch apart: " + "; ".join(
+                         f"{n}: {p.title}" for n, p in PRESETS.items()))  # fmt: skip
 SETTINGS = [
+    PRESET_SPEC,
     Num.of(GRPOConfig, "iterations", "tl_iters", "Iterations", lo=1, hi=600),
     Num.of(GRPOConfig, "prompts_per_iter", "tl_P", "Prompts per iteration P", hi=64),
     Num.of(GRPOConfig, "group_size", "tl_G", "Group size G", hi=32),
@@ -29,52 +39,15 @@ SETTINGS = [
     Num.of(GRPOConfig, "mu", "tl_mu", "Inner steps μ", hi=4),
     Choice.of(GRPOConfig, "scale", "tl_scale", "Std scaling"),
     Choice.of(GRPOConfig, "baseline", "tl_baseline", "Baseline"),
-    Choice.of(GRPOConfig, "loss_type", "tl_loss", "Loss aggregation"),
+    Choice.of(GRPOConfig, "loss_type", "tl_loss", "Loss type"),
+    Choice.of(GRPOConfig, "importance_sampling_level", "tl_is_level", "Importance ratio",
+              labels={"sequence": "GSPO"}),
+    Choice.of(GRPOConfig, "clip_eps", "tl_clip", "Clip ε", options=(3e-4, 0.1, 0.2, 0.28),
+              labels={3e-4: "GSPO", 0.2: "TRL default"}, help="matters only when μ > 1 (off-policy ratios)"),
     Num.of(GRPOConfig, "seed", "tl_seed", "Seed", hi=9999),
     Choice.of(StoryConfig, "eval_samples", "tl_eval", "Samples per held-out problem", options=(4, 8, 16, 32, 64)),
 ]
 SPECS = [ON_SPEC, *SETTINGS]
-
-
-@st.cache_resource(show_spinner=False, max_entries=1)
-def checkpoint_status() -> str | None:
-    """None if the shipped SFT checkpoint loads, else the error message."""
-    try:
-        load_checkpoint()
-    except CheckpointError as e:
-        return str(e)
-    return None
-
-
-def viewer_id() -> str:
-    """This browser session's name in the job registry (its heartbeat key)."""
-    return st.session_state.setdefault("tl_viewer", uuid.uuid4().hex)
-
-
-def session_job() -> TrainingJob | None:
-    return st.session_state.get("tinylm_job")
-
-
-def start_job(cfg: StoryConfig) -> None:
-    """Join the run for these settings (shared with every session that chose the same), leaving any other."""
-    old = session_job()
-    if old is not None and old.cfg != cfg:
-        old.leave(viewer_id())
-    st.session_state.tinylm_job = REGISTRY.join(cfg, viewer_id())
-    st.session_state.tl_left = False
-
-
-def leave_job() -> None:
-    job = session_job()
-    if job is not None:
-        job.leave(viewer_id())
-        st.session_state.tl_left = True
-
-
-def pause_job(on: bool) -> None:
-    job = session_job()
-    if job is not None:
-        job.pause(viewer_id()) if on else job.resume(viewer_id())
 
 
 open_page(
@@ -91,18 +64,26 @@ open_page(
 on = control(ON_SPEC)
 if not on:
     classroom_link_builder(SPECS)
-    st.info("Switch the trainer on to set up a run.")
+    st.info("Below: the two presets as recorded. Switch the trainer on to run GRPO yourself; your run appears "
+            "here, above the records.")  # fmt: skip
+    recorded_runs()
     st.stop()
 with st.sidebar:
     st.subheader("GRPO settings")
     v = {spec.key: control(spec) for spec in SETTINGS}
 classroom_link_builder(SPECS)
 
-grpo_cfg = GRPOConfig(
-    iterations=v["tl_iters"], prompts_per_iter=v["tl_P"], group_size=v["tl_G"], lr=v["tl_lr"], beta=v["tl_beta"],
-    mu=v["tl_mu"], scale=v["tl_scale"], baseline=v["tl_baseline"], loss_type=v["tl_loss"], seed=v["tl_seed"],
-    threads=1,
-)  # fmt: skip
+try:  # a combination sim.grpo.policy_loss refuses (TRL's rule) is said, not raised
+    grpo_cfg = GRPOConfig(**preset_changes(v["tl_preset"]) | dict(
+        iterations=v["tl_iters"], prompts_per_iter=v["tl_P"], group_size=v["tl_G"], lr=v["tl_lr"], beta=v["tl_beta"],
+        mu=v["tl_mu"], scale=v["tl_scale"], baseline=v["tl_baseline"], loss_type=v["tl_loss"],
+        importance_sampling_level=v["tl_is_level"], clip_eps=v["tl_clip"], seed=v["tl_seed"], threads=1,
+    ))  # fmt: skip
+except ValueError as e:
+    st.error("These settings cannot run:", icon=":material/error:")
+    st.text(str(e))
+    recorded_runs()
+    st.stop()
 from_scratch = st.session_state.get("tl_from_scratch", False)
 cfg = StoryConfig(grpo=grpo_cfg, eval_samples=int(v["tl_eval"]), from_scratch=from_scratch)
 
@@ -110,8 +91,8 @@ problem = checkpoint_status()
 if problem and not from_scratch:
     st.error("The shipped SFT checkpoint cannot be used:", icon=":material/error:")
     st.text(problem)
-    st.button("Train SFT from scratch", key="tl_scratch", on_click=st.session_state.__setitem__,
-              args=("tl_from_scratch", True))  # fmt: skip
+    scratch_button("tl_scratch")
+    recorded_runs()
     st.stop()
 try:
     check_run(grpo_cfg.prompts_per_iter, grpo_cfg.group_size, cfg.sft.model, cfg.eval_samples)
@@ -140,133 +121,8 @@ st.caption(
     f"it: it ends when nobody watches."
 )
 
-
-def metric_figure(snap: dict, names: tuple[str, ...]):
-    fig = figure(names[0], "iteration", names[0], height=260)
-    hist = [m for m in snap["history"] if names[0] in m]  # "kl" is measured every few iterations when β = 0
-    xs = [m["iteration"] for m in hist]
-    fig.add_scatter(x=xs, y=[m[names[0]] for m in hist], name=names[0], line=dict(color=COLORS["main"]))
-    if "pass_at_1" in names:
-        pts = snap["pass_at_1"]
-        fig.add_scatter(x=[i for i, _ in pts], y=[p for _, p in pts], name="held-out pass@1",
-                        line=dict(color=COLORS["good"], width=3))  # fmt: skip
-    return fig
-
-
-def group_rows(snap: dict) -> list[dict]:
-    rows = []
-    for g in snap["groups"]:
-        for resp, r, a in zip(g["responses"], g["rewards"], g["advantages"], strict=True):
-            rows.append({"prompt": g["prompt"], "response": resp, "reward": r, "advantage": round(a, 3)})
-    return rows
-
-
-@st.cache_resource(show_spinner=False, max_entries=32)
-def live_view(job_serial: int, iteration: int, n_pass: int, _snap: dict) -> tuple[list, list[dict]]:
-    """The eight charts and the groups table of one run at one iteration, built once for all its viewers
-    (a shared run has many; only an optimisation: a cleared cache just rebuilds)."""
-    return [metric_figure(_snap, names) for names in CHARTS], group_rows(_snap)
-
-
-def passk_chart(res: dict) -> None:
-    """pass@k against log k, ticks at the powers of 2, the two curves' values marked at the largest k."""
-    n = res["eval_samples"]
-    ks = list(range(1, n + 1))
-    fig = figure(f"pass@k on {res['heldout_problems']} held-out problems", "k (log scale)", "pass@k",
-                 y_range=[0, 1.02])  # fmt: skip
-    ticks = [k for k in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if k <= n]
-    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(k) for k in ticks])
-    before, after = res["pass_at_k_before"][-1], res["pass_at_k_after"][-1]
-    for name, curve, color in (("SFT", res["pass_at_k_before"], COLORS["grey"]),
-                               ("GRPO", res["pass_at_k_after"], COLORS["main"])):  # fmt: skip
-        fig.add_scatter(x=ks, y=curve, name=name, mode="lines", line=dict(color=color, width=3))
-        above = (curve[-1] >= before) if name == "GRPO" else (curve[-1] > after)  # the higher label goes on top
-        fig.add_scatter(x=[n], y=[curve[-1]], name=f"{name} pass@{n}", mode="markers+text", showlegend=False,
-                        marker=dict(color=color, size=12, symbol="diamond"), text=[f"{name} {curve[-1]:.3f}"],
-                        textfont=dict(color=color), textposition="top left" if above else "bottom left",
-                        cliponaxis=False)  # fmt: skip
-    show(fig, key="tl_passk")
-
-
-def results(res: dict) -> None:
-    passk_chart(res)
-    cross = res["crossover_k"]
-    st.markdown("The curves " + ("do not cross." if cross is None else f"cross at k ≈ {cross:.1f}."))
-    a, b = st.columns(2)
-    a.metric("Never solved by SFT", len(res["never_solved_before"]))
-    a.text(", ".join(res["never_solved_before"]) or "none")
-    b.metric("Never solved after GRPO", len(res["never_solved_after"]))
-    b.text(", ".join(res["never_solved_after"]) or "none")
-
-
-def seed_table() -> None:
-    """The default run over several seeds, as measured by scripts/bench_tinylm.py (assets/tinylm_seeds.json)."""
-    fig = load_seed_figures()
-    if fig is None:
-        return
-    with st.expander(f"The default run over {len(fig['runs'])} seeds: what GRPO does at large k", expanded=False):
-        st.table([{"GRPO seed": r["seed"],
-                   "pass@1 SFT → GRPO": f"{r['pass_at_1_before']:.3f} → {r['pass_at_1_after']:.3f}",
-                   "pass@64 SFT → GRPO": f"{r['pass_at_64_before']:.3f} → {r['pass_at_64_after']:.3f}",
-                   "never solved SFT → GRPO": f"{r['never_solved_before']} → {r['never_solved_after']}",
-                   "curves cross at k": "none" if r["crossover_k"] is None else f"{r['crossover_k']:.1f}"}
-                  for r in fig["runs"]])  # fmt: skip
-        st.caption(fig["summary"])
-        st.markdown(fig["reading"])
-
-
-_snap = job.snapshot() if watching else None
 # Poll fast until the first iteration arrives (the first chart), then as often as the number of viewers allows.
-POLL = poll_interval(_snap["viewers"]) if watching else None
-
-
-@st.fragment(run_every=POLL)
-def progress() -> None:
-    job = session_job()
-    if job is None:
-        st.info("Press Start to run GRPO from the shipped SFT checkpoint.")
-        return
-    left = st.session_state.get("tl_left", False)
-    snap = job.snapshot(None if left else me)
-    state = snap["state"]
-    if left and job.running:
-        st.info(f"You left this run; it goes on for the {snap['viewers']} session(s) still watching it.")
-    elif snap["viewers"] > 1 and state not in ("done", "stopped", "error"):
-        st.info(f"Shared with {snap['viewers']} viewers: everyone who started these settings watches this run.")
-    if state == "queued":
-        st.info(f"Waiting for a free trainer: place {snap['queue_position']} in line.")
-    elif state == "error":
-        st.error("The run stopped with an error:", icon=":material/error:")
-        st.text(snap["error"])
-        if snap["checkpoint_error"]:
-            st.button("Train SFT from scratch", key="tl_scratch2", on_click=st.session_state.__setitem__,
-                      args=("tl_from_scratch", True))  # fmt: skip
-    label = {"sft": "training SFT from scratch", "grpo": "GRPO", "eval": "evaluating pass@k", "done": "done",
-             "stopped": "stopped"}.get(state, state)  # fmt: skip
-    if snap["paused"] and state == "grpo":
-        label = "paused"
-    st.progress(min(snap["iteration"] / snap["iterations"], 1.0), text=f"{label}: {snap['iteration']} / "
-                f"{snap['iterations']} iterations")  # fmt: skip
-    if snap["history"]:
-        cols = st.columns(4)
-        for col, name in zip(cols, ("reward", "entropy", "kl", "frac_reward_zero_std"), strict=True):
-            last = next((m[name] for m in reversed(snap["history"]) if name in m), float("nan"))
-            col.metric(name, f"{last:.3f}")
-        figs, rows = live_view(job.serial, snap["iteration"], len(snap["pass_at_1"]), snap)
-        left_col, right_col = st.columns(2)
-        for i, (names, fig) in enumerate(zip(CHARTS, figs, strict=True)):
-            with left_col if i % 2 == 0 else right_col:
-                show(fig, key=f"tl_chart_{names[0]}")
-        st.subheader("Latest groups (as in TRL's completions log)")
-        st.dataframe(rows, hide_index=True, height=300)
-    if state == "done":
-        results(snap["result"])
-    if watching and not job.running:
-        st.rerun()  # the job ended: redraw the buttons once
-    if watching and not left and snap["history"] and poll_interval(snap["viewers"]) > 2 * POLL:
-        st.rerun()  # charts are up and there are many viewers: poll less often (see poll_interval)
-
-
-progress()
-seed_table()
+POLL = poll_interval(job.snapshot()["viewers"]) if watching else None
+live_run(me, watching, POLL)
+recorded_runs()
 st.caption("Metrics use TRL's names: " + ", ".join(METRICS) + ".")

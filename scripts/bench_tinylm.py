@@ -1,6 +1,7 @@
 """Benchmark TinyLM on this CPU and measure the default story over several seeds.
 
     OMP_NUM_THREADS=1 python scripts/bench_tinylm.py [--seeds 3] [--iterations N] [--skip-sft] [--write-figures]
+                                                     [--preset default|chapter-lab]
 
 Prints one JSON object: the load average and `import torch` time; SFT from scratch (wall/CPU seconds, steps,
 exact pass@1, and the exact expected pass@64 and never-solved count from each problem's p); then per GRPO seed
@@ -8,7 +9,10 @@ the whole story from the shipped checkpoint (story.run_story: GRPO wall/CPU time
 at which the exact held-out pass@1 reached 0.80, completions/s, generated tokens/s up to and including <eos>,
 pass@1, pass@64, never solved, crossover k for SFT and GRPO from 300 x 64 samples, and the exact pass@1 on the
 14 held-out ripple-carry problems, the teacher's blind spot, before and after); the medians.
---write-figures also writes the per-seed figures to assets/tinylm_seeds.json (shown by the page and README).
+--preset runs a preset (sim/tinylm/presets.py) instead of the defaults. --write-figures also writes the
+per-seed figures to the preset's record (figures.PRESET_ASSETS: assets/tinylm_seeds.json for the default,
+assets/tinylm_chapter_lab.json for chapter-lab), with the mean pass@k curves and the never-solved prompts;
+the page, the README and the lesson read them.
 
 Timings on a shared machine are noisy: read the medians and compare wall with CPU seconds. The figures
 themselves do not depend on the machine or its load (float64, fixed seeds).
@@ -34,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sim.tinylm.checkpoint import load_checkpoint  # noqa: E402
 from sim.tinylm.data import split  # noqa: E402
 from sim.tinylm.evaluate import answer_probability  # noqa: E402
-from sim.tinylm.figures import seed_row, write_seed_figures  # noqa: E402
-from sim.tinylm.grpo_train import GRPOConfig  # noqa: E402
+from sim.tinylm.figures import PRESET_ASSETS, record_row, seed_row, write_seed_figures  # noqa: E402
+from sim.tinylm.presets import PRESET_NAMES, preset_config  # noqa: E402
 from sim.tinylm.sft import SFTConfig, train_sft  # noqa: E402
 from sim.tinylm.story import StoryConfig, run_story  # noqa: E402
 from sim.tinylm.teacher import ripple_carry  # noqa: E402
@@ -48,8 +52,8 @@ def coverage(model) -> dict:
             "expected_never_solved_in_64": float(((1 - p) ** 64).sum())}  # fmt: skip
 
 
-def bench_story(seed: int, iterations: int | None, target: float = 0.8) -> dict:
-    grpo = GRPOConfig(seed=seed) if iterations is None else GRPOConfig(seed=seed, iterations=iterations)
+def bench_story(seed: int, iterations: int | None, target: float = 0.8, preset: str = "default") -> dict:
+    grpo = preset_config(preset, seed=seed, **({} if iterations is None else {"iterations": iterations}))
     marks = {"reached": None, "tokens": 0.0, "t0": None, "trainer": None}
 
     def on_step(trainer, m):
@@ -82,10 +86,11 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--iterations", type=int, default=None)
     p.add_argument("--skip-sft", action="store_true")
-    p.add_argument("--write-figures", action="store_true", help="write assets/tinylm_seeds.json")
+    p.add_argument("--preset", choices=PRESET_NAMES, default="default")
+    p.add_argument("--write-figures", action="store_true", help="write the preset's record in assets/")
     a = p.parse_args()
     if a.write_figures and a.iterations is not None:
-        p.error("--write-figures records the default run: drop --iterations")
+        p.error("--write-figures records the preset's run: drop --iterations")
     torch.set_num_threads(1)
     out: dict = {"loadavg_1_5_15": os.getloadavg(), "import_torch_seconds": IMPORT_TORCH_S}
     if not a.skip_sft:
@@ -93,17 +98,18 @@ def main() -> None:
         sft = train_sft(SFTConfig())
         out["sft"] = {"seconds": sft.seconds, "cpu_seconds": time.process_time() - c0, "steps": sft.steps,
                       **coverage(sft.model)}  # fmt: skip
-    runs = [bench_story(s, a.iterations) for s in range(a.seeds)]
-    out["runs"] = runs
+    runs = [bench_story(s, a.iterations, preset=a.preset) for s in range(a.seeds)]
+    out["preset"] = a.preset
+    out["runs"] = [{k: v for k, v in r.items() if not k.startswith(("pass_at_k_", "never_solved_problems_"))}
+                   for r in runs]  # fmt: skip
     for key in ("grpo_seconds", "eval_seconds", "pass_at_1_after", "completions_per_s", "generated_tokens_per_s"):
         out[f"median_{key}"] = statistics.median(r[key] for r in runs)
     out["loadavg_1_5_15_end"] = os.getloadavg()
     if a.write_figures:
-        rows = [{k: r[k] for k in ("seed", "pass_at_1_before", "pass_at_1_after", "pass_at_64_before",
-                                   "pass_at_64_after", "never_solved_before", "never_solved_after", "crossover_k")}
-                for r in runs]  # fmt: skip
-        cmd = f"OMP_NUM_THREADS=1 python scripts/bench_tinylm.py --skip-sft --write-figures --seeds {a.seeds}"
-        out["summary"] = write_seed_figures(rows, command=cmd)["summary"]
+        cmd = (f"OMP_NUM_THREADS=1 python scripts/bench_tinylm.py --skip-sft --write-figures --seeds {a.seeds}"
+               f" --preset {a.preset}")  # fmt: skip
+        rows = [record_row(r) for r in runs]
+        out["summary"] = write_seed_figures(rows, PRESET_ASSETS[a.preset], command=cmd, preset=a.preset)["summary"]
     print(json.dumps(out, indent=1))
 
 

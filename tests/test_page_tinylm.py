@@ -1,5 +1,5 @@
-"""pages/tinylm.py under AppTest: off by default; a tiny training finishes and shows its results; sessions with the
-same settings share a run; an oversized run is refused; URL settings."""
+"""pages/tinylm.py under AppTest: off by default it shows both presets' recorded runs; a tiny training finishes and
+shows its results on top; sessions with the same settings share a run; an oversized run is refused; URL settings."""
 
 from __future__ import annotations
 
@@ -12,11 +12,36 @@ from streamlit.testing.v1 import AppTest
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "tinylm.py")
 
 
-def test_page_off_by_default_runs():
+def _titles(at: AppTest) -> list[str]:
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+
+
+def test_page_off_by_default_shows_both_presets_recorded():
+    # Never an empty page: before anyone trains, the two presets' 5-seed records (pass@k before/after, the
+    # problems never solved, the per-seed table) and which side each shows, computed from the records.
+    from sim.tinylm.figures import caption, load_preset_figures
+
     at = AppTest.from_file(PAGE, default_timeout=30).run()
     assert not at.exception
     assert at.toggle(key="tinylm_on").value is False
-    assert not at.get("plotly_chart")
+    assert _titles(at) == ["pass@k, mean of 5 seeds (band: their range)",
+                           "GRPO − SFT pass@k, per seed (zoomed)"] * 2  # no live chart
+    assert len(at.dataframe) == 2 and all("never solved" in t.value.columns for t in at.dataframe)
+    captions = [c.value for c in at.caption]
+    for name, fig in load_preset_figures().items():
+        assert caption(fig["runs"], name) in captions
+    heads = [m.value for m in at.markdown if m.value.startswith("####")]
+    assert heads == ["#### `default`: coverage widens", "#### `chapter-lab`: coverage narrows"]
+    assert [m.label for m in at.metric] == ["Never solved: SFT", "after GRPO"] * 2
+
+
+def test_page_defines_no_function():
+    # Callbacks, fragments and cached functions live in ui/tinylm.py: a function written in the page would keep
+    # the page's namespace alive with every session's state (issue 15).
+    import ast
+
+    tree = ast.parse(Path(PAGE).read_text())
+    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda, ast.AsyncFunctionDef))]
 
 
 def test_tiny_training_finishes_and_shows_results():
@@ -26,10 +51,11 @@ def test_tiny_training_finishes_and_shows_results():
     at.slider(key="tl_P").set_value(4).run()
     at.slider(key="tl_G").set_value(4).run()
     at.radio(key="tl_eval").set_value("4").run()
+    at.radio(key="tl_preset").set_value("chapter-lab").run()
     assert not at.exception
     at.button(key="tl_start").click().run()
     job = at.session_state["tinylm_job"]
-    deadline = time.time() + 60
+    deadline = time.time() + 180  # a few seconds alone; minutes on a machine shared by many test runs
     while job.running and time.time() < deadline:
         time.sleep(0.3)
         at.run()
@@ -40,6 +66,7 @@ def test_tiny_training_finishes_and_shows_results():
     assert len(snap["history"]) == 4
     g = job.cfg.grpo
     assert (g.iterations, g.prompts_per_iter, g.group_size, job.cfg.eval_samples) == (4, 4, 4, 4)
+    assert g.blind_spot_prompts is False  # the chapter-lab preset's one switch
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     titles = [s["layout"]["title"]["text"] for s in specs]
     assert "pass@k on 300 held-out problems" in titles and "reward" in titles and "kl" in titles
@@ -48,6 +75,7 @@ def test_tiny_training_finishes_and_shows_results():
     assert passk["layout"]["xaxis"]["type"] == "log" and passk["layout"]["xaxis"]["tickvals"] == [1, 2, 4]
     markers = [t for t in passk["data"] if t.get("mode") == "markers+text"]
     assert [m["x"] for m in markers] == [[4], [4]]  # SFT and GRPO marked at the largest k
+    assert titles.index("reward") < titles.index("pass@k, mean of 5 seeds (band: their range)")  # the live run on top
 
 
 def _open(at: AppTest, iters: int) -> AppTest:
@@ -84,10 +112,15 @@ def test_a_run_over_the_memory_cap_is_refused_with_a_message(monkeypatch):
     assert at.error and any("over the cap of 20 MB" in t.value for t in at.text)  # the message as plain text
 
 
-def test_the_multi_seed_figures_are_on_the_page():
+def test_the_recorded_runs_stay_under_the_trainer_and_the_settings_reach_the_config():
     at = _open(AppTest.from_file(PAGE, default_timeout=30), 5)
-    assert any("The default run over" in e.label and "seeds" in e.label for e in at.expander)
-    assert at.table and "never solved SFT → GRPO" in at.table[0].value.columns
+    assert len(at.dataframe) == 2 and "pass@64" in at.dataframe[0].value.columns
+    at.radio(key="tl_loss").set_value("dapo").run()
+    at.radio(key="tl_clip").set_value(0.28).run()
+    at.button(key="tl_start").click().run()
+    job = at.session_state["tinylm_job"]
+    assert (job.cfg.grpo.loss_type, job.cfg.grpo.clip_eps, job.cfg.grpo.blind_spot_prompts) == ("dapo", 0.28, True)
+    at.button(key="tl_stop").click().run()
 
 
 def test_url_sets_up_the_run_and_bad_values_are_corrected_with_a_warning():
@@ -100,3 +133,13 @@ def test_url_sets_up_the_run_and_bad_values_are_corrected_with_a_warning():
     assert at.radio(key="tl_eval").value == 16
     assert at.slider(key="tl_G").value == 32  # clamped to the top of 2..32, and said so
     assert any("tl_G=`99`" in w.value for w in at.warning)  # the raw value as a code span: plain text
+
+
+def test_gspo_importance_level_is_offered_and_accepted():
+    # GSPO's importance level is offered, and trains.
+    at = AppTest.from_file(PAGE, default_timeout=30)
+    at.query_params.update({"tinylm_on": "true", "tl_is_level": "sequence", "tl_clip": "0.0003"})
+    at.run()
+    assert not at.exception and at.radio(key="tl_is_level").value == "sequence"
+    assert not at.error and not at.button(key="tl_start").disabled
+    assert len(at.dataframe) == 2  # the recorded runs stay

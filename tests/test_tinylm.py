@@ -419,9 +419,18 @@ def test_default_run_tells_its_story_and_matches_the_shipped_figures():
     entropy = [np.mean([m["entropy"] for m in history[i : i + 50]]) for i in range(0, 300, 50)]  # 6 windows
     assert all(b < a for a, b in zip(entropy, entropy[1:], strict=False))  # 0.365, 0.312, ... 0.158
     assert res["pass_at_1_after"] >= res["pass_at_1_before"] + 0.25
-    shipped = next(r for r in load_seed_figures()["runs"] if r["seed"] == 0)
-    row = seed_row(res)
-    assert {k: row[k] for k in shipped} == pytest.approx(shipped, abs=1e-12)
+    _matches_record(seed_row(res), load_seed_figures()["runs"][0])
+
+
+def _matches_record(row: dict, shipped: dict) -> None:
+    """A fresh run's row equals the recorded one: numbers to 1e-12, curves element by element, prompts exactly."""
+    from sim.tinylm.figures import CURVE_FIELDS, LIST_FIELDS, ROW_FIELDS
+
+    assert shipped["seed"] == row["seed"]
+    assert {k: row[k] for k in ROW_FIELDS} == pytest.approx({k: shipped[k] for k in ROW_FIELDS}, abs=1e-12)
+    for k in CURVE_FIELDS:
+        assert row[k] == pytest.approx(shipped[k], abs=1e-12)
+    assert {k: row[k] for k in LIST_FIELDS} == {k: shipped[k] for k in LIST_FIELDS}
 
 
 def test_seed_figures_summary_and_reading_follow_the_numbers(tmp_path):
@@ -440,3 +449,143 @@ def test_seed_figures_summary_and_reading_follow_the_numbers(tmp_path):
     assert load_seed_figures(path)["runs"] == rows
     path.write_text('{"runs": [{"seed": "x"}]}')
     assert load_seed_figures(path) is None and load_seed_figures(tmp_path / "missing.json") is None
+
+
+# ---- the two presets: both sides of the pass@k debate (sim/tinylm/presets.py) ----
+
+
+def test_chapter_lab_is_one_switch_that_leaves_the_blind_spot_out_of_grpo_prompts():
+    from sim.tinylm.presets import PRESET_NAMES, preset_config, preset_of
+    from sim.tinylm.teacher import ripple_carry
+
+    assert PRESET_NAMES == ("default", "chapter-lab")
+    base, lab = GRPOConfig().to_dict(), preset_config("chapter-lab").to_dict()
+    assert {k for k in base if base[k] != lab[k]} == {"blind_spot_prompts"} and preset_config("default") == GRPOConfig()
+    assert preset_of(preset_config("chapter-lab", seed=3, iterations=7)) == "chapter-lab"
+    assert preset_of(GRPOConfig(seed=3)) == "default"
+    train, heldout = split()
+    trainer = GRPOTrainer(build_model(SMALL, 0), preset_config("chapter-lab", iterations=1))
+    assert np.array_equal(trainer.train_problems, train[~ripple_carry(train)])  # 7800 - 346 ripple carries
+    assert len(trainer.train_problems) == 7454 and np.array_equal(trainer.heldout, heldout)  # evaluated alike
+    with pytest.raises(ValueError, match="preset must be one of default, chapter-lab"):
+        preset_config("lab")
+
+
+def test_cli_preset_sets_the_switch_and_flags_override_it(capsys):
+    from sim.tinylm.cli import parse_args, story_config
+
+    assert story_config(parse_args(["--preset", "chapter-lab"])).grpo.blind_spot_prompts is False
+    assert story_config(parse_args(["--preset", "chapter-lab", "--blind-spot-prompts"])).grpo.blind_spot_prompts
+    assert story_config(parse_args([])).grpo == GRPOConfig()
+    tiny = ["--iterations", "1", "--prompts", "2", "-G", "2", "--eval-samples", "2", "--json"]
+    assert cli_main(tiny) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert cli_main(["--preset", "chapter-lab", *tiny]) == 0
+    lab = json.loads(capsys.readouterr().out)
+    assert set(lab) == set(default) and lab["config"]["grpo"]["blind_spot_prompts"] is False  # the same fields
+    assert cli_main(["--preset", "nope"]) == 2 and "invalid choice" in capsys.readouterr().err
+
+
+def test_short_runs_show_the_mechanism_the_rare_answer_grows_only_when_rewarded():
+    # 100-iteration runs of each preset from the shipped checkpoint (seed 0): on the 14 held-out ripple carries the
+    # exact pass@1 rises when GRPO trains on ripple-carry prompts and falls when it never sees one.
+    from sim.tinylm.evaluate import answer_probability
+    from sim.tinylm.presets import preset_config
+    from sim.tinylm.teacher import ripple_carry
+
+    heldout = split()[1]
+    ripple = heldout[ripple_carry(heldout)]
+    p0 = float(answer_probability(_sft(), ripple).mean())
+    after = {}
+    for name in ("default", "chapter-lab"):
+        trainer, _ = _grpo(preset_config(name, iterations=SHORT_ITERS, eval_every=SHORT_ITERS))
+        after[name] = float(answer_probability(trainer.policy, ripple).mean())
+    assert 0.015 < p0 < 0.03  # 0.021: SFT's blind spot
+    assert after["default"] > 2 * p0 and after["chapter-lab"] < p0, (p0, after)
+
+
+SHORT_ITERS = 100  # a whole (short) run, its learning rate decayed to 0 at the end
+
+
+def _shape(r: dict) -> dict:
+    """The chapter's lab, in checks: pass@1 from about 0.5 to >= 0.80, pass@64 after below before, more problems
+    never solved after than before, the curves crossing between k = 4 and 32."""
+    cross = r["crossover_k"]
+    return {"pass@1 about 0.5 before": 0.45 <= r["pass_at_1_before"] <= 0.55,
+            "pass@1 >= 0.80 after": r["pass_at_1_after"] >= 0.80,
+            "pass@64 after below before": r["pass_at_64_after"] < r["pass_at_64_before"],
+            "more never solved after": r["never_solved_after"] > r["never_solved_before"],
+            "cross between k = 4 and 32": cross is not None and 4 <= cross <= 32}  # fmt: skip
+
+
+def test_recorded_presets_show_both_sides():
+    # The 5-seed records in assets/: chapter-lab shows the chapter's shape in its medians and in seed 0 (the run
+    # `--preset chapter-lab` gives), the default the other side; the page's captions say so from these numbers.
+    import statistics
+
+    from sim.tinylm.figures import PRESET_ASSETS, caption, load_preset_figures, load_seed_figures
+
+    figs = load_preset_figures()
+    assert set(figs) == {"default", "chapter-lab"} and load_seed_figures() == figs["default"]  # old name, old shape
+    lab, base = figs["chapter-lab"]["runs"], figs["default"]["runs"]
+    assert len(lab) == len(base) == 5 and figs["chapter-lab"]["preset"] == "chapter-lab"
+    assert all(_shape(lab[0]).values()), _shape(lab[0])
+    keys = ("pass_at_1_before", "pass_at_1_after", "pass_at_64_before", "pass_at_64_after", "never_solved_before",
+            "never_solved_after")  # fmt: skip
+    med = {k: statistics.median(r[k] for r in lab) for k in keys}
+    crossed = sorted(r["crossover_k"] for r in lab if r["crossover_k"] is not None)
+    assert all(_shape(med | {"crossover_k": crossed[len(crossed) // 2]}).values()) and len(crossed) >= 3
+    assert figs["chapter-lab"]["side"] == "narrowed" and figs["default"]["side"] == "widened"
+    assert all(not any(list(_shape(r).values())[2:]) for r in base)  # the default: no sign of sharpening
+    text = caption(lab, "chapter-lab")
+    assert text.startswith("GRPO narrowed coverage") and "left out" in text and "cross in 4 of 5" in text
+    assert caption(base, "default").startswith("GRPO widened coverage")
+    assert "Why: GRPO trains on every training problem" in caption(base, "default")
+    assert "Unlike the recorded chapter-lab runs" in caption(base[:1], "chapter-lab")  # a run that did otherwise
+    # the side is coverage at k = 64: a short run whose curves cross the other way (GRPO below SFT at small k)
+    from sim.tinylm.figures import side
+
+    short = base[0] | {"pass_at_64_before": 0.980, "pass_at_64_after": 0.987, "never_solved_before": 6,
+                       "never_solved_after": 4, "crossover_k": 19.3}  # fmt: skip
+    assert side([short]) == "widened" and side([short | {"never_solved_after": 7}]) == "mixed"
+    assert side([short | {"pass_at_64_after": 0.97, "never_solved_after": 6}]) == "narrowed"
+    for name, f in figs.items():  # the mean curves the page draws are the mean of the recorded curves
+        assert f["curves"]["pass_at_k_after"]["mean"][63] == pytest.approx(
+            statistics.fmean(r["pass_at_64_after"] for r in f["runs"]), abs=1e-12)
+        assert PRESET_ASSETS[name].exists()
+
+
+@pytest.mark.slow
+def test_chapter_lab_run_matches_its_record():
+    # `python -m sim tinylm --preset chapter-lab` (seed 0, ~25 s of CPU) gives exactly the recorded row.
+    from sim.tinylm.figures import PRESET_ASSETS, load_seed_figures, seed_row
+    from sim.tinylm.presets import preset_config
+    from sim.tinylm.story import StoryConfig, run_story
+
+    res = run_story(StoryConfig(grpo=preset_config("chapter-lab")))
+    _matches_record(seed_row(res), load_seed_figures(PRESET_ASSETS["chapter-lab"])["runs"][0])
+    assert all(_shape(seed_row(res)).values())
+
+
+def test_every_loss_type_and_importance_level_trains():
+    # TinyLM offers every loss type sim.grpo declares and both importance levels (token, GSPO's sequence): each
+    # runs two off-policy steps with finite loss; a combination policy_loss refuses is refused by the config.
+    from sim.settings import IMPORTANCE_LEVELS as IMPORTANCE_SAMPLING_LEVELS
+    from sim.settings import LOSS_TYPES
+
+    ran = set()
+    for loss_type in LOSS_TYPES:
+        for level in IMPORTANCE_SAMPLING_LEVELS:
+            try:
+                cfg = GRPOConfig(iterations=1, prompts_per_iter=2, group_size=2, mu=2, beta=0.04, loss_type=loss_type,
+                                 importance_sampling_level=level, clip_eps=3e-4 if level == "sequence" else 0.2)
+            except ValueError as e:
+                assert "importance_sampling_level" in str(e) or loss_type in str(e) or level in str(e), str(e)
+                continue
+            assert cfg.loss_kwargs()["loss_type"] == loss_type
+            assert cfg.loss_kwargs().get("importance_sampling_level", "token") == level
+            m = GRPOTrainer(build_model(SMALL, 0), cfg).step()
+            assert np.isfinite(m["loss"]) and np.isfinite(m["grad_norm"])
+            ran.add((loss_type, level))
+    assert {t for t, _ in ran} == set(LOSS_TYPES)
+    assert {level for _, level in ran} == set(IMPORTANCE_SAMPLING_LEVELS)

@@ -1,6 +1,7 @@
 """`python -m sim tinylm`: SFT checkpoint -> GRPO -> pass@k before and after (story.run_story), as a table or JSON.
 
     python -m sim tinylm                    # from the shipped SFT checkpoint (assets/tinylm_sft.pt)
+    python -m sim tinylm --preset chapter-lab   # the chapter's lab: GRPO sharpens (sim/tinylm/presets.py)
     python -m sim tinylm --from-scratch     # train SFT first (~0.5 pass@1), then GRPO
     python -m sim tinylm --json --iterations 20 --group-size 4
     python -m sim tinylm --trainer trl --json   # the same run in TRL's GRPOTrainer (requirements-trl.txt)
@@ -17,6 +18,7 @@ from pathlib import Path
 from sim.settings import add_flags, from_args
 from sim.tinylm.checkpoint import ASSET, CheckpointError
 from sim.tinylm.grpo_train import GRPOConfig
+from sim.tinylm.presets import PRESET_NAMES, PRESETS, preset_changes
 from sim.tinylm.sft import SFTConfig
 from sim.tinylm.story import KS, StoryConfig, run_story
 
@@ -40,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", default=str(ASSET), help="SFT checkpoint to start from")
     p.add_argument("--save-sft", metavar="PATH", help="train SFT first (implied) and save the model here")
     p.add_argument("--sft-seed", type=int, default=0, help="seed of the SFT run (--from-scratch)")
+    p.add_argument("--preset", choices=PRESET_NAMES, default="default",
+                   help="; ".join(f"{n}: {q.title}" for n, q in PRESETS.items()) + " (other flags override it)")
     add_flags(p, StoryConfig)  # --eval-samples, --from-scratch
     add_flags(p, GRPOConfig, flags={"prompts_per_iter": "--prompts", "group_size": ("--group-size", "-G")})
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -48,6 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sim: this project's trainer; trl: TRL's GRPOTrainer (sim/tinylm/trl_run.py)")
     p.add_argument("--max-seconds", type=float, help="--trainer trl: stop GRPO after this long, then evaluate")
     return p
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The flags, with --preset's settings as the defaults that the other flags override."""
+    p = build_parser()
+    p.set_defaults(**preset_changes(p.parse_known_args(argv)[0].preset))
+    return p.parse_args(argv)
 
 
 def story_config(args: argparse.Namespace) -> StoryConfig:
@@ -90,7 +101,7 @@ def main(argv: list[str]) -> int:
     """Exit 0 on success; 2 for bad input (flags, values, a run over the memory cap, an unwritable --save-sft,
     a bad --checkpoint); 1 when the shipped checkpoint itself is missing or broken (rebuild it)."""
     try:
-        args = build_parser().parse_args(argv)
+        args = parse_args(argv)
         cfg = story_config(args)
         for flag, path in (("--save-sft", args.save_sft), ("--out", args.out)):
             if path:

@@ -1,8 +1,14 @@
-"""The default TinyLM story over several GRPO seeds: what GRPO does at large k, with the spread.
+"""The TinyLM presets' stories over several GRPO seeds: what GRPO does at large k, with the spread.
 
-`scripts/bench_tinylm.py --write-figures` runs story.run_story for seeds 0, 1, 2, ... and writes
-assets/tinylm_seeds.json; the page and the README show it. Runs are deterministic (float64), so the file
-is what the code gives on any machine; tests/test_tinylm.py checks seed 0's row against a fresh run.
+`scripts/bench_tinylm.py --preset NAME --write-figures` runs story.run_story for seeds 0, 1, 2, ... and
+writes the preset's record (PRESET_ASSETS: the default run in assets/tinylm_seeds.json, the chapter-lab
+run in assets/tinylm_chapter_lab.json); the page, the README and the static lesson read them through
+`load_seed_figures(path)` / `load_preset_figures()`. Runs are deterministic (float64), so a record is what
+the code gives on any machine; tests/test_tinylm.py checks seed 0's row of each against a fresh run.
+
+A row holds the chapter's figures (ROW_FIELDS) and, in records written since the presets, the mean
+pass@k curves and the never-solved prompts (CURVE_FIELDS, LIST_FIELDS) so that a page can draw them
+without training.
 """
 
 from __future__ import annotations
@@ -12,9 +18,16 @@ import math
 import statistics
 from pathlib import Path
 
-SEEDS_ASSET = Path(__file__).resolve().parents[2] / "assets" / "tinylm_seeds.json"
+from sim.tinylm.presets import PRESET_NAMES
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+SEEDS_ASSET = ASSETS / "tinylm_seeds.json"  # the default preset's record (the name predates the presets)
+PRESET_ASSETS = {"default": SEEDS_ASSET, "chapter-lab": ASSETS / "tinylm_chapter_lab.json"}
+assert set(PRESET_ASSETS) == set(PRESET_NAMES)
 ROW_FIELDS = ("seed", "pass_at_1_before", "pass_at_1_after", "pass_at_64_before", "pass_at_64_after",
               "never_solved_before", "never_solved_after", "crossover_k")  # fmt: skip
+CURVE_FIELDS = ("pass_at_k_before", "pass_at_k_after")  # element k-1 = pass@k, k = 1..n (optional in a record)
+LIST_FIELDS = ("never_solved_problems_before", "never_solved_problems_after")  # prompts "45+57=" (optional)
 
 
 def seed_row(result: dict) -> dict:
@@ -29,7 +42,19 @@ def seed_row(result: dict) -> dict:
         "never_solved_after": len(result["never_solved_after"]),
         "crossover_k": result["crossover_k"],
         "grpo_seconds": result["grpo_seconds"],
+        "pass_at_k_before": result["pass_at_k_before"],
+        "pass_at_k_after": result["pass_at_k_after"],
+        "never_solved_problems_before": result["never_solved_before"],
+        "never_solved_problems_after": result["never_solved_after"],
     }
+
+
+RECORD_FIELDS = ROW_FIELDS + CURVE_FIELDS + LIST_FIELDS + ("ripple_carry_pass_at_1",)
+
+
+def record_row(row: dict) -> dict:
+    """The part of a bench row that a record keeps (no timings: a record does not depend on the machine)."""
+    return {k: row[k] for k in RECORD_FIELDS if k in row}
 
 
 def _spread(values, fmt: str) -> str:
@@ -69,21 +94,63 @@ def reading(rows: list[dict]) -> str:
     return "Here coverage at k = 64 barely moved; the seeds disagree on the direction."
 
 
-def write_seed_figures(rows: list[dict], path: str | Path = SEEDS_ASSET, command: str = "") -> dict:
-    out = {"command": command, "runs": rows, "summary": summarize(rows)}
+def write_seed_figures(rows: list[dict], path: str | Path = SEEDS_ASSET, command: str = "",
+                       preset: str = "default") -> dict:  # fmt: skip
+    out = {"preset": preset, "command": command, "runs": rows, "summary": summarize(rows)}
     Path(path).write_text(json.dumps(out, indent=1) + "\n")
     return out
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def _valid_row(r) -> bool:
     if not isinstance(r, dict) or any(k not in r for k in ROW_FIELDS):
         return False
     nums = [r[k] for k in ROW_FIELDS if k != "crossover_k"] + ([] if r["crossover_k"] is None else [r["crossover_k"]])
-    return all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in nums)
+    curves = [r[k] for k in CURVE_FIELDS + ("ripple_carry_pass_at_1",) if k in r]
+    lists = [r[k] for k in LIST_FIELDS if k in r]
+    return (all(_number(x) for x in nums)
+            and all(isinstance(c, list) and c and all(_number(x) and 0 <= x <= 1 for x in c) for c in curves)
+            and all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists))  # fmt: skip
+
+
+def mean_curves(rows: list[dict]) -> dict | None:
+    """Mean, min and max over seeds of the pass@k curves before and after, if every row has them (same n)."""
+    if not all(k in r for r in rows for k in CURVE_FIELDS):
+        return None
+    if len({len(r[k]) for r in rows for k in CURVE_FIELDS}) != 1:
+        return None
+    out = {}
+    for k in CURVE_FIELDS:
+        cols = list(zip(*(r[k] for r in rows), strict=True))
+        out[k] = {"mean": [statistics.fmean(c) for c in cols], "min": [min(c) for c in cols],
+                  "max": [max(c) for c in cols]}  # fmt: skip
+    return out
+
+
+def side(rows: list[dict]) -> str:
+    """Which side of the debate the runs show, judged on coverage at k = 64 (medians over the rows):
+    "widened" when GRPO's pass@64 is higher or fewer problems are never solved (and neither says the opposite),
+    "narrowed" when it is lower or more are never solved (and neither says the opposite), else "mixed"."""
+
+    def change(key: str) -> float:
+        return statistics.median(r[f"{key}_after"] for r in rows) - statistics.median(r[f"{key}_before"] for r in rows)
+
+    wider = (change("pass_at_64"), -change("never_solved"))  # > 0: more solved within 64 samples
+    if max(wider) > 0 and min(wider) >= 0:
+        return "widened"
+    if min(wider) < 0 and max(wider) <= 0:
+        return "narrowed"
+    return "mixed"
 
 
 def load_seed_figures(path: str | Path = SEEDS_ASSET) -> dict | None:
-    """The written figures, or None if the file is missing or not in this shape (the page then omits them)."""
+    """The written figures, or None if the file is missing or not in this shape (the page then omits them).
+
+    {"runs", "summary", "reading", "command"} as before the presets, plus "side" (side()) and "curves"
+    (mean_curves(), None for an older record without curves)."""
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError):
@@ -93,4 +160,42 @@ def load_seed_figures(path: str | Path = SEEDS_ASSET) -> dict | None:
     if not all(_valid_row(r) for r in data["runs"]):
         return None
     rows = data["runs"]
-    return {"runs": rows, "summary": summarize(rows), "reading": reading(rows), "command": str(data.get("command", ""))}
+    return {"runs": rows, "summary": summarize(rows), "reading": reading(rows), "command": str(data.get("command", "")),
+            "side": side(rows), "curves": mean_curves(rows), "preset": str(data.get("preset", "default"))}  # fmt: skip
+
+
+def load_preset_figures() -> dict[str, dict]:
+    """Each preset's record that loads, by preset name (in PRESET_NAMES order)."""
+    figs = {name: load_seed_figures(PRESET_ASSETS[name]) for name in PRESET_NAMES}
+    return {name: f for name, f in figs.items() if f is not None}
+
+
+
+SIDES = {
+    "widened": "GRPO widened coverage (more problems solved within 64 samples than SFT: the other side of the debate)",
+    "narrowed": "GRPO narrowed coverage (fewer problems solved within 64 samples than SFT: the chapter's lab)",
+    "mixed": "The seeds disagree on what GRPO did at large k",
+}
+
+
+def caption(rows: list[dict], preset: str | None) -> str:
+    """Which side these runs show and why, from their numbers: the side (side()), the figures behind it
+    (medians over the rows), and the preset's reason (presets.PRESETS[preset].why) when they show the side
+    the preset's records show (a live run with other settings may not)."""
+    from sim.tinylm.presets import PRESETS
+
+    med = {k: statistics.median(r[k] for r in rows) for k in ROW_FIELDS if k not in ("seed", "crossover_k")}
+    crossed = [r["crossover_k"] for r in rows if r["crossover_k"] is not None]
+    if len(rows) > 1:
+        where = f"the curves cross in {len(crossed)} of {len(rows)} seeds"
+    else:
+        where = f"the curves cross at k ≈ {crossed[0]:.1f}" if crossed else "the curves do not cross"
+    text = (f"{SIDES[side(rows)]}: pass@1 {med['pass_at_1_before']:.3f} → {med['pass_at_1_after']:.3f}, pass@64 "
+            f"{med['pass_at_64_before']:.3f} → {med['pass_at_64_after']:.3f}, never solved "
+            f"{med['never_solved_before']:g} → {med['never_solved_after']:g}"
+            + (" (medians)" if len(rows) > 1 else "") + f", {where}.")  # fmt: skip
+    if preset in PRESETS and PRESETS[preset].side == side(rows):
+        text += f" Why: {PRESETS[preset].title}: {PRESETS[preset].why}."
+    elif preset in PRESETS:
+        text += f" Unlike the recorded {preset} runs ({PRESETS[preset].side} coverage): its settings or seed differ."
+    return text

@@ -18,6 +18,7 @@ Metrics carry TRL's names so they read the same as a TRL log.
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -26,11 +27,12 @@ import numpy as np
 import torch
 
 from sim.grpo import group_advantages, policy_loss
-from sim.settings import grpo_setting, setting, validate
+from sim.settings import grpo_setting, loss_kwargs, setting, validate
 from sim.tinylm.data import completion_mask, prompt_text, prompt_tokens, response_text, rewards, split
 from sim.tinylm.evaluate import expected_pass_at_1
 from sim.tinylm.model import DTYPE, TinyLM, generate, response_logprobs
 from sim.tinylm.optim import FlatAdamW, clip_grad
+from sim.tinylm.teacher import ripple_carry
 from sim.tinylm.tokens import MAX_NEW_TOKENS
 
 # Logged every iteration, except "kl": with beta = 0 only every kl_every iterations (and iteration 1).
@@ -71,7 +73,10 @@ class GRPOConfig:
     scale: str = grpo_setting("scale")
     ddof: int = grpo_setting("ddof")
     eps: float = grpo_setting("eps")
-    loss_type: str = grpo_setting("loss_type", choices=("grpo", "bnpo", "dapo", "dr_grpo"))
+    loss_type: str = grpo_setting("loss_type")
+    importance_sampling_level: str = grpo_setting("importance_sampling_level")
+    blind_spot_prompts: bool = setting(True, "train on the teacher's blind-spot problems too (ripple carries, 45+57): "
+                                       "off, GRPO never sees a prompt whose right answer SFT almost never samples")
     temperature: float = setting(1.0, "sampling temperature (the loss uses the same tempered distribution)", lo=0.05,
                                  hi=10.0)
     max_grad_norm: float = setting(1.0, "gradient clipping, as TRL; 0 turns it off", lo=0.0, hi=1e6)
@@ -86,9 +91,22 @@ class GRPOConfig:
 
     def __post_init__(self):
         validate(self)
+        _check_loss(tuple(sorted(self.loss_kwargs().items())))
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def loss_kwargs(self) -> dict:
+        """The keyword arguments of sim.grpo.policy_loss that this config sets, in one place."""
+        return loss_kwargs(self) | {"max_completion_length": MAX_NEW_TOKENS}
+
+
+@functools.lru_cache(maxsize=256)
+def _check_loss(kwargs: tuple) -> None:
+    """Refuse, before a run starts, a combination policy_loss refuses (its own rule and message): one call on
+    two one-token responses, off-policy and with a reference so that every branch's checks run."""
+    z = torch.zeros(2, 1, dtype=DTYPE)
+    policy_loss(z, z, z, torch.tensor([1.0, -1.0], dtype=DTYPE), torch.ones(2, 1, dtype=DTYPE), **dict(kwargs))
 
 
 def learning_rate(cfg: GRPOConfig, iteration: int) -> float:
@@ -118,6 +136,8 @@ class GRPOTrainer:
             self.policy.parameters(), lr=cfg.lr, betas=(cfg.adam_beta1, cfg.adam_beta2), weight_decay=cfg.weight_decay
         )
         self.train_problems, self.heldout = split()
+        if not cfg.blind_spot_prompts:  # the held-out set stays the same 300: only the training prompts change
+            self.train_problems = self.train_problems[~ripple_carry(self.train_problems)]
         self.train_prompts = prompt_tokens(self.train_problems)  # (N, 6), tokenised once
         self.rng = np.random.default_rng(cfg.seed)
         self.gen = torch.Generator().manual_seed(cfg.seed)
@@ -151,11 +171,7 @@ class GRPOTrainer:
         sums: dict[str, float] = {}
         for _ in range(cfg.mu):
             logp, entropy = response_logprobs(self.policy, prompts, responses, cfg.temperature, G)
-            loss, m = policy_loss(
-                logp, old_logp, ref_logp, adv, mask,
-                loss_type=cfg.loss_type, beta=cfg.beta, clip_eps=cfg.clip_eps, clip_eps_high=cfg.clip_eps_high,
-                max_completion_length=MAX_NEW_TOKENS,
-            )  # fmt: skip
+            loss, m = policy_loss(logp, old_logp, ref_logp, adv, mask, **cfg.loss_kwargs())
             self.opt.zero_grad()
             loss.backward()
             grad = self.opt.flat_grad()  # (N,) every parameter's gradient
@@ -196,16 +212,11 @@ class GRPOTrainer:
             })  # fmt: skip
         self.latest_groups = rows
 
-    def steps(self, stop=None, pause=None) -> Iterator[dict]:
-        """Run the remaining iterations, yielding each one's metrics.
-
-        `stop` and `pause` are optional threading.Event objects checked before every iteration:
-        stop ends the run; while pause is set the loop waits (still honouring stop).
-        """
+    def steps(self, stop=None) -> Iterator[dict]:
+        """Run the remaining iterations, yielding each one's metrics. `stop`, an optional threading.Event
+        (or multiprocessing.Event), is checked before every iteration and ends the run when set. (Pausing is
+        the caller's: job.py's worker waits between iterations.)"""
         while self.iteration < self.cfg.iterations:
-            while pause is not None and pause.is_set():
-                if stop is not None and stop.wait(0.05):
-                    return
             if stop is not None and stop.is_set():
                 return
             yield self.step()

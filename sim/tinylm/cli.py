@@ -11,13 +11,13 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
 from sim.settings import add_flags, from_args
-from sim.tinylm.checkpoint import ASSET, CheckpointError
+from sim.tinylm.checkpoint import ASSET, CheckpointError, check_save_path
 from sim.tinylm.grpo_train import GRPOConfig
 from sim.tinylm.sft import SFTConfig
 from sim.tinylm.story import KS, StoryConfig, run_story
+from sim.validate import neutral
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,14 +53,8 @@ def story_config(args: argparse.Namespace) -> StoryConfig:
 
 
 def check_output(path: str) -> None:
-    """Fail before training, not after it, when `path` cannot be written (ValueError, one line)."""
-    out = Path(path)
-    parent = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
-        raise ValueError(f"--save-sft {path}: is a directory")
-    existing = next((p for p in (parent, *parent.parents) if p.exists()), Path("."))
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise ValueError(f"--save-sft {path}: cannot write into {existing}")
+    """Fail before training, not after it, when `path` cannot be written (SavePathError, a ValueError: one line)."""
+    check_save_path(path)
 
 
 def format_table(res: dict) -> str:
@@ -98,9 +92,9 @@ def main(argv: list[str]) -> int:
         return 2
     except CheckpointError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 1 if Path(args.checkpoint).resolve() == ASSET else 2
+        return 1 if os.path.realpath(args.checkpoint) == str(ASSET) else 2  # realpath: no error on a symlink loop
     except OSError as e:  # e.g. the disk filled up while saving
-        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"error: {type(e).__name__}: {neutral(e)}", file=sys.stderr)
         return 2
     print(json.dumps(res) if args.json else format_table(res))
     return 0

@@ -197,7 +197,8 @@ starts = first_above(hard, HARD)
 if predict_mode() and starts is not None and not predict(
     "hard_prompt", f"The hardest prompt starts at p = {hard[0]:.3f}, so its groups are all wrong. Around which "
     f"iteration will its p pass {HARD} (mean over the seeds)?", answer=starts, tolerance=max(10, starts // 5),
-    fmt="{:.0f}", explain="It waits until the shared skill w, pushed by the other prompts, makes it sometimes "
+    fmt="{:.0f}", lo=0, hi=cfg.iterations,
+    explain="It waits until the shared skill w, pushed by the other prompts, makes it sometimes "
     "solvable: RL can only reinforce answers the model sometimes produces."):
     st.stop()  # the charts wait for the guess
 

@@ -30,6 +30,7 @@ import streamlit as st
 
 from sim.settings import default as field_default
 from sim.settings import settings as field_settings
+from sim.validate import neutral
 
 CLASSROOM_PARAM = "classroom"
 HIDE_PARAM = "hide"
@@ -39,11 +40,14 @@ PLAIN_LIMIT = 40  # characters of a URL value shown back to the user
 def plain(value: object, limit: int = PLAIN_LIMIT) -> str:
     """`value` as Markdown that renders as the same plain text: a code span, inside which Markdown forms no
     link, autolink, image, emphasis, HTML, colour directive, emoji code or formula. Its fence is one backtick
-    longer than any run of backticks in the value; control characters become spaces; the text is cut to
-    `limit` characters with an ellipsis."""
-    text = re.sub(r"[\x00-\x1f\x7f]", " ", str(value))
+    longer than any run of backticks in the value. The text is cut to `limit` characters with an ellipsis,
+    then every character that is not printable is written as a visible escape (`neutral`): control
+    characters, bidi overrides and isolates (U+202E would reverse the rest of the warning), U+0085,
+    U+2028/2029, zero-width characters."""
+    text = str(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
+    text = neutral(text)
     if not text.strip():
         return "(empty)"
     fence = "`" * (1 + max((len(run) for run in re.findall("`+", text)), default=0))

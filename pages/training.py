@@ -15,7 +15,7 @@ import streamlit as st
 from sim.export import settings_json, trl_grpo_config, trl_snippet
 from sim.toy import ToyConfig, ToyHistory, first_above, gave_signal, seed_band
 from ui.charts import COLORS, rgba
-from ui.controls import Choice, Flag, Num, apply_preset, current_values, drop_state, new_seed, set_state
+from ui.controls import Choice, Flag, Num, apply_preset, current_values, drop_state, fixed_by_link, new_seed, set_state
 from ui.labview import lab_switch, verdict
 from ui.page import open_page, presenter
 from ui.player import Band, Bars, Chart, Heatmap, Line, player
@@ -155,7 +155,9 @@ v = open_page(
 with st.sidebar:
     st.caption("Presets")
     for name, changes in PRESETS.items():
-        st.button(name, key=f"preset_{name}", on_click=apply_preset, args=(SPECS, changes), width="stretch")
+        why = fixed_by_link(changes)
+        st.button(name, key=f"preset_{name}", on_click=apply_preset, args=(SPECS, changes), width="stretch",
+                  disabled=why is not None, help=why)
 lab = lab_switch()
 
 try:
@@ -211,8 +213,8 @@ if pinned is not None:
 else:
     row.button("Pin this run", icon=":material/push_pin:", key="pin", help="keep this run and overlay it on the next",
                on_click=set_state, args=("pinned", current_values(SPECS)))
-row.button("New seed", icon=":material/casino:", key="new_seed",
-           on_click=new_seed)
+row.button("New seed", icon=":material/casino:", key="new_seed", on_click=new_seed,
+           disabled=fixed_by_link(["seed"]) is not None, help=fixed_by_link(["seed"]))
 row.download_button("Run history (CSV)", functools.partial(toy_history_csv, cfg),
                     file_name="grpo_toy_history.csv", mime="text/csv", key="dl_csv", on_click="ignore")
 row.download_button("Settings (JSON)", settings_json(v, page="training"), file_name="grpo_settings.json",

@@ -26,12 +26,14 @@ import re
 
 import streamlit as st
 
+from ui.controls import url_param
+
 PREDICT_PARAM = "predict"
 
 
 def predict_mode() -> bool:
     """Whether this page was opened with ?predict=1 (questions before answers)."""
-    return st.query_params.get(PREDICT_PARAM, "").strip().lower() in ("1", "true", "yes", "on")
+    return (url_param(PREDICT_PARAM) or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _keys(key: str) -> tuple[str, str, str]:

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from sim import files
 from sim.lab.cli import main as lab_main
 from sim.lab.limits import TIMEOUT_MAX, TIMEOUT_MIN, parse_timeout
-from sim.tinylm import checkpoint as ckpt
 from sim.tinylm import cli as tinylm_cli
 from sim.tinylm.checkpoint import SavePathError, load_checkpoint, save_checkpoint, sidecar_path
 from sim.tinylm.model import ModelConfig, build_model
@@ -210,7 +210,7 @@ def test_a_failed_save_leaves_the_old_files_whole(tmp_path, monkeypatch, failing
         if len(calls) == failing_write:
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(ckpt.os, "fsync", full_disk)
+    monkeypatch.setattr(files.os, "fsync", full_disk)
     with pytest.raises(OSError, match="No space left"):
         save_checkpoint(build_model(SMALL, 1), path, {"seed": 1})
     assert tree(tmp_path) == before  # the old pair, byte for byte; no temporary file left
@@ -243,3 +243,33 @@ def test_pickle_with_reduce_is_refused_in_one_line(tmp_path, capsys):
     res = run_cli(["tinylm", "--checkpoint", str(tmp_path / "evil2.pt")], tmp_path)  # stderr as a user sees it
     assert res.returncode == 2 and res.stdout == "" and "refused without running" in one_line_error(res.stderr)
     assert not marker.exists()
+
+
+# ---- the grep pass: the toy's --out follows the same rules (sim/files.py) ---------------------------------
+
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda d: ((d / "h.csv").symlink_to(d / "g.csv"), (d / "g.csv").symlink_to(d / "h.csv")),
+     "Too many levels of symbolic links"),
+    (lambda d: (d / "h.csv").symlink_to("/dev/full"), "/dev/full is not a regular file"),
+    (lambda d: (d / "h.csv").mkdir(), "h.csv is a directory"),  # messages: "cannot write PATH: why"
+])
+def test_toy_out_is_refused_before_the_run(tmp_path, capsys, monkeypatch, make, needle):
+    from sim import toy_cli
+
+    make(tmp_path)
+    before = tree(tmp_path)
+    monkeypatch.setattr(toy_cli, "run_toy", lambda *_: pytest.fail("the run started before --out was refused"))
+    assert toy_cli.main(["--out", str(tmp_path / "h.csv")]) == 2
+    assert needle in one_line_error(capsys.readouterr().err) and tree(tmp_path) == before
+
+
+def test_toy_out_failed_write_keeps_the_old_file(tmp_path, capsys, monkeypatch):
+    from sim import toy_cli
+
+    out = tmp_path / "h.csv"
+    out.write_text("old,history\n")
+    monkeypatch.setattr(files.os, "replace", lambda *_: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space")))
+    assert toy_cli.main(["--out", str(out), "--iterations", "50", "--n-seeds", "1"]) == 2
+    assert "No space" in one_line_error(capsys.readouterr().err)
+    assert tree(tmp_path) == {"h.csv": b"old,history\n"}  # old file whole, no temporary file left

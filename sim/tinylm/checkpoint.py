@@ -16,17 +16,15 @@ values read from the file appear in the message only as short plain text (`plain
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import re
-import secrets
 import stat
-import tempfile
 import warnings
 from pathlib import Path
 
 import torch
 
+from sim.files import OutputPathError, check_writable, shown_path, write_atomically
 from sim.tinylm.memory import MEMORY_CAP_BYTES, describe, model_bytes, n_params
 from sim.tinylm.model import DTYPE, LIMITS, ModelConfig, TinyLM
 from sim.tinylm.tokens import MAX_NEW_TOKENS, PROMPT_LEN, VOCAB_SIZE
@@ -58,12 +56,11 @@ def plain(value, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class SavePathError(ValueError):
+class SavePathError(OutputPathError):
     """A path a checkpoint cannot be saved to (bad input: the CLI exits 2); str() says why, in one line."""
 
 
 SUFFIX = ".pt"  # a checkpoint's name ends in .pt; its sidecar has the same name with .json
-NAME_MAX = 255  # bytes in one file name (Linux, macOS); ENAMETOOLONG beyond
 
 
 def sidecar_path(path: str | Path) -> Path:
@@ -77,62 +74,33 @@ def check_save_path(path: str | Path, flag: str = "--save-sft") -> Path:
 
     The name must end in .pt: the sidecar is the same name with .json, so it never is the checkpoint itself
     (`model.json` would have been overwritten by its own sidecar), and a slip such as `--save-sft notes.txt`
-    cannot replace a file that is not a checkpoint. An existing checkpoint (or sidecar) is replaced only if
-    it is a regular file, an existing sidecar only if it is a TinyLM sidecar; a symlink loop, a link to a
-    device (/dev/full) or a directory in either place is refused; the directory must take a new file.
-    Returns the checkpoint's real path (a symlink to a regular file is followed)."""
-    text = str(path)
-    shown = neutral(text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)")
-    out = Path(path).expanduser()
+    cannot replace a file that is not a checkpoint. An existing sidecar is replaced only if it is a TinyLM
+    sidecar. Everything else (symlink loops, devices, directories, long names, a parent that cannot take a
+    file) is sim.files.check_writable's. Returns the checkpoint's real path."""
+    if Path(path).suffix != SUFFIX:
+        raise SavePathError(f"{flag} {shown_path(path)}: a checkpoint's name must end in {SUFFIX} (its sidecar is "
+                            f"the same name with .json)")  # fmt: skip
     try:
-        if out.suffix != SUFFIX:
-            raise SavePathError(f"{flag} {shown}: a checkpoint's name must end in {SUFFIX} (its sidecar is the "
-                                f"same name with .json)")  # fmt: skip
-        target = Path(os.path.realpath(out))
-        for p in (target, sidecar_path(target)):
-            _check_replaceable(p, flag, shown)
-        parent = next((p for p in (target.parent, *target.parents) if p.exists()), None)
-        if parent is None or not parent.is_dir():
-            raise SavePathError(f"{flag} {shown}: {neutral(parent)} is not a directory")
-        if parent == target.parent:  # a real probe: permissions, a read-only file system, quotas on inodes
-            fd, probe = tempfile.mkstemp(dir=parent, prefix=".tinylm-probe-")
-            os.close(fd)
-            os.unlink(probe)
-        elif not os.access(parent, os.W_OK | os.X_OK):
-            raise SavePathError(f"{flag} {shown}: cannot create directories in {neutral(parent)}")
-    except OSError as e:  # ENAMETOOLONG, EACCES, EROFS, ELOOP from the path's own components
-        raise SavePathError(f"{flag} {shown}: cannot write there ({e.strerror or type(e).__name__})") from None
-    return target
-
-
-def _check_replaceable(p: Path, flag: str, shown: str) -> None:
-    try:
-        st = os.stat(p)  # follows links: a loop raises ELOOP; a name too long ENAMETOOLONG
-    except FileNotFoundError:
-        if len(os.fsencode(p.name)) > NAME_MAX:  # not there yet: it must be creatable
-            raise SavePathError(f"{flag} {shown}: the name {neutral(p.name[:40])}... is too long") from None
-        return
-    except OSError as e:
-        raise SavePathError(f"{flag} {shown}: {neutral(p)} cannot be written ({e.strerror})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise SavePathError(f"{flag} {shown}: {neutral(p)} is a directory")
-    if not stat.S_ISREG(st.st_mode):
-        raise SavePathError(f"{flag} {shown}: {neutral(p)} is not a regular file (a device or a pipe)")
-    if p.suffix == ".json":
+        target = check_writable(path, flag, also=(sidecar_path,))
+    except OutputPathError as e:
+        raise SavePathError(str(e)) from None
+    side = sidecar_path(target)
+    if side.is_file():
         try:
-            ours = st.st_size < 2**20 and json.loads(p.read_text()).get("format") == FORMAT
+            ours = side.stat().st_size < 2**20 and json.loads(side.read_text()).get("format") == FORMAT
         except (OSError, ValueError, AttributeError):
             ours = False
         if not ours:
-            raise SavePathError(f"{flag} {shown}: its sidecar {neutral(p.name)} exists and is not a TinyLM "
-                                "sidecar; nothing was written (move it, or choose another name)")  # fmt: skip
+            raise SavePathError(f"{flag} {shown_path(path)}: its sidecar {neutral(side.name)} exists and is not a "
+                                "TinyLM sidecar; nothing was written (move it, or choose another name)")  # fmt: skip
+    return target
 
 
 def save_checkpoint(model: TinyLM, path: str | Path, meta: dict | None = None) -> None:
-    """Write the model and a JSON sidecar (path with .json) holding config and `meta`, atomically: each goes to
-    a temporary file in the same directory, and only when both are complete are they renamed into place, so
-    a full disk or an interruption leaves the old files (or none), never half a file. SavePathError for a
-    path check_save_path refuses."""
+    """Write the model and a JSON sidecar (path with .json) holding config and `meta`, atomically
+    (sim.files.write_atomically: both complete, then both renamed into place, so a full disk or an
+    interruption leaves the old pair or none, never half a file). SavePathError for a path check_save_path
+    refuses."""
     target = check_save_path(path, "checkpoint")
     meta = dict(meta or {})
     blob = {
@@ -143,23 +111,8 @@ def save_checkpoint(model: TinyLM, path: str | Path, meta: dict | None = None) -
         "meta": meta,
     }
     side = {"format": FORMAT, "version": VERSION, "model_config": model.cfg.to_dict(), **meta}
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temps = []
-    try:
-        for write in (lambda f: torch.save(blob, f), lambda f: f.write((json.dumps(side, indent=2) + "\n").encode())):
-            tmp = target.parent / f".{target.name[:64]}.{secrets.token_hex(6)}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
-            temps.append(tmp)
-            with os.fdopen(fd, "wb") as f:
-                write(f)
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(temps[0], target)
-        os.replace(temps[1], sidecar_path(target))
-    finally:
-        for tmp in temps:
-            if os.path.lexists(tmp):
-                os.unlink(tmp)
+    write_atomically({target: lambda f: torch.save(blob, f),
+                      sidecar_path(target): (json.dumps(side, indent=2) + "\n").encode()})
 
 
 def check_model_config(raw, where: str = "checkpoint") -> ModelConfig:

@@ -12,6 +12,8 @@ import math
 import statistics
 from pathlib import Path
 
+from sim.files import write_atomically
+
 SEEDS_ASSET = Path(__file__).resolve().parents[2] / "assets" / "tinylm_seeds.json"
 ROW_FIELDS = ("seed", "pass_at_1_before", "pass_at_1_after", "pass_at_64_before", "pass_at_64_after",
               "never_solved_before", "never_solved_after", "crossover_k")  # fmt: skip
@@ -71,7 +73,7 @@ def reading(rows: list[dict]) -> str:
 
 def write_seed_figures(rows: list[dict], path: str | Path = SEEDS_ASSET, command: str = "") -> dict:
     out = {"command": command, "runs": rows, "summary": summarize(rows)}
-    Path(path).write_text(json.dumps(out, indent=1) + "\n")
+    write_atomically({Path(path): (json.dumps(out, indent=1) + "\n").encode()})
     return out
 
 

@@ -51,3 +51,22 @@ def neutral(text: object, *, keep_newlines: bool = False) -> str:
             code = ord(ch)
             out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
     return "".join(out)
+
+
+def env_number(name: str, default: float, low: float, high: float, environ=None) -> float:
+    """The number in environment variable `name` (`default` when unset or blank), in [low, high]; otherwise
+    ValueError in one line naming the variable (a server or CLI set up wrong says so, never with a traceback
+    from deep inside, and `inf` or `1e999` never reach an int())."""
+    import os
+
+    raw = (os.environ if environ is None else environ).get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        x = float(raw)
+    except ValueError:
+        x = math.nan
+    if not (math.isfinite(x) and low <= x <= high):
+        bounds = [int(b) if float(b).is_integer() else b for b in (low, high)]
+        raise ValueError(f"{name}={neutral(raw[:40])} is not a number from {bounds[0]} to {bounds[1]}")
+    return x

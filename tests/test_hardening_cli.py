@@ -273,3 +273,19 @@ def test_toy_out_failed_write_keeps_the_old_file(tmp_path, capsys, monkeypatch):
     assert toy_cli.main(["--out", str(out), "--iterations", "50", "--n-seeds", "1"]) == 2
     assert "No space" in one_line_error(capsys.readouterr().err)
     assert tree(tmp_path) == {"h.csv": b"old,history\n"}  # old file whole, no temporary file left
+
+
+@pytest.mark.parametrize("raw", ["abc", "inf", "-5", "1e999", "\u202e9"])
+def test_a_bad_memory_cap_in_the_environment_is_one_line(raw):
+    from sim.validate import env_number
+
+    with pytest.raises(ValueError, match=r"^TINYLM_MEMORY_CAP_MB=\S+ is not a number from 1 to 1048576$"):
+        env_number("TINYLM_MEMORY_CAP_MB", 2048, 1, 2**20, {"TINYLM_MEMORY_CAP_MB": raw})
+    assert env_number("X", 2048, 1, 2**20, {"X": " "}) == 2048 and env_number("X", 1, 1, 9, {"X": "4.5"}) == 4.5
+
+
+def test_a_bad_memory_cap_stops_the_cli_in_one_line(tmp_path):
+    env = {**os.environ, "TINYLM_MEMORY_CAP_MB": "abc"}
+    res = subprocess.run([sys.executable, "-m", "sim", "tinylm"], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 2 and "TINYLM_MEMORY_CAP_MB=abc is not a number" in one_line_error(res.stderr)

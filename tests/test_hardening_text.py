@@ -68,3 +68,17 @@ def test_minus_zero_guess_reads_as_zero():
     at.button(key="predict-wasted-reveal").click().run()
     body = " ".join(w.value for w in at.warning)
     assert "Your guess 0%" in body and "-0" not in body and "(100% of the answer)" in body
+
+
+def test_a_student_message_with_bidi_characters_is_shown_escaped(monkeypatch, tmp_path):
+    from tests.test_lab_page import FIXTURES
+    from tests.test_lab_page import run as run_lab_page
+
+    source = (FIXTURES / "raises" / "tasks.py").read_text()
+    evil = source.replace("groups larger than 2", "\\u202egroups\\u2028larger\\u2066 than 2")
+    assert evil != source
+    (tmp_path / "tasks.py").write_text(evil)
+    at = run_lab_page(monkeypatch, tmp_path)
+    shown = " ".join(t.value for t in at.text)
+    assert "\\u202egroups" in shown and "\\u2066 than 2" in shown, shown  # U+2028: a space or an escape
+    assert not any(ch in shown for ch in "\u202e\u2028\u2066")

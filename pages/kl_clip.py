@@ -69,7 +69,7 @@ if mine is not None:
     verdict(mine[0], "k3_kl over u = π_ref / π (black dots)", lab=lab, task="k3_kl")
     verdict(mine[1], "d k3 / d log π (by autograd through your k3_kl)")
 if predict("k3", f"The policy gives a token probability {pi:.2f}, the reference {pi_ref:.2f}. What is its k3?",
-           answer=round(chk["k3"], 4), tolerance=0.002, explain="k3 = u − log u − 1 with u = π_ref / π."):
+           answer=round(chk["k3"], 4), tolerance=0.002, lo=0, explain="k3 = u − log u − 1 with u = π_ref / π."):
     m = st.columns(4)
     m[0].metric("u = π_ref / π", f"{chk['u']:.3f}")
     m[1].metric("k3", f"{chk['k3']:.4f}")

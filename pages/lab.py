@@ -10,6 +10,7 @@ import streamlit as st
 
 from sim.lab.checks import CASES, TASKS
 from sim.lab.runner import LAB_ENV, TIMEOUT_ENV, lab_from_env
+from sim.validate import neutral
 from ui.page import open_page
 
 EQUATIONS = {
@@ -55,7 +56,7 @@ def show_results(lab) -> None:
         results = [] if problem else lab.check_all()
     if problem:
         st.error("Your file could not be loaded:", icon=":material/error:")
-        st.code(problem.message, language=None, wrap_lines=True)
+        st.code(neutral(problem.message, keep_newlines=True), language=None, wrap_lines=True)
         return
     n_pass = sum(r.passed for r in results)
     st.markdown(f"**{n_pass} of {len(results)} tasks pass.** The checks rerun when the file changes.")
@@ -67,9 +68,9 @@ def show_results(lab) -> None:
             if r.passed:
                 st.caption(f"all {r.n_cases} checks pass")
             else:
-                st.text(r.message)  # from the student's code: plain text only
+                st.text(neutral(r.message, keep_newlines=True))  # from the student's code: plain text only
                 if r.case:
-                    st.caption(f"failing check: {md_escape(r.case)}")
+                    st.caption(f"failing check: {md_escape(neutral(r.case))}")
     st.button("Run the checks again", key="lab_rerun")
 
 
@@ -84,7 +85,7 @@ open_page(
 lab, problem = lab_from_env()
 if problem:
     st.error("The lab configured for this server cannot be used:", icon=":material/error:")
-    st.code(problem, language=None, wrap_lines=True)
+    st.code(neutral(problem, keep_newlines=True), language=None, wrap_lines=True)
 elif lab is not None:
     show_results(lab)
 else:

@@ -71,7 +71,7 @@ st.markdown(
     f"{s['pass@1_before']:.3f} → {s['pass@1_after']:.3f}."
 )
 if predict("two_problems", f"Before RL the mean pass@64 is {s['pass@64_before']:.3f}. What is it after RL?",
-           answer=round(s["pass@64_after"], 3), tolerance=0.03,
+           answer=round(s["pass@64_after"], 3), tolerance=0.03, lo=0, hi=1,
            explain=f"The curves cross near k = {s['crossover_k']:.1f}."):
     curves_chart("pass@k of problems A and B, and their mean", CHAPTER_P_BEFORE, CHAPTER_P_AFTER,
                  "chapter_passk_chart", per_problem=("A", "B"))

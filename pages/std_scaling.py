@@ -41,7 +41,7 @@ with c1:
     st.caption("Exercise 15.4: the mean |A| of a group, with and without the std division.")
     if predict("ex15_4", f"A group of G = {G} has 1 correct answer. With the std division, what is its mean |A|? "
                f"(A group with {G // 2} correct has {with_std[G // 2]:.2f}.)", answer=round(float(with_std[1]), 2),
-               tolerance=0.05, explain=f"Without the std it would be {without[1]:.2f}."):
+               tolerance=0.05, lo=0, explain=f"Without the std it would be {without[1]:.2f}."):
         fig = figure(f"Mean |A| of a group with c of {G} correct", "number correct c", "mean |A|", height=380)
         fig.add_scatter(x=cs, y=with_std, name="with std (GRPO)", mode="lines+markers",
                         line=dict(color=COLORS["main"]))

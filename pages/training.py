@@ -15,7 +15,7 @@ import streamlit as st
 from sim.export import settings_json, trl_grpo_config, trl_snippet
 from sim.toy import ToyConfig, ToyHistory, clip_summary, first_above, gave_signal, seed_band
 from ui.charts import COLORS, rgba
-from ui.controls import Choice, Flag, Num, apply_preset, current_values, drop_state, new_seed, set_state
+from ui.controls import Choice, Flag, Num, apply_preset, current_values, drop_state, fixed_by_link, new_seed, set_state
 from ui.labview import lab_switch, verdict
 from ui.page import open_page, presenter
 from ui.player import Band, Bars, Chart, Heatmap, Line, player
@@ -187,7 +187,9 @@ v = open_page(
 with st.sidebar:
     st.caption("Presets")
     for name, changes in PRESETS.items():
-        st.button(name, key=f"preset_{name}", on_click=apply_preset, args=(SPECS, changes), width="stretch")
+        why = fixed_by_link(changes)
+        st.button(name, key=f"preset_{name}", on_click=apply_preset, args=(SPECS, changes), width="stretch",
+                  disabled=why is not None, help=why)
 lab = lab_switch()
 
 try:
@@ -229,7 +231,8 @@ starts = first_above(hard, HARD)
 if predict_mode() and starts is not None and not predict(
     "hard_prompt", f"The hardest prompt starts at p = {hard[0]:.3f}, so its groups are all wrong. Around which "
     f"iteration will its p pass {HARD} (mean over the seeds)?", answer=starts, tolerance=max(10, starts // 5),
-    fmt="{:.0f}", explain="It waits until the shared skill w, pushed by the other prompts, makes it sometimes "
+    fmt="{:.0f}", lo=0, hi=cfg.iterations,
+    explain="It waits until the shared skill w, pushed by the other prompts, makes it sometimes "
     "solvable: RL can only reinforce answers the model sometimes produces."):
     st.stop()  # the charts wait for the guess
 
@@ -244,8 +247,8 @@ if pinned is not None:
 else:
     row.button("Pin this run", icon=":material/push_pin:", key="pin", help="keep this run and overlay it on the next",
                on_click=set_state, args=("pinned", current_values(SPECS)))
-row.button("New seed", icon=":material/casino:", key="new_seed",
-           on_click=new_seed)
+row.button("New seed", icon=":material/casino:", key="new_seed", on_click=new_seed,
+           disabled=fixed_by_link(["seed"]) is not None, help=fixed_by_link(["seed"]))
 row.download_button("Run history (CSV)", functools.partial(toy_history_csv, cfg),
                     file_name="grpo_toy_history.csv", mime="text/csv", key="dl_csv", on_click="ignore")
 row.download_button("Settings (JSON)", settings_json(v, page="training"), file_name="grpo_settings.json",

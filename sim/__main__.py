@@ -27,7 +27,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import importlib
 
-    module = importlib.import_module(COMMANDS[argv[0]][0])
+    try:
+        module = importlib.import_module(COMMANDS[argv[0]][0])
+    except ValueError as e:  # a setting read at import, e.g. TINYLM_MEMORY_CAP_MB=abc (sim.validate.env_number)
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return module.main(argv[1:])
 
 

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sim.files import write_atomically
 from sim.grpo import trl_advice
 from sim.settings import GRPO_DEFAULTS
 
@@ -150,6 +151,7 @@ def rows_csv(rows: Sequence[Mapping[str, object]]) -> str:
 def write_history(rows: Sequence[Mapping[str, object]], config, path: Path) -> None:
     """Write history rows to `path`: CSV (rows_csv) or, for a .json path, {"config": ..., "rows": ...}."""
     if path.suffix == ".json":
-        path.write_text(json.dumps({"config": dataclasses.asdict(config), "rows": list(rows)}))
+        text = json.dumps({"config": dataclasses.asdict(config), "rows": list(rows)})
     else:
-        path.write_text(rows_csv(rows))
+        text = rows_csv(rows)
+    write_atomically({path: text.encode()})  # whole or not at all: a full disk leaves the old file

@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 from sim.export import write_history
+from sim.files import check_writable, shown_path
 from sim.settings import add_flags, from_args
 from sim.toy import ToyConfig, ToyHistory, expected_run, history_rows, run_toy
 
@@ -76,17 +76,16 @@ def _text_summary(s: dict) -> str:
 
 
 def _check_out(text: str | None) -> Path | None:
-    """The --out path, refused before any work if it has the wrong extension or cannot be written."""
+    """The --out path, refused before any work if it has the wrong extension or cannot be written
+    (sim.files.check_writable: a directory, a symlink loop, a device, a long name, no such directory)."""
     if text is None:
         return None
     out = Path(text)
     if out.suffix not in (".csv", ".json"):
-        raise ArgError(f"--out must end in .csv or .json, got {text!r}")
-    if out.is_dir() or not out.parent.is_dir():
-        raise ArgError(f"cannot write {text}: {'it is a directory' if out.is_dir() else 'no such directory'}")
-    if not os.access(out if out.exists() else out.parent, os.W_OK):
-        raise ArgError(f"cannot write {text}: permission denied")
-    return out
+        raise ArgError(f"--out must end in .csv or .json, got {shown_path(text)!r}")
+    if not out.parent.is_dir():
+        raise ArgError(f"cannot write {shown_path(text)}: no such directory")
+    return check_writable(out, "cannot write")  # "cannot write PATH: why"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # the output vanished or the disk filled between the check and the write
-        print(f"error: cannot write {args.out}: {err.strerror}", file=sys.stderr)
+        print(f"error: cannot write {shown_path(args.out)}: {err.strerror}", file=sys.stderr)
         return 2
     s = summary(h, seconds)
     try:

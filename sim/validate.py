@@ -33,3 +33,40 @@ def shown(value, limit: int = 40) -> str:
     """repr(value) for a message, cut to `limit` characters: a refused value may be long."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def neutral(text: object, *, keep_newlines: bool = False) -> str:
+    """`text` with every character that is not printable written as a visible escape (\\u202e), so that text
+    from outside shows as what it is: control characters, bidi overrides and isolates (U+202A-202E,
+    U+2066-2069), U+0085, the line and paragraph separators U+2028/2029, zero-width and other format
+    characters. A backslash stays as it is. With `keep_newlines`, "\\n" stays a line break (multi-line text).
+    >>> neutral("a\\u202eb\\x00")
+    'a\\\\u202eb\\\\u0000'
+    """
+    out = []
+    for ch in str(text):
+        if ch.isprintable() or (keep_newlines and ch == "\n"):
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    return "".join(out)
+
+
+def env_number(name: str, default: float, low: float, high: float, environ=None) -> float:
+    """The number in environment variable `name` (`default` when unset or blank), in [low, high]; otherwise
+    ValueError in one line naming the variable (a server or CLI set up wrong says so, never with a traceback
+    from deep inside, and `inf` or `1e999` never reach an int())."""
+    import os
+
+    raw = (os.environ if environ is None else environ).get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        x = float(raw)
+    except ValueError:
+        x = math.nan
+    if not (math.isfinite(x) and low <= x <= high):
+        bounds = [int(b) if float(b).is_integer() else b for b in (low, high)]
+        raise ValueError(f"{name}={neutral(raw[:40])} is not a number from {bounds[0]} to {bounds[1]}")
+    return x

@@ -195,7 +195,7 @@ def test_cli_syntax_error_is_one_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv,needle", [
     (["check", "/no/such/lab.py"], "error: no such file: /no/such/lab.py"),
-    (["check", str(FIXTURES / "correct"), "--timeout", "0"], "error: --timeout must be a positive number"),
+    (["check", str(FIXTURES / "correct"), "--timeout", "0"], "error: --timeout=0 is not a number of seconds from 0.1"),
     (["check", str(ROOT / "README.md")], "error: not a Python file (.py)"),
     (["frobnicate"], "error: argument {check,new}: invalid choice: 'frobnicate'"),
 ])

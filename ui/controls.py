@@ -30,6 +30,7 @@ import streamlit as st
 
 from sim.settings import default as field_default
 from sim.settings import settings as field_settings
+from sim.validate import neutral
 
 CLASSROOM_PARAM = "classroom"
 HIDE_PARAM = "hide"
@@ -39,11 +40,14 @@ PLAIN_LIMIT = 40  # characters of a URL value shown back to the user
 def plain(value: object, limit: int = PLAIN_LIMIT) -> str:
     """`value` as Markdown that renders as the same plain text: a code span, inside which Markdown forms no
     link, autolink, image, emphasis, HTML, colour directive, emoji code or formula. Its fence is one backtick
-    longer than any run of backticks in the value; control characters become spaces; the text is cut to
-    `limit` characters with an ellipsis."""
-    text = re.sub(r"[\x00-\x1f\x7f]", " ", str(value))
+    longer than any run of backticks in the value. The text is cut to `limit` characters with an ellipsis,
+    then every character that is not printable is written as a visible escape (`neutral`): control
+    characters, bidi overrides and isolates (U+202E would reverse the rest of the warning), U+0085,
+    U+2028/2029, zero-width characters."""
+    text = str(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
+    text = neutral(text)
     if not text.strip():
         return "(empty)"
     fence = "`" * (1 + max((len(run) for run in re.findall("`+", text)), default=0))
@@ -206,9 +210,28 @@ def url_text(value: object) -> str:
     return str(value)
 
 
+def url_param(key: str) -> str | None:
+    """The raw text of URL parameter `key` (None if absent), by one rule for every parameter: a key the link
+    repeats (`?G=4&G=16`) takes its last value, as `st.query_params[key]` does, with a warning naming it,
+    and the address bar is rewritten to that one value. (Streamlit 1.67's `bind="query-params"` seeds a
+    widget from `QueryParams.get_initial_value`, which returns the list for a repeated key: a slider reads
+    it as a range and falls back to its default, a radio takes the last; so the list is resolved here,
+    before any widget is created.)"""
+    values = st.query_params.get_all(key)
+    if len(values) > 1:
+        st.warning(f"URL parameter {key} is given {len(values)} times ({plain(', '.join(values))}); using the "
+                   f"last one.", icon="⚠️")  # fmt: skip
+        try:
+            st.query_params[key] = values[-1]
+        except st.errors.StreamlitAPIException:  # bound to a widget already: it holds one value
+            pass
+        _reseed_from_url()
+    return values[-1] if values else None
+
+
 def hidden_keys() -> set[str]:
     """Controls the link asks to hide (?hide=G,beta)."""
-    raw = st.query_params.get(HIDE_PARAM, "")
+    raw = url_param(HIDE_PARAM) or ""
     return {k.strip() for k in raw.split(",") if k.strip()}
 
 
@@ -216,7 +239,7 @@ def _url_value(spec: Spec) -> object:
     """The validated value the URL carries for `spec`. A bad raw value is reported (shown as plain text) and
     replaced in the address bar by the value used (a default is left out, as Streamlit does), so a copied
     link reproduces what the page shows."""
-    raw = st.query_params.get(spec.key)
+    raw = url_param(spec.key)
     if raw is None:
         return spec.default
     value, problem = parse_url_value(spec, raw)
@@ -271,10 +294,13 @@ def control(spec: Spec, *, where=None, disabled: bool = False):
 
 
 def current_values(specs: list[Spec]) -> dict[str, object]:
-    """Each spec's current value (widget state, else a hidden control's URL value, else default)."""
-    out = {}
+    """Each spec's current value: a hidden control's URL value (what the page uses), else widget state, else
+    the default."""
+    out, hidden = {}, hidden_keys()
     for s in specs:
-        if s.key in st.session_state:
+        if s.key in hidden:
+            out[s.key] = _url_value(s)
+        elif s.key in st.session_state:
             out[s.key] = st.session_state[s.key]
         elif s.key in st.query_params:
             out[s.key] = parse_url_value(s, st.query_params[s.key])[0]
@@ -297,14 +323,27 @@ def drop_state(key: str) -> None:
     st.session_state.pop(key, None)
 
 
+# A button never changes a setting the link hides: the page uses the link's value for it, so the button is
+# disabled (`fixed_by_link` says why) and its callback leaves hidden keys alone.
+
+
+def fixed_by_link(keys) -> str | None:
+    """Why a button that sets `keys` is disabled (some are hidden by the link), or None."""
+    fixed = sorted(set(keys) & hidden_keys())
+    return f"the link fixes {', '.join(fixed)} ({HIDE_PARAM}={','.join(fixed)})" if fixed else None
+
+
 def new_seed(key: str = "seed") -> None:
-    st.session_state[key] = random.randrange(10000)
+    if key not in hidden_keys():
+        st.session_state[key] = random.randrange(10000)
 
 
 def apply_preset(specs: list[Spec], changes: dict) -> None:
-    """Set every control to the preset's value, or to its default where the preset says nothing."""
+    """Set every visible control to the preset's value, or to its default where the preset says nothing."""
+    hidden = hidden_keys()
     for spec in specs:
-        st.session_state[spec.key] = changes.get(spec.key, spec.default)
+        if spec.key not in hidden:
+            st.session_state[spec.key] = changes.get(spec.key, spec.default)
 
 
 def share_query(specs: list[Spec], values: dict[str, object], *, hide=(), classroom: bool = False) -> str:
@@ -318,7 +357,7 @@ def share_query(specs: list[Spec], values: dict[str, object], *, hide=(), classr
 
 
 def classroom_active() -> bool:
-    return st.query_params.get(CLASSROOM_PARAM, "") in ("1", "true")
+    return url_param(CLASSROOM_PARAM) in ("1", "true")
 
 
 def classroom_link_builder(specs: list[Spec]) -> None:
@@ -326,8 +365,10 @@ def classroom_link_builder(specs: list[Spec]) -> None:
     with st.sidebar.expander("Share / classroom link"):
         values = current_values(specs)
         base = st.context.url or ""
+        kept = tuple(s.key for s in specs if s.key in hidden_keys())  # this page's link as it is: hide kept
         st.caption("This setup, seed included, as one link:")
-        st.code(f"{base}?{share_query(specs, values)}".rstrip("?"), language=None, wrap_lines=True)
+        this = share_query(specs, values, hide=kept, classroom=classroom_active())
+        st.code(f"{base}?{this}".rstrip("?"), language=None, wrap_lines=True)
         labels = {s.key: s.label for s in specs}
         hide = st.multiselect(
             "Hide these controls", [s.key for s in specs], format_func=lambda k: labels[k], key="_classroom_hide"

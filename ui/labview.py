@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from sim.lab.runner import LAB_ENV, Comparison, lab_from_env
+from sim.validate import neutral
 
 SWITCH_KEY = "use_lab"
 
@@ -21,7 +22,7 @@ def lab_switch():
     if problem:
         with st.sidebar:
             st.error(f"{LAB_ENV} is set but cannot be used:", icon=":material/error:")
-            st.text(problem)
+            st.text(neutral(problem, keep_newlines=True))
         return None
     if lab is None:
         return None
@@ -41,15 +42,15 @@ def verdict(comparison: Comparison, what: str, *, lab=None, task: str | None = N
         st.success(f"Your {what} matches the reference.", icon=":material/check_circle:")
     elif comparison.error is not None:
         st.error(f"Your {what} could not be compared ({comparison.error.kind}):", icon=":material/error:")
-        st.text(comparison.message)
+        st.text(neutral(comparison.message, keep_newlines=True))
     else:
         st.warning(f"Your {what} differs from the reference:", icon=":material/warning:")
-        st.text(comparison.message)
+        st.text(neutral(comparison.message, keep_newlines=True))
         if lab is not None and task is not None:
             result = lab.check(task)
             if not result.passed:
                 st.caption("What the lab's check for this task says:")
-                st.text(result.message)
+                st.text(neutral(result.message, keep_newlines=True))
     return comparison.ok
 
 

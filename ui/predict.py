@@ -22,15 +22,18 @@ of the author's options.
 from __future__ import annotations
 
 import math
+import re
 
 import streamlit as st
+
+from ui.controls import url_param
 
 PREDICT_PARAM = "predict"
 
 
 def predict_mode() -> bool:
     """Whether this page was opened with ?predict=1 (questions before answers)."""
-    return st.query_params.get(PREDICT_PARAM, "").strip().lower() in ("1", "true", "yes", "on")
+    return (url_param(PREDICT_PARAM) or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _keys(key: str) -> tuple[str, str, str]:
@@ -38,8 +41,31 @@ def _keys(key: str) -> tuple[str, str, str]:
     return f"{base}-input", f"{base}-guess", f"{base}-revealed"
 
 
+COMPACT = 1e6  # from this size on a number is shown as 1.23e+08 whatever the page's format
+
+
 def _fmt(x: float, fmt: str, unit: str | None) -> str:
-    return fmt.format(x) + (unit or "")
+    """`x` in the page's format, compact when it is huge (a 1e308 guess is not 309 digits), never "-0"."""
+    x = float(x) + 0.0  # -0.0 + 0.0 is 0.0
+    text = fmt.format(x) if abs(x) < COMPACT else f"{x:.3g}"
+    if re.fullmatch(r"-0*\.?0*%?", text):  # -0.0001 in "{:.1f}" is "-0.0"
+        text = text[1:]
+    return text + (unit or "")
+
+
+def answer_range(answer: float, unit: str | None, lo: float | None, hi: float | None) -> tuple[float, float]:
+    """The guesses a question accepts: [lo, hi] where the page gives them; a percentage lies in [0, 100];
+    otherwise within 1000 times the answer's size (at least ±1000), so that no guess overflows an error."""
+    span = 1000 * max(1.0, abs(float(answer)))
+    low = (0.0 if unit == "%" else -span) if lo is None else float(lo)
+    high = (100.0 if unit == "%" else span) if hi is None else float(hi)
+    return low, high
+
+
+def _rel_text(rel: float | None) -> str:
+    if rel is None:
+        return ""
+    return f" ({rel:.0%} of the answer)" if rel < 10 else f" ({_fmt(rel, '{:.3g}', None)} times the answer)"
 
 
 def _answer_text(answer, kind: str, fmt: str, unit: str | None) -> str:
@@ -68,12 +94,16 @@ def predict(
     unit: str | None = None,
     explain: str | None = None,
     fmt: str = "{:.4g}",
+    lo: float | None = None,
+    hi: float | None = None,
 ) -> bool:
     """Ask `question`, reveal `answer` after a guess (in predict mode). True when the answer is shown.
 
     kind="number": a number box; the guess counts as close when |guess - answer| <= tolerance
     (default 5% of |answer|). kind="choice": a radio over `options`, of which `answer` is one.
     `unit` is appended to numbers ("%", " s"); `fmt` formats them; `explain` follows the answer.
+    `lo`, `hi`: the values the answer can take (default `answer_range`); a guess outside them is refused
+    with a message and cannot be revealed against.
     """
     if kind not in ("number", "choice"):
         raise ValueError(f"kind must be 'number' or 'choice', got {kind!r}")
@@ -92,14 +122,16 @@ def predict(
             _show_reveal(key, answer, kind, tolerance, unit, fmt, answer_text, tail)
             return True
         st.session_state[revealed_key] = False
-        guess = _guess_input(input_key, guess_key, kind, options, unit)
+        bounds = answer_range(answer, unit, lo, hi) if kind == "number" else None
+        guess = _guess_input(input_key, guess_key, kind, options, unit, bounds, fmt)
         st.button("Reveal", key=f"predict-{key}-reveal", disabled=guess is None, on_click=_set,
                   args=(revealed_key, True), help="enter a guess first" if guess is None else None)
         st.caption("The answer (and the chart) appear once you have guessed.")
     return False
 
 
-def _guess_input(input_key: str, guess_key: str, kind: str, options, unit: str | None):
+def _guess_input(input_key: str, guess_key: str, kind: str, options, unit: str | None, bounds=None,
+                 fmt: str = "{:.4g}"):
     """Draw the number box or radio; keep its value under guess_key (survives leaving the page)."""
     stored = st.session_state.get(guess_key)
 
@@ -112,7 +144,10 @@ def _guess_input(input_key: str, guess_key: str, kind: str, options, unit: str |
         kwargs = {} if input_key in st.session_state else {"value": value}
         guess = st.number_input(label, key=input_key, placeholder="type a number", format="%g", on_change=keep,
                                 **kwargs)
-        if guess is not None and not math.isfinite(guess):
+        if guess is not None and not (math.isfinite(guess) and bounds[0] <= guess <= bounds[1]):
+            low, high = (_fmt(b, fmt, unit) for b in bounds)
+            st.warning(f"A guess must be a number from {low} to {high}; {_fmt(guess, fmt, unit)} is outside that "
+                       "range. Try again.", icon="⚠️")  # fmt: skip
             guess = None
     else:
         index = list(options).index(stored) if stored in options and input_key not in st.session_state else None
@@ -138,7 +173,7 @@ def _show_reveal(key, answer, kind, tolerance, unit, fmt, answer_text, tail) -> 
     if kind == "number":
         tol = _default_tolerance(float(answer)) if tolerance is None else float(tolerance)
         c = closeness(float(guess), float(answer), tol)
-        rel = f" ({c['rel_err']:.0%} of the answer)" if c["rel_err"] is not None else ""
+        rel = _rel_text(c["rel_err"])
         verdict = "close" if c["close"] else "not within"
         line = (f"Your guess {_fmt(float(guess), fmt, unit)}, the chapter's answer **{answer_text}**: off by "
                 f"{_fmt(c['abs_err'], fmt, unit)}{rel}, {verdict} ±{_fmt(tol, fmt, unit)}.")

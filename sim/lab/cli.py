@@ -15,7 +15,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from sim.lab.limits import TIMEOUT_MAX, TIMEOUT_MIN, parse_timeout
 from sim.lab.process import ROOT, LabPathError, resolve_lab_path, shared_worker
+from sim.validate import neutral
 
 STUBS = ROOT / "lab"
 STUB_FILES = ("tasks.py", "test_tasks.py", "conftest.py", "README.md")
@@ -37,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="run the checks on a lab file, one line per task")
     check.add_argument("path", nargs="?", default=str(STUBS / "tasks.py"),
                        help="tasks.py, or a directory holding it (default: the shipped lab/tasks.py)")
-    check.add_argument("--timeout", type=float, default=15.0, help="seconds allowed for each task's checks")
+    check.add_argument("--timeout", default="15",
+                       help=f"seconds allowed for each task's checks ({TIMEOUT_MIN:g} to {TIMEOUT_MAX:g})")
     new = sub.add_parser("new", help="copy fresh stubs into DIR (refuses to overwrite)")
     new.add_argument("dir", help="directory to create or fill")
     return parser
@@ -47,7 +50,10 @@ def cmd_check(path: str, timeout: float) -> int:
     try:
         lab_path = resolve_lab_path(path)
     except LabPathError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {neutral(e)}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a name too long for the file system (ENAMETOOLONG), a permission denied on the way
+        print(f"error: {_path_problem(path, e)}", file=sys.stderr)
         return 2
     shared_worker().start()  # it imports torch while this process does the same
     from sim.lab.runner import Lab
@@ -55,37 +61,52 @@ def cmd_check(path: str, timeout: float) -> int:
     lab = Lab(lab_path, timeout=timeout, check_timeout=timeout)
     problem = lab.load()
     if problem is not None:
-        print(problem.message)
+        print(neutral(problem.message, keep_newlines=True))  # the student's text: no terminal escapes
         return 1
     results = lab.check_all()
     for r in results:
-        print(r.line())
+        print(neutral(r.line(), keep_newlines=True))
     return 0 if all(r.passed for r in results) else 1
 
 
 def cmd_new(directory: str) -> int:
     target = Path(directory).expanduser()
-    if target.exists() and not target.is_dir():
-        print(f"error: {target} exists and is not a directory", file=sys.stderr)
+    try:
+        if target.exists() and not target.is_dir():
+            print(f"error: {neutral(target)} exists and is not a directory", file=sys.stderr)
+            return 2
+        existing = [name for name in STUB_FILES if (target / name).exists()]
+    except OSError as e:  # ENAMETOOLONG, EACCES on a parent
+        print(f"error: {_path_problem(directory, e)}", file=sys.stderr)
         return 2
-    existing = [name for name in STUB_FILES if (target / name).exists()]
     if existing:
-        print(f"error: {target} already has {', '.join(existing)}; nothing was written (choose a new directory)",
-              file=sys.stderr)
+        print(f"error: {neutral(target)} already has {', '.join(existing)}; nothing was written "
+              "(choose a new directory)", file=sys.stderr)
         return 2
+    written = []
     try:
         target.mkdir(parents=True, exist_ok=True)
         for name in STUB_FILES:
             text = (STUBS / name).read_text()
             if name == "conftest.py":
                 text = text.replace(ROOT_HINT, f"PROJECT_ROOT = {str(ROOT)!r}", 1)
-            (target / name).write_text(text)
+            with open(target / name, "x") as f:  # "x": never overwrite a file that appeared meanwhile
+                written.append(target / name)
+                f.write(text)
     except OSError as e:
-        print(f"error: cannot write to {target}: {e.strerror}", file=sys.stderr)
+        for p in written:  # all four stubs or none: no half-filled lab
+            p.unlink(missing_ok=True)
+        print(f"error: cannot write to {neutral(target)}: {e.strerror}; nothing was written", file=sys.stderr)
         return 2
-    print(f"wrote {', '.join(STUB_FILES)} to {target}")
-    print(f"next: fill in the TODOs in {target / 'tasks.py'}, then: python -m sim lab check {target / 'tasks.py'}")
+    shown = neutral(target)
+    print(f"wrote {', '.join(STUB_FILES)} to {shown}")
+    print(f"next: fill in the TODOs in {shown}/tasks.py, then: python -m sim lab check {shown}/tasks.py")
     return 0
+
+
+def _path_problem(path: str, e: OSError) -> str:
+    shown = neutral(path if len(path) <= 80 else path[:60] + f"… ({len(path)} characters)")
+    return f"{shown}: {e.strerror or e}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else 0
     if args.command == "new":
         return cmd_new(args.dir)
-    if not args.timeout > 0:
-        print(f"error: --timeout must be a positive number of seconds, got {args.timeout}", file=sys.stderr)
+    try:
+        timeout = parse_timeout(args.timeout)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 2
-    return cmd_check(args.path, args.timeout)
+    return cmd_check(args.path, timeout)

@@ -30,7 +30,6 @@ GRPO_LAB_TIMEOUT, seconds per task's checks) and returns the process-wide Lab fo
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ import torch
 from sim.lab import probes, solutions
 from sim.lab.checks import TASKS, TaskResult
 from sim.lab.harness import cap
+from sim.lab.limits import parse_timeout
 from sim.lab.process import (  # noqa: F401 - re-exported: the runner is the pages' one import
     CHECK_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -312,12 +312,10 @@ def lab_from_env(environ=None) -> tuple[Lab | None, str | None]:
     raw_timeout = environ.get(TIMEOUT_ENV, "").strip()
     if raw_timeout:
         try:
-            timeout = float(raw_timeout)
-        except ValueError:
-            timeout = math.nan
-        if not (math.isfinite(timeout) and timeout > 0):
-            return None, f"{TIMEOUT_ENV}={raw_timeout} is not a positive number of seconds"
+            timeout = parse_timeout(raw_timeout, TIMEOUT_ENV)  # the CLI's --timeout range (sim/lab/limits.py)
+        except ValueError as e:
+            return None, str(e)
     try:
         return get_lab(raw, check_timeout=timeout), None
-    except LabPathError as e:
+    except (LabPathError, OSError) as e:  # OSError: e.g. a name too long for the file system
         return None, f"{LAB_ENV}: {e}"

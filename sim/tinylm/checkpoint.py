@@ -16,14 +16,19 @@ values read from the file appear in the message only as short plain text (`plain
 from __future__ import annotations
 
 import json
+import pickle
 import re
+import stat
+import warnings
 from pathlib import Path
 
 import torch
 
+from sim.files import OutputPathError, check_writable, shown_path, write_atomically
 from sim.tinylm.memory import MEMORY_CAP_BYTES, describe, model_bytes, n_params
 from sim.tinylm.model import DTYPE, LIMITS, ModelConfig, TinyLM
 from sim.tinylm.tokens import MAX_NEW_TOKENS, PROMPT_LEN, VOCAB_SIZE
+from sim.validate import neutral
 
 FORMAT = "tinylm"
 VERSION = 3  # 2: ReLU MLP (1 held GELU weights); 3: float64 weights, SFT on the teacher with a carry blind spot
@@ -51,9 +56,52 @@ def plain(value, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+class SavePathError(OutputPathError):
+    """A path a checkpoint cannot be saved to (bad input: the CLI exits 2); str() says why, in one line."""
+
+
+SUFFIX = ".pt"  # a checkpoint's name ends in .pt; its sidecar has the same name with .json
+
+
+def sidecar_path(path: str | Path) -> Path:
+    """The JSON sidecar that goes with checkpoint `path`: the same name, ending in .json."""
+    return Path(path).with_suffix(".json")
+
+
+def check_save_path(path: str | Path, flag: str = "--save-sft") -> Path:
+    """Where a checkpoint named `path` (and its sidecar) would be written; SavePathError before any work when
+    that cannot succeed or would destroy a file that is not a TinyLM checkpoint.
+
+    The name must end in .pt: the sidecar is the same name with .json, so it never is the checkpoint itself
+    (`model.json` would have been overwritten by its own sidecar), and a slip such as `--save-sft notes.txt`
+    cannot replace a file that is not a checkpoint. An existing sidecar is replaced only if it is a TinyLM
+    sidecar. Everything else (symlink loops, devices, directories, long names, a parent that cannot take a
+    file) is sim.files.check_writable's. Returns the checkpoint's real path."""
+    if Path(path).suffix != SUFFIX:
+        raise SavePathError(f"{flag} {shown_path(path)}: a checkpoint's name must end in {SUFFIX} (its sidecar is "
+                            f"the same name with .json)")  # fmt: skip
+    try:
+        target = check_writable(path, flag, also=(sidecar_path,))
+    except OutputPathError as e:
+        raise SavePathError(str(e)) from None
+    side = sidecar_path(target)
+    if side.is_file():
+        try:
+            ours = side.stat().st_size < 2**20 and json.loads(side.read_text()).get("format") == FORMAT
+        except (OSError, ValueError, AttributeError):
+            ours = False
+        if not ours:
+            raise SavePathError(f"{flag} {shown_path(path)}: its sidecar {neutral(side.name)} exists and is not a "
+                                "TinyLM sidecar; nothing was written (move it, or choose another name)")  # fmt: skip
+    return target
+
+
 def save_checkpoint(model: TinyLM, path: str | Path, meta: dict | None = None) -> None:
-    """Write the model and a JSON sidecar (path with .json) holding config and `meta`."""
-    path = Path(path)
+    """Write the model and a JSON sidecar (path with .json) holding config and `meta`, atomically
+    (sim.files.write_atomically: both complete, then both renamed into place, so a full disk or an
+    interruption leaves the old pair or none, never half a file). SavePathError for a path check_save_path
+    refuses."""
+    target = check_save_path(path, "checkpoint")
     meta = dict(meta or {})
     blob = {
         "format": FORMAT,
@@ -62,10 +110,9 @@ def save_checkpoint(model: TinyLM, path: str | Path, meta: dict | None = None) -
         "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
         "meta": meta,
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(blob, path)
     side = {"format": FORMAT, "version": VERSION, "model_config": model.cfg.to_dict(), **meta}
-    path.with_suffix(".json").write_text(json.dumps(side, indent=2) + "\n")
+    write_atomically({target: lambda f: torch.save(blob, f),
+                      sidecar_path(target): (json.dumps(side, indent=2) + "\n").encode()})
 
 
 def check_model_config(raw, where: str = "checkpoint") -> ModelConfig:
@@ -103,37 +150,52 @@ def check_model_config(raw, where: str = "checkpoint") -> ModelConfig:
 def load_checkpoint(path: str | Path = ASSET) -> tuple[TinyLM, dict]:
     """Read a checkpoint into a TinyLM (eval mode, float64). Returns (model, meta). Raises CheckpointError."""
     path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"TinyLM checkpoint not found: {path}. {HINT}")
-    size = path.stat().st_size
+    shown = neutral(path)  # a name from the command line, on one line
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise CheckpointError(f"TinyLM checkpoint not found: {shown}. {HINT}") from None
+    except OSError as e:  # a symlink loop (ELOOP), a name too long, a directory we may not enter
+        raise CheckpointError(f"TinyLM checkpoint {shown} cannot be read ({e.strerror}). {HINT}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise CheckpointError(f"TinyLM checkpoint {shown} is not a regular file. {HINT}")
+    size = st.st_size
     if size > MAX_FILE_BYTES:
-        raise CheckpointError(f"{path} is {describe(size)}, too large for a TinyLM checkpoint "
+        raise CheckpointError(f"{shown} is {describe(size)}, too large for a TinyLM checkpoint "
                               f"(at most {describe(MAX_FILE_BYTES)}). {HINT}")  # fmt: skip
     try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns about a foreign pickle protocol before refusing it: the
+            warnings.simplefilter("ignore")  # refusal below is the one message
+            blob = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        if "weights only" not in str(e).lower():  # not torch's refusal of an object: bytes that are no pickle
+            what = "not a pickle"
+            raise CheckpointError(f"TinyLM checkpoint {shown} is corrupt or unreadable ({what}). {HINT}") from None
+        raise CheckpointError(f"TinyLM checkpoint {shown} holds objects other than tensors; it was refused "
+                              f"without running anything. {HINT}") from None  # fmt: skip
     except Exception as e:  # torch raises many types for bad bytes; all mean the same here
         what = type(e).__name__
-        raise CheckpointError(f"TinyLM checkpoint {path} is corrupt or unreadable ({what}). {HINT}") from None
+        raise CheckpointError(f"TinyLM checkpoint {shown} is corrupt or unreadable ({what}). {HINT}") from None
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a TinyLM checkpoint (no 'format': '{FORMAT}'). {HINT}")
+        raise CheckpointError(f"{shown} is not a TinyLM checkpoint (no 'format': '{FORMAT}'). {HINT}")
     if blob.get("version") != VERSION:
-        raise CheckpointError(f"{path} has format version {plain(repr(blob.get('version')))}, this code reads "
+        raise CheckpointError(f"{shown} has format version {plain(repr(blob.get('version')))}, this code reads "
                               f"{VERSION}. {HINT}")  # fmt: skip
-    cfg = check_model_config(blob.get("model_config"), str(path))
+    cfg = check_model_config(blob.get("model_config"), shown)
     with torch.device("meta"):  # shapes only: nothing allocated
         expected = {k: v.shape for k, v in TinyLM(cfg).state_dict().items()}
     state = blob.get("state_dict")
     if not isinstance(state, dict) or set(state) != set(expected):
         missing = sorted(set(expected) - set(state if isinstance(state, dict) else {}))[:3]
-        raise CheckpointError(f"{path} does not hold the expected tensors (missing e.g. {missing}). {HINT}")
+        raise CheckpointError(f"{shown} does not hold the expected tensors (missing e.g. {missing}). {HINT}")
     for name, shape in expected.items():
         t = state[name]
         if not isinstance(t, torch.Tensor) or t.shape != shape:
             got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
             need = tuple(shape)
-            raise CheckpointError(f"{path}: tensor {name} has shape {plain(got)}, the config needs {need}. {HINT}")
+            raise CheckpointError(f"{shown}: tensor {name} has shape {plain(got)}, the config needs {need}. {HINT}")
         if not t.is_floating_point() or not torch.isfinite(t).all():
-            raise CheckpointError(f"{path}: tensor {name} holds non-finite or non-float values. {HINT}")
+            raise CheckpointError(f"{shown}: tensor {name} holds non-finite or non-float values. {HINT}")
     model = TinyLM(cfg)
     model.load_state_dict({k: v.to(DTYPE) for k, v in state.items()})
     meta = blob.get("meta")

@@ -15,12 +15,14 @@ import os
 import sys
 from pathlib import Path
 
+from sim.files import check_writable, write_atomically
 from sim.settings import add_flags, from_args
-from sim.tinylm.checkpoint import ASSET, CheckpointError
+from sim.tinylm.checkpoint import ASSET, CheckpointError, check_save_path
 from sim.tinylm.grpo_train import GRPOConfig
 from sim.tinylm.presets import PRESET_NAMES, PRESETS, preset_changes
 from sim.tinylm.sft import SFTConfig
 from sim.tinylm.story import KS, StoryConfig, run_story
+from sim.validate import neutral
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,14 +71,12 @@ def story_config(args: argparse.Namespace) -> StoryConfig:
 
 
 def check_output(path: str, flag: str = "--save-sft") -> None:
-    """Fail before training, not after it, when `path` cannot be written (ValueError, one line)."""
-    out = Path(path)
-    parent = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
-        raise ValueError(f"{flag} {path}: is a directory")
-    existing = next((p for p in (parent, *parent.parents) if p.exists()), Path("."))
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise ValueError(f"{flag} {path}: cannot write into {existing}")
+    """Fail before training, not after it, when `path` cannot be written (a ValueError: one line). A checkpoint
+    (--save-sft) follows check_save_path's rules; any other output (--out) sim.files.check_writable's."""
+    if flag == "--save-sft":
+        check_save_path(path, flag)
+    else:
+        check_writable(path, flag)
 
 
 def format_table(res: dict) -> str:
@@ -117,7 +117,7 @@ def main(argv: list[str]) -> int:
         if res is None:  # a rank > 0 of a multi-process TRL run: rank 0 reports
             return 0
         if args.out:
-            Path(args.out).write_text(json.dumps(res) + "\n")
+            write_atomically({Path(args.out): (json.dumps(res) + "\n").encode()})
     except _UsageError as e:
         print(f"error: {e} (python -m sim tinylm --help)", file=sys.stderr)
         return 2
@@ -126,9 +126,9 @@ def main(argv: list[str]) -> int:
         return 2
     except CheckpointError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 1 if Path(args.checkpoint).resolve() == ASSET else 2
+        return 1 if os.path.realpath(args.checkpoint) == str(ASSET) else 2  # realpath: no error on a symlink loop
     except OSError as e:  # e.g. the disk filled up while saving
-        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"error: {type(e).__name__}: {neutral(e)}", file=sys.stderr)
         return 2
     print(json.dumps(res) if args.json else format_table(res))
     return 0

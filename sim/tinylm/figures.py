@@ -18,6 +18,7 @@ import math
 import statistics
 from pathlib import Path
 
+from sim.files import write_atomically
 from sim.tinylm.presets import PRESET_NAMES
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -97,7 +98,7 @@ def reading(rows: list[dict]) -> str:
 def write_seed_figures(rows: list[dict], path: str | Path = SEEDS_ASSET, command: str = "",
                        preset: str = "default") -> dict:  # fmt: skip
     out = {"preset": preset, "command": command, "runs": rows, "summary": summarize(rows)}
-    Path(path).write_text(json.dumps(out, indent=1) + "\n")
+    write_atomically({Path(path): (json.dumps(out, indent=1) + "\n").encode()})
     return out
 
 

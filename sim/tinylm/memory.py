@@ -20,15 +20,14 @@ guard, not an allocator; tests/test_tinylm_inputs.py checks it stays above a mea
 
 from __future__ import annotations
 
-import os
-
 from sim.tinylm.model import ModelConfig
 from sim.tinylm.tokens import MAX_NEW_TOKENS, PROMPT_LEN
+from sim.validate import env_number
 
 BYTES_PER_VALUE = 8  # float64, the dtype TinyLM computes in (model.DTYPE)
 MiB = 2**20
 # One cap for every TinyLM allocation (checkpoint, SFT, GRPO, evaluation); a server operator may change it.
-MEMORY_CAP_BYTES = int(float(os.environ.get("TINYLM_MEMORY_CAP_MB", "2048")) * MiB)
+MEMORY_CAP_BYTES = int(env_number("TINYLM_MEMORY_CAP_MB", 2048, 1, 2**20) * MiB)  # 1 MB to 1 TB
 EVAL_BATCH_ROWS = 8192  # evaluate.sample_correct_counts samples this many rows at a time
 HELDOUT_PROBLEMS = 300
 MARGIN = 1.25  # measured peaks were 0.8-1.05x the unscaled sum (see below)

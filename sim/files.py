@@ -1,0 +1,102 @@
+"""Writing files the user named: checked before any work, written whole or not at all.
+
+    target = check_writable("out/history.csv", "--out")          # OutputPathError (one line) before a run
+    write_atomically({target: rows_csv(rows).encode()})          # after it: temp file + rename
+
+`check_writable` refuses, before anything is computed, what would fail or do harm later: a name too long for
+the file system, a symlink loop, a link to a device (/dev/full), a directory, a parent that is not a directory
+or cannot take a new file (a real probe: a read-only file system answers too). A symlink to a regular file is
+followed (its target is replaced). `write_atomically` writes each file to a temporary file in the same directory,
+fsyncs it, and renames all of them into place only once every one is complete: a full disk or an interruption
+leaves the old files (or none), never half a file.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import BinaryIO
+
+from sim.validate import neutral
+
+NAME_MAX = 255  # bytes in one file name (Linux, macOS); ENAMETOOLONG beyond
+
+
+class OutputPathError(ValueError):
+    """A path that cannot be written (bad input: the CLIs exit 2); str() says why, in one line."""
+
+
+def shown_path(path) -> str:
+    """A path for a one-line message: control and bidi characters escaped, a long one cut."""
+    text = str(path)
+    return neutral(text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)")
+
+
+def check_writable(path, flag: str, *, also=()) -> Path:
+    """The real path `path` would be written to (a link to a regular file followed); OutputPathError when
+    writing it, or the companion files `also` (functions of that real path, e.g. a sidecar), cannot succeed."""
+    shown = shown_path(path)
+    try:
+        target = Path(os.path.realpath(Path(path).expanduser()))
+        for p in (target, *(f(target) for f in also)):
+            _check_replaceable(p, flag, shown)
+        parent = next((p for p in (target.parent, *target.parents) if p.exists()), None)
+        if parent is None or not parent.is_dir():
+            raise OutputPathError(f"{flag} {shown}: {shown_path(parent)} is not a directory")
+        if parent == target.parent:  # a real probe: permissions, a read-only file system, no inodes left
+            fd, probe = tempfile.mkstemp(dir=parent, prefix=".probe-")
+            os.close(fd)
+            os.unlink(probe)
+        elif not os.access(parent, os.W_OK | os.X_OK):
+            raise OutputPathError(f"{flag} {shown}: cannot create directories in {shown_path(parent)}")
+    except OutputPathError:
+        raise
+    except OSError as e:  # ENAMETOOLONG, EACCES, EROFS, ELOOP from the path's own components
+        raise OutputPathError(f"{flag} {shown}: cannot write there ({e.strerror or type(e).__name__})") from None
+    return target
+
+
+def _check_replaceable(p: Path, flag: str, shown: str) -> None:
+    try:
+        st = os.stat(p)  # follows links: a loop raises ELOOP; a name too long ENAMETOOLONG
+    except FileNotFoundError:
+        if len(os.fsencode(p.name)) > NAME_MAX:  # not there yet: it must be creatable
+            raise OutputPathError(f"{flag} {shown}: the name {neutral(p.name[:40])}... is too long") from None
+        return
+    except OSError as e:
+        raise OutputPathError(f"{flag} {shown}: {shown_path(p)} cannot be written ({e.strerror})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise OutputPathError(f"{flag} {shown}: {shown_path(p)} is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise OutputPathError(f"{flag} {shown}: {shown_path(p)} is not a regular file (a device or a pipe)")
+
+
+Writer = bytes | Callable[[BinaryIO], object]
+
+
+def write_atomically(files: Mapping[Path, Writer]) -> None:
+    """Write every file (its bytes, or a function that writes to a binary file object) to a temporary file
+    beside it, then rename them all into place; on any error nothing is replaced and no temporary file is
+    left. The files get the permissions a plain open() would give (the umask applies)."""
+    temps: list[tuple[Path, Path]] = []
+    try:
+        for path, write in files.items():
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.parent / f".{path.name[:64]}.{secrets.token_hex(6)}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            temps.append((tmp, path))
+            with os.fdopen(fd, "wb") as f:
+                f.write(write) if isinstance(write, bytes) else write(f)
+                f.flush()
+                os.fsync(f.fileno())
+        for tmp, path in temps:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in temps:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)

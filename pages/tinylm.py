@@ -11,7 +11,7 @@ from sim.tinylm.job import MAX_CONCURRENT, REGISTRY, TrainingJob, poll_interval
 from sim.tinylm.memory import MemoryCapError, check_run
 from sim.tinylm.story import StoryConfig
 from ui.charts import COLORS, figure, show
-from ui.controls import Choice, Flag, Num, classroom_link_builder, control
+from ui.controls import Choice, Flag, Num, build_config, classroom_link_builder, control
 from ui.page import open_page
 
 CHARTS = [("reward", "pass_at_1"), ("entropy",), ("kl",), ("frac_reward_zero_std",), ("completions/mean_length",),
@@ -98,13 +98,9 @@ with st.sidebar:
     v = {spec.key: control(spec) for spec in SETTINGS}
 classroom_link_builder(SPECS)
 
-grpo_cfg = GRPOConfig(
-    iterations=v["tl_iters"], prompts_per_iter=v["tl_P"], group_size=v["tl_G"], lr=v["tl_lr"], beta=v["tl_beta"],
-    mu=v["tl_mu"], scale=v["tl_scale"], baseline=v["tl_baseline"], loss_type=v["tl_loss"], seed=v["tl_seed"],
-    threads=1,
-)  # fmt: skip
+grpo_cfg = build_config(GRPOConfig, SETTINGS, v, threads=1)
 from_scratch = st.session_state.get("tl_from_scratch", False)
-cfg = StoryConfig(grpo=grpo_cfg, eval_samples=int(v["tl_eval"]), from_scratch=from_scratch)
+cfg = build_config(StoryConfig, SETTINGS, v, grpo=grpo_cfg, from_scratch=from_scratch)
 
 problem = checkpoint_status()
 if problem and not from_scratch:

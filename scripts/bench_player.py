@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, stop_server  # noqa: E402
+from tests.fixtures.serve import launch_chromium, start_server  # noqa: E402
 
 
 def payload_sizes() -> dict:
@@ -53,13 +53,12 @@ def payload_sizes() -> dict:
 def plotly_js() -> dict:
     from playwright.sync_api import sync_playwright
 
-    port = free_port()
-    proc = start_server(port, script="tests/apps/player_app.py")
+    server = start_server(script="tests/apps/player_app.py")
     out: dict = {}
     try:
-        base = f"http://127.0.0.1:{port}"
+        base = server.url
         with sync_playwright() as pw:
-            b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            b = launch_chromium(pw)
             page = b.new_context().new_page()
             cdp = page.context.new_cdp_session(page)
             cdp.send("Network.enable")
@@ -91,7 +90,7 @@ def plotly_js() -> dict:
             times.append(time.perf_counter() - t0)
         out["fetch"] = {"ms_median": round(1000 * sorted(times)[2]), "bytes": len(body), "content_encoding": enc}
     finally:
-        stop_server(proc)
+        server.stop()
     return out
 
 

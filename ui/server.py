@@ -21,8 +21,10 @@ A script run without app.py's st.App (AppTest, a test app) gets a bare Server fr
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import gc
+import importlib
 import logging
 import threading
 import time
@@ -51,6 +53,25 @@ def use_app_navigation() -> bool:
     was = PagesManager.uses_pages_directory  # None until the first session's PagesManager sets it
     PagesManager.uses_pages_directory = False
     return bool(was)
+
+
+# What Streamlit 1.67 imports only on a first script run (measured: pandas and pyarrow for the widgets' options,
+# the icon names for buttons): about 0.7 s of CPU the first visitor would otherwise wait for.
+STREAMLIT_LAZY = ["pandas", "pyarrow", "streamlit.material_icon_names", "streamlit.runtime.scriptrunner.magic_funcs",
+                  "streamlit.components.v2.manifest_scanner", "plotly.offline", "plotly.graph_objects"]
+
+
+def page_imports() -> list[str]:
+    """Every module app.py and the pages import (read from their source, not run)."""
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for path in [root / "app.py", *sorted((root / "pages").glob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.append(node.module)
+    return list(dict.fromkeys(found))
 
 
 def default_runs() -> list[tuple]:
@@ -131,13 +152,11 @@ class Server:
         return [Route(self.plotly_path, serve)]
 
     def warm(self) -> float:
-        """Import what the pages import and compute what the warmed pages show at their defaults. Returns
-        the seconds spent."""
+        """Import what the pages import (and what Streamlit imports on a first run), compute what the warmed
+        pages show at their defaults. Returns the seconds spent."""
         start = time.perf_counter()
-        import plotly.graph_objects  # noqa: F401  (the static pages' charts)
-
-        import ui.player  # noqa: F401  (the player's component: its JS and CSS read once)
-
+        for module in page_imports() + STREAMLIT_LAZY:
+            importlib.import_module(module)
         for cached, args in default_runs():
             cached(*args)
         self.warm_seconds = time.perf_counter() - start

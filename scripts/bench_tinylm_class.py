@@ -193,10 +193,12 @@ def main() -> None:
     p.add_argument("--students", type=int, default=60)
     p.add_argument("--window", type=float, default=10.0, help="everyone presses Start within this many seconds")
     p.add_argument("--iterations", type=int, default=None, help="tl_iters (default: the page's 300)")
+    p.add_argument("--eval-samples", type=int, default=None, help="tl_eval (default: the page's 64)")
     p.add_argument("--timeout", type=float, default=300.0)
     p.add_argument("--trace", action="store_true", help="print each student's timeline")
     a = p.parse_args()
     query = "tinylm_on=true" + (f"&tl_iters={a.iterations}" if a.iterations else "")
+    query += f"&tl_eval={a.eval_samples}" if a.eval_samples else ""
     server = start_server()
     port = server.url.rsplit(":", 1)[1]
     try:

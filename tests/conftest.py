@@ -15,6 +15,17 @@ import pytest  # noqa: E402
 from tests.fixtures.serve import launch_chromium, start_server  # noqa: E402
 
 
+@pytest.fixture
+def full_error_details():
+    """Show a page's real exception in a failing AppTest (the app itself shows only its type)."""
+    from streamlit import config as st_config
+
+    old = st_config.get_option("client.showErrorDetails")
+    st_config.set_option("client.showErrorDetails", "full")
+    yield
+    st_config.set_option("client.showErrorDetails", old)
+
+
 @pytest.fixture(scope="module")
 def server(request):
     """`streamlit run` of the module's SERVER_SCRIPT (default app.py) on a free port, for the whole module: its URL."""

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
 from sim.toy import expected_run, run_toy
@@ -31,13 +30,7 @@ PAGES = [
 TIMEOUT = 60
 
 
-@pytest.fixture(autouse=True)
-def full_error_details():
-    """Show a page's real exception in a failing test (the app itself shows only its type)."""
-    old = st_config.get_option("client.showErrorDetails")
-    st_config.set_option("client.showErrorDetails", "full")
-    yield
-    st_config.set_option("client.showErrorDetails", old)
+pytestmark = pytest.mark.usefixtures("full_error_details")  # tests/conftest.py
 
 
 @pytest.fixture

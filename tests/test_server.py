@@ -132,7 +132,10 @@ def test_navigation_fix_matches_this_streamlit(tmp_path, monkeypatch):
 def test_create_makes_the_current_server_and_the_lifespan_warms_then_stops(monkeypatch):
     monkeypatch.setattr(server, "_current", None)
     bare = server.current()
-    assert server.current() is bare and bare.tinylm_registry is None
+    assert server.current() is bare and bare._tinylm_registry is None  # built only when a page asks
+    from sim.tinylm.job import REGISTRY
+
+    assert bare.tinylm_registry is REGISTRY and bare.tinylm_registry is REGISTRY  # the slot's default, today
     registry = object()
     s = server.Server.create(tinylm_registry=registry)
     assert server.current() is s and s.tinylm_registry is registry
@@ -161,6 +164,16 @@ def test_app_builds_one_server_with_the_route(monkeypatch):
         assert [getattr(r, "path", None) for r in app.app._user_routes] == [app.server.plotly_path]
     finally:
         sys.modules.pop("app", None)
+
+
+def test_pages_build_configs_only_through_their_specs():
+    """No hand-written mapping from widget values to config fields: a page calls build_config, never a config
+    class itself."""
+    configs = {"ToyConfig", "SharpenConfig", "GRPOConfig", "StoryConfig", "SFTConfig"}
+    for path in sorted((ROOT / "pages").glob("*.py")):
+        calls = [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.Call)]
+        built = {getattr(c.func, "id", getattr(c.func, "attr", None)) for c in calls} & configs
+        assert not built, f"{path.name} builds {built} by hand: use ui.controls.build_config"
 
 
 # ---- no mutable state at module level outside ui/server.py ----

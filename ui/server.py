@@ -57,8 +57,8 @@ def use_app_navigation() -> bool:
 
 # What Streamlit 1.67 imports only on a first script run (measured: pandas and pyarrow for the widgets' options,
 # the icon names for buttons): about 0.7 s of CPU the first visitor would otherwise wait for.
-STREAMLIT_LAZY = ["pandas", "pyarrow", "streamlit.material_icon_names", "streamlit.runtime.scriptrunner.magic_funcs",
-                  "streamlit.components.v2.manifest_scanner", "plotly.offline", "plotly.graph_objects"]
+STREAMLIT_LAZY = ("pandas", "pyarrow", "streamlit.material_icon_names", "streamlit.runtime.scriptrunner.magic_funcs",
+                  "streamlit.components.v2.manifest_scanner", "plotly.offline", "plotly.graph_objects")
 
 
 def page_imports() -> list[str]:
@@ -96,11 +96,10 @@ class Server:
     def __init__(self, *, tinylm_registry: object | None = None) -> None:
         self.plotly_path: str | None = None  # set by routes(): the app's own server serves Plotly.js there
         self.last_use = time.monotonic()  # when a page last ran (touch()); the janitor reads it
-        # The TinyLM registry (runs shared by students with the same settings, their queue and limit):
-        # app.py hands it in; pages reach it as current().tinylm_registry. None on a bare server.
-        self.tinylm_registry = tinylm_registry
+        self._tinylm_registry = tinylm_registry  # see the tinylm_registry property
         self.warm_seconds: float | None = None  # how long the last warm-up took
         self._stop = threading.Event()
+        self._registry_lock = threading.Lock()
 
     @classmethod
     def create(cls, **kwargs) -> Server:
@@ -110,6 +109,24 @@ class Server:
         with _lock:
             _current = server
         return server
+
+    @property
+    def tinylm_registry(self):
+        """The TinyLM registry: the runs students with the same settings share, their queue and their limit.
+        app.py may hand one in (`Server.create(tinylm_registry=...)`); otherwise the first page that asks
+        gets the one `_new_tinylm_registry()` builds (AppTest included). Pages: `current().tinylm_registry`."""
+        with self._registry_lock:
+            if self._tinylm_registry is None:
+                self._tinylm_registry = self._new_tinylm_registry()
+            return self._tinylm_registry
+
+    @staticmethod
+    def _new_tinylm_registry():
+        """The slot the TinyLM registry object plugs into (issue 15: helper `proc` makes it an object; the
+        coordinator wires it here). Until then: the module's registry, sim.tinylm.job.REGISTRY."""
+        from sim.tinylm.job import REGISTRY
+
+        return REGISTRY
 
     # ---- what a page run does ----
     def touch(self) -> None:
@@ -155,7 +172,7 @@ class Server:
         """Import what the pages import (and what Streamlit imports on a first run), compute what the warmed
         pages show at their defaults. Returns the seconds spent."""
         start = time.perf_counter()
-        for module in page_imports() + STREAMLIT_LAZY:
+        for module in (*page_imports(), *STREAMLIT_LAZY):
             importlib.import_module(module)
         for cached, args in default_runs():
             cached(*args)

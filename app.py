@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui.page import apply_style
+from ui.server import current
 
 PAGES = [  # (file, title, icon, one line for the home page)
     ("pages/one_group.py", "One group", ":material/group:", "the worked example: rewards, advantages, token weights"),
@@ -41,6 +42,7 @@ EXERCISES = [
 
 
 def home() -> None:
+    current().touch()  # a page ran: the memory janitor waits for a quiet spell
     apply_style()
     st.title("GRPO Playground")
     st.markdown(

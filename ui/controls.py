@@ -3,7 +3,8 @@
 Every control is a spec (`Num`, `Choice`, `Flag`): key (= the URL parameter), label, allowed range or
 options, default. A control for an engine setting is built from the config field's declaration
 (`Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64)`): its range may only narrow the field's, so
-whatever the page accepts the engine accepts too. `control(spec)` draws the widget with
+whatever the page accepts the engine accepts too, and the spec keeps the class and field it sets, so a page
+builds its config with one call, `build_config(ToyConfig, SPECS, values)`. `control(spec)` draws the widget with
 `bind="query-params"`, so the value is written to the URL and restored from it (Streamlit 1.67 drops
 values equal to the default from the URL).
 

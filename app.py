@@ -1,8 +1,8 @@
 """GRPO Playground: `streamlit run app.py`. Navigation and the home page; each page is a thin view over sim/.
 
 This file has two roles. Each session runs it as its script (`__main__`): navigation and the home page.
-`streamlit run app.py` first finds the st.App at the bottom and serves it, which warms the server
-(ui/warmup.py) before the first visitor arrives.
+`streamlit run app.py` first imports it to find the st.App at the bottom: that creates the process's one
+ui.server.Server (the Plotly.js route, the warm-up before the first visitor, the memory janitor).
 """
 
 from pathlib import Path
@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui.page import apply_style
+from ui.server import current
 
 PAGES = [  # (file, title, icon, one line for the home page)
     ("pages/one_group.py", "One group", ":material/group:", "the worked example: rewards, advantages, token weights"),
@@ -41,6 +42,7 @@ EXERCISES = [
 
 
 def home() -> None:
+    current().touch()  # a page ran: the memory janitor waits for a quiet spell
     apply_style()
     st.title("GRPO Playground")
     st.markdown(
@@ -93,7 +95,7 @@ if __name__ == "__main__":  # a session's script run
     st.set_page_config(page_title="GRPO Playground", page_icon="assets/icon.png", layout="wide")
     navigation().run()
 else:  # imported by the server that `streamlit run app.py` starts: warm up, then serve this file's sessions
-    from ui.player import plotly_route
-    from ui.warmup import lifespan
+    from ui.server import Server
 
-    app = st.App("app.py", lifespan=lifespan, routes=[plotly_route()])
+    server = Server.create()  # tinylm_registry=... : the TinyLM registry, once it is an object
+    app = st.App("app.py", lifespan=server.lifespan, routes=server.routes())

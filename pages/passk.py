@@ -6,20 +6,13 @@ import streamlit as st
 from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k, pass_at_k_known_p
 from sim.sharpen import CHAPTER_P_AFTER, CHAPTER_P_BEFORE, SharpenConfig, sharpening_summary
 from ui.charts import COLORS, figure, passk_axis, show
-from ui.controls import Num
+from ui.controls import build_config
 from ui.page import open_page, presenter
 from ui.player import Chart, Line, player
 from ui.predict import predict
 from ui.runs import sharpen_run, toy_before_after
+from ui.specs import PASSK as SPECS
 
-SPECS = [
-    Num("n", "Samples per problem n", 1, 200, 64, 1),
-    Num("c", "Correct samples c", 0, 200, 5, 1),
-    Num("k", "k", 1, 200, 8, 1),
-    Num.of(SharpenConfig, "group_size", "sG", "Sharpening toy: group size G", hi=64),
-    Num.of(SharpenConfig, "iterations", "sT", "Sharpening toy: iterations", lo=20, hi=500),
-    Num.of(SharpenConfig, "seed", "seed", "Seed", hi=9999),
-]
 KS = np.arange(1, 65)  # k = 1..64, drawn on a log axis
 
 
@@ -46,7 +39,7 @@ v = open_page(
     "accuracy; pass@k at large $k$ measures coverage. From $n \\ge k$ samples with $c$ correct:",
     SPECS,
 )
-n, c, k, sG, sT, seed = v["n"], v["c"], v["k"], v["sG"], v["sT"], v["seed"]
+n, c, k = v["n"], v["c"], v["k"]
 st.latex(r"\text{pass@}k = 1 - \binom{n-c}{k} \Big/ \binom{n}{k}")
 
 if c > n:
@@ -98,7 +91,7 @@ st.caption(
 )
 
 st.subheader("The sharpening toy")
-h = sharpen_run(sG, sT, seed)
+h = sharpen_run(build_config(SharpenConfig, SPECS, v))
 player("sharpen", T=h.config.iterations, columns=2, classroom=presenter(), charts=[
     Chart("pass@1 rises while pass@64 falls", [
         Line(h.pass_at_1, "pass@1", color=COLORS["main"], width=3),

@@ -5,19 +5,15 @@ import numpy as np
 import streamlit as st
 
 from sim.exercises import expected_mean_abs_advantage, mean_abs_advantage
-from sim.toy import ToyConfig
+from sim.toy import ToyConfig, first_above
 from ui.charts import COLORS, figure, show
-from ui.controls import Num
+from ui.controls import build_config
 from ui.page import open_page, presenter
 from ui.player import Chart, Line, player
 from ui.predict import predict
 from ui.runs import STD_SEEDS, std_runs
+from ui.specs import STD_SCALING as SPECS
 
-SPECS = [
-    Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
-    Num.of(ToyConfig, "lr", "lr", "Learning rate with std (toy)", lo=0.05, hi=2.0, fmt="%.2f"),
-    Num.of(ToyConfig, "seed", "seed", "Seed", hi=9999),
-]
 HARD = 0.1  # "the hardest prompt has started to learn" once its p passes this
 
 
@@ -28,7 +24,7 @@ v = open_page(
     "That changes two things at once: how the prompts are weighted against each other, and how big the steps are.",
     SPECS,
 )
-G, lr, seed = v["G"], v["lr"], v["seed"]
+G, lr = v["G"], v["lr"]
 st.latex(
     r"\overline{|\hat A|}(c) = \frac{1}{G}\sum_i \left|\frac{r_i - \operatorname{mean}(r)}"
     r"{\operatorname{std}(r) + \varepsilon}\right| \quad\text{vs}\quad \frac{1}{G}\sum_i |r_i - \operatorname{mean}(r)|"
@@ -71,7 +67,7 @@ with c2:
     )
 
 st.subheader("What it does to training: two comparisons")
-runs = std_runs(G, lr, seed, HARD)
+runs = std_runs(build_config(ToyConfig, SPECS, v, n_seeds=STD_SEEDS))
 base, same_lr, same_step = runs["with std"], runs["without std, same lr"], runs["without std, same first step"]
 st.markdown(
     f"At the same learning rate {lr:.2f}, the first step without the std is {same_lr['step'] / base['step']:.2f} "
@@ -92,7 +88,8 @@ player("std_scaling", T=len(base["accuracy"]) - 1, columns=2, classroom=presente
 
 
 def when(r: dict) -> str:
-    return "never within 200 iterations" if r["hard_starts"] is None else f"at iteration {r['hard_starts']}"
+    starts = first_above(r["hard"], HARD)
+    return "never within 200 iterations" if starts is None else f"at iteration {starts}"
 
 
 gap = abs(base["accuracy"][-1] - same_step["accuracy"][-1])

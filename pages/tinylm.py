@@ -7,7 +7,7 @@ from sim.tinylm.job import MAX_CONCURRENT, poll_interval
 from sim.tinylm.memory import MemoryCapError, check_run
 from sim.tinylm.presets import PRESET_NAMES, PRESETS, preset_changes
 from sim.tinylm.story import StoryConfig
-from ui.controls import Choice, Flag, Num, classroom_link_builder, control
+from ui.controls import Choice, Flag, Num, build_config, classroom_link_builder, control
 from ui.page import open_page
 from ui.tinylm import (
     checkpoint_status,
@@ -74,18 +74,14 @@ with st.sidebar:
 classroom_link_builder(SPECS)
 
 try:  # a combination sim.grpo.policy_loss refuses (TRL's rule) is said, not raised
-    grpo_cfg = GRPOConfig(**preset_changes(v["tl_preset"]) | dict(
-        iterations=v["tl_iters"], prompts_per_iter=v["tl_P"], group_size=v["tl_G"], lr=v["tl_lr"], beta=v["tl_beta"],
-        mu=v["tl_mu"], scale=v["tl_scale"], baseline=v["tl_baseline"], loss_type=v["tl_loss"],
-        importance_sampling_level=v["tl_is_level"], clip_eps=v["tl_clip"], seed=v["tl_seed"], threads=1,
-    ))  # fmt: skip
+    grpo_cfg = build_config(GRPOConfig, SETTINGS, v, threads=1, **preset_changes(v["tl_preset"]))
 except ValueError as e:
     st.error("These settings cannot run:", icon=":material/error:")
     st.text(str(e))
     recorded_runs()
     st.stop()
 from_scratch = st.session_state.get("tl_from_scratch", False)
-cfg = StoryConfig(grpo=grpo_cfg, eval_samples=int(v["tl_eval"]), from_scratch=from_scratch)
+cfg = build_config(StoryConfig, SETTINGS, v, grpo=grpo_cfg, from_scratch=from_scratch)
 
 problem = checkpoint_status()
 if problem and not from_scratch:

@@ -15,36 +15,14 @@ import streamlit as st
 from sim.export import settings_json, trl_grpo_config, trl_snippet
 from sim.toy import ToyConfig, ToyHistory, clip_summary, first_above, gave_signal, seed_band
 from ui.charts import COLORS, rgba
-from ui.controls import Choice, Flag, Num, apply_preset, current_values, drop_state, fixed_by_link, new_seed, set_state
+from ui.controls import apply_preset, build_config, current_values, drop_state, fixed_by_link, new_seed, set_state
 from ui.labview import lab_switch, verdict
 from ui.page import open_page, presenter
 from ui.player import Band, Bars, Chart, Heatmap, Line, player
 from ui.predict import predict, predict_mode
 from ui.runs import student_toy_run, toy_history_csv, toy_runs
+from ui.specs import TRAINING as SPECS
 
-BETAS = (0.0, 0.001, 0.01, 0.04, 0.1)
-SPECS = [
-    Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
-    Choice.of(ToyConfig, "beta", "beta", "KL coefficient β", options=BETAS,
-              labels={0.0: "TRL default", 0.001: "R1-Zero", 0.04: "DeepSeekMath"}),
-    Choice.of(ToyConfig, "scale", "scale", "Divide the advantages by"),
-    Choice.of(ToyConfig, "baseline", "baseline", "Baseline"),
-    Num.of(ToyConfig, "lr", "lr", "Learning rate on each prompt's u_j", lo=0.05, hi=2.0, fmt="%.2f"),
-    Num.of(ToyConfig, "lr_w", "lr_w", "Learning rate on the shared skill w", hi=2.0, default=ToyConfig().lr,
-           fmt="%.2f", help="the chapter's toy moves w and u_j at the same rate; 0 switches the shared skill off"),
-    Num.of(ToyConfig, "mu", "mu", "Updates per batch μ", hi=8, help="μ > 1 reuses the batch; then the clip matters"),
-    Num.of(ToyConfig, "clip_eps", "eps", "Clip ε", lo=0.05, hi=0.5, fmt="%.2f"),
-    Choice.of(ToyConfig, "clip_eps_high", "eps_high", "Clip ε high (CISPO: ε_max)", options=(None, 0.28, 5),
-              labels={None: "= ε", 0.28: "DAPO clip-higher", 5: "CISPO's ε_max (TRL)"}),
-    Choice.of(ToyConfig, "loss_type", "loss", "Policy loss", help="with μ > 1: PPO's clip silences an answer "
-              "whose ratio left the range; CISPO caps its weight and keeps its gradient"),
-    Flag.of(ToyConfig, "dynamic_sampling", "dyn", "Dynamic sampling (DAPO)"),
-    Num.of(ToyConfig, "d_min", "d_min", "Difficulty of the easiest prompt", lo=-10.0, hi=10.0, fmt="%.1f"),
-    Num.of(ToyConfig, "d_max", "d_max", "Difficulty of the hardest prompt", lo=-10.0, hi=15.0, fmt="%.1f"),
-    Num.of(ToyConfig, "seed", "seed", "Seed", hi=9999),
-    Num.of(ToyConfig, "n_seeds", "seeds", "Seeds in the band", hi=64, default=16),
-    Num.of(ToyConfig, "iterations", "T", "Iterations", lo=50, hi=500),
-]
 PRESETS = {  # name -> the settings it changes (the rest go back to their defaults)
     "Chapter defaults": {},
     "No shared skill (lr_w = 0)": {"lr_w": 0.0},
@@ -59,13 +37,7 @@ HARD = 0.1  # the hardest prompt "starts to learn" once its p passes this
 
 
 def toy_config(v: dict) -> ToyConfig:
-    return ToyConfig(
-        group_size=int(v["G"]), beta=float(v["beta"]), scale=v["scale"], baseline=v["baseline"], lr=float(v["lr"]),
-        lr_w=float(v["lr_w"]), mu=int(v["mu"]), clip_eps=float(v["eps"]), dynamic_sampling=bool(v["dyn"]),
-        clip_eps_high=None if v["eps_high"] is None else float(v["eps_high"]), loss_type=v["loss"],
-        d_min=float(v["d_min"]), d_max=float(v["d_max"]), iterations=int(v["T"]), seed=int(v["seed"]),
-        n_seeds=int(v["seeds"]),
-    )  # fmt: skip
+    return build_config(ToyConfig, SPECS, v)
 
 
 def bar_categories(run: ToyHistory) -> np.ndarray:
@@ -199,7 +171,6 @@ except ValueError as e:  # a setting the engine refuses, or a run that diverges:
     st.error("These settings cannot run:", icon=":material/error:")
     st.text(str(e))
     st.stop()
-st.session_state.current_cfg = cfg
 
 pinned = None
 if "pinned" in st.session_state:

@@ -42,7 +42,6 @@ import json
 import os
 import random
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -56,6 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scripts.st_client import Tab  # noqa: E402
+from tests.fixtures.serve import start_server  # noqa: E402
 
 KEY = "G"  # the setting the lecturer (and by default every student) changes: it is printed on the charts
 LECTURER_G = range(4, 33)
@@ -68,45 +68,6 @@ def data_pattern(key: str, value) -> re.Pattern:
 
 
 # ---- the server process ----
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(log) -> tuple[subprocess.Popen, str]:
-    """`streamlit run app.py` on a free port as the README starts it (OMP_NUM_THREADS=1, MALLOC_ARENA_MAX=2 unless
-    set otherwise), stderr to `log`."""
-    import urllib.request
-
-    port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
-    cmd += ["--server.port", str(port), "--server.address", "127.0.0.1"]
-    env = {"MALLOC_ARENA_MAX": "2"} | dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    deadline = time.time() + 60
-    while time.time() < deadline and proc.poll() is None:
-        try:
-            with opener.open(f"http://127.0.0.1:{port}/_stcore/health", timeout=1):
-                return proc, f"http://127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.2)
-    stop_server(proc)
-    raise RuntimeError("streamlit did not start (see its log)")
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 def cpu_seconds(pid: int | tuple[int, ...]) -> float:
     """utime + stime of the process (all its threads), from /proc/PID/stat; summed over a tuple of PIDs."""
     if isinstance(pid, tuple):
@@ -397,8 +358,8 @@ def measure(opts: argparse.Namespace) -> int:
     log = tempfile.TemporaryFile()
     proc, url, pid = None, opts.url, tuple(opts.server_pid or ()) or None
     if opts.start_server:
-        proc, url = start_server(log)
-        pid = proc.pid
+        proc = start_server(log=log)
+        url, pid = proc.url, proc.pid
     result = {}
     try:
         result = {"students": opts.students, "move": opts.move, "duration_s": opts.duration,
@@ -422,7 +383,7 @@ def measure(opts: argparse.Namespace) -> int:
         result["load_avg_after"] = load1()
     finally:
         if proc is not None:
-            stop_server(proc)
+            proc.stop()
             log.seek(0)
             found = tracebacks(log.read().decode(errors="replace"))
             result |= {"server_log_tracebacks": len(found), "server_log_samples": sorted(set(found))[:3]}

@@ -1,6 +1,6 @@
 """What the browser player (ui/player.py) costs to load and to update: prints one JSON object.
 
-    OMP_NUM_THREADS=1 python scripts/bench_player.py
+    OMP_NUM_THREADS=1 python scripts/bench_player.py [--quick]
 
 - payload: bytes of the data one setting sends at T = 500 iterations, 64 seeds (the Training page's
   five charts plus a pinned overlay line), as sent (float32, base64) and as the alternatives would be
@@ -14,8 +14,10 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import statistics
 import sys
 import time
 import urllib.request
@@ -26,15 +28,14 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, stop_server  # noqa: E402
+from tests.fixtures.serve import launch_chromium, start_server  # noqa: E402
 
 
-def payload_sizes() -> dict:
+def payload_sizes(T: int = 500, seeds: int = 64) -> dict:
     from tests.test_player import toy_charts
     from ui.player import build_payload, decode_array, payload_bytes
 
-    T = 500
-    charts, _ = toy_charts(T, 64)
+    charts, _ = toy_charts(T, seeds)
     pay = build_payload("k", T=T, charts=charts)
     sent = payload_bytes(pay)
     arrays = [decode_array(a) for a in pay["arrays"]]
@@ -44,23 +45,23 @@ def payload_sizes() -> dict:
     per_frame = sum(a.size * 4 / 3 * 4 for a in arrays if a.ndim == 1) * (T + 1) / 2
     per_frame += sum(a[0].size * 4 / 3 * 4 for a in arrays if a.ndim == 2) * (T + 1)
     return {
-        "T": T, "seeds": 64, "sent_float32_base64": sent, "json_4_significant_digits": payload_bytes(rounded),
+        "T": T, "seeds": seeds, "sent_float32_base64": sent, "json_4_significant_digits": payload_bytes(rounded),
         "json_full_precision": payload_bytes(as_json), "history_per_frame_float32_estimate": int(per_frame),
         "arrays": len(arrays), "floats": int(sum(a.size for a in arrays if a.dtype == np.float32)),
     }  # fmt: skip
 
 
-def plotly_js() -> dict:
+def plotly_js(fetches: int = 5) -> dict:
     from playwright.sync_api import sync_playwright
 
-    port = free_port()
-    proc = start_server(port, script="tests/apps/player_app.py")
+    server = start_server(script="tests/apps/player_app.py")
     out: dict = {}
     try:
-        base = f"http://127.0.0.1:{port}"
+        base = server.url
         with sync_playwright() as pw:
-            b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            b = launch_chromium(pw)
             page = b.new_context().new_page()
+            page.set_default_timeout(90_000)  # a busy shared machine
             cdp = page.context.new_cdp_session(page)
             cdp.send("Network.enable")
             seen: dict[str, dict] = {}
@@ -82,31 +83,35 @@ def plotly_js() -> dict:
             b.close()
         url = next(v["url"] for v in out["first_page"]["plotly_requests"])
         times = []
-        for _ in range(5):  # the server's cost of one uncached fetch, gzip accepted as a browser does
+        for _ in range(fetches):  # the server's cost of one uncached fetch, gzip accepted as a browser does
             req = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
             t0 = time.perf_counter()
             with urllib.request.urlopen(req) as r:
                 body = r.read()
                 enc = r.headers.get("Content-Encoding")
             times.append(time.perf_counter() - t0)
-        out["fetch"] = {"ms_median": round(1000 * sorted(times)[2]), "bytes": len(body), "content_encoding": enc}
+        out["fetch"] = {"ms_median": round(1000 * statistics.median(times)), "bytes": len(body),
+                        "content_encoding": enc}
     finally:
-        stop_server(proc)
+        server.stop()
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="a small payload (T = 50, 4 seeds) and one fetch: a smoke run")
+    quick = p.parse_args(argv).quick
     assets = ROOT / "assets"
     load = os.getloadavg()[0]
     result = {
-        "payload": payload_sizes(),
+        "payload": payload_sizes(50, 4) if quick else payload_sizes(),
         "component_inline_bytes": {
             f: (assets / f).stat().st_size for f in ("player_charts.js", "player.js", "player.css")
         },
         "plotly_min_js_bytes": (Path(__import__("plotly").__file__).parent / "package_data" / "plotly.min.js")
         .stat()
         .st_size,
-        "plotly_js": plotly_js(),
+        "plotly_js": plotly_js(1 if quick else 5),
         "loadavg": [round(load, 2), round(os.getloadavg()[0], 2)],
     }
     print(json.dumps(result))

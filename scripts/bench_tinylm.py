@@ -1,7 +1,7 @@
 """Benchmark TinyLM on this CPU and measure the default story over several seeds.
 
-    OMP_NUM_THREADS=1 python scripts/bench_tinylm.py [--seeds 3] [--iterations N] [--skip-sft] [--write-figures]
-                                                     [--preset default|chapter-lab]
+    OMP_NUM_THREADS=1 python scripts/bench_tinylm.py [--seeds 3] [--iterations N] [--eval-samples N] [--skip-sft]
+                                                     [--write-figures] [--preset default|chapter-lab]
 
 Prints one JSON object: the load average and `import torch` time; SFT from scratch (wall/CPU seconds, steps,
 exact pass@1, and the exact expected pass@64 and never-solved count from each problem's p); then per GRPO seed
@@ -52,7 +52,8 @@ def coverage(model) -> dict:
             "expected_never_solved_in_64": float(((1 - p) ** 64).sum())}  # fmt: skip
 
 
-def bench_story(seed: int, iterations: int | None, target: float = 0.8, preset: str = "default") -> dict:
+def bench_story(seed: int, iterations: int | None, target: float = 0.8, preset: str = "default",
+                eval_samples: int | None = None) -> dict:
     grpo = preset_config(preset, seed=seed, **({} if iterations is None else {"iterations": iterations}))
     marks = {"reached": None, "tokens": 0.0, "t0": None, "trainer": None}
 
@@ -65,7 +66,8 @@ def bench_story(seed: int, iterations: int | None, target: float = 0.8, preset: 
             marks["reached"] = {"iteration": m["iteration"], "seconds": time.perf_counter() - marks["t0"]}
 
     c0 = time.process_time()
-    res = run_story(StoryConfig(grpo=grpo), on_step=on_step)
+    story = StoryConfig(grpo=grpo) if eval_samples is None else StoryConfig(grpo=grpo, eval_samples=eval_samples)
+    res = run_story(story, on_step=on_step)
     cpu = time.process_time() - c0
     completions = grpo.iterations * grpo.prompts_per_iter * grpo.group_size
     row = seed_row(res)
@@ -87,10 +89,11 @@ def main() -> None:
     p.add_argument("--iterations", type=int, default=None)
     p.add_argument("--skip-sft", action="store_true")
     p.add_argument("--preset", choices=PRESET_NAMES, default="default")
+    p.add_argument("--eval-samples", type=int, default=None, help="samples per held-out problem (default the story's)")
     p.add_argument("--write-figures", action="store_true", help="write the preset's record in assets/")
     a = p.parse_args()
-    if a.write_figures and a.iterations is not None:
-        p.error("--write-figures records the preset's run: drop --iterations")
+    if a.write_figures and (a.iterations is not None or a.eval_samples is not None):
+        p.error("--write-figures records the preset's run: drop --iterations and --eval-samples")
     torch.set_num_threads(1)
     out: dict = {"loadavg_1_5_15": os.getloadavg(), "import_torch_seconds": IMPORT_TORCH_S}
     if not a.skip_sft:
@@ -98,7 +101,7 @@ def main() -> None:
         sft = train_sft(SFTConfig())
         out["sft"] = {"seconds": sft.seconds, "cpu_seconds": time.process_time() - c0, "steps": sft.steps,
                       **coverage(sft.model)}  # fmt: skip
-    runs = [bench_story(s, a.iterations, preset=a.preset) for s in range(a.seeds)]
+    runs = [bench_story(s, a.iterations, preset=a.preset, eval_samples=a.eval_samples) for s in range(a.seeds)]
     out["preset"] = a.preset
     out["runs"] = [{k: v for k, v in r.items() if not k.startswith(("pass_at_k_", "never_solved_problems_"))}
                    for r in runs]  # fmt: skip

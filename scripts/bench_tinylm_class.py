@@ -33,7 +33,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.browser_util import free_port, start_server, stop_server  # noqa: E402
+from tests.fixtures.serve import start_server  # noqa: E402
 
 WIDGETS = ("checkbox", "slider", "radio", "selectbox", "multiselect", "button")
 
@@ -193,19 +193,21 @@ def main() -> None:
     p.add_argument("--students", type=int, default=60)
     p.add_argument("--window", type=float, default=10.0, help="everyone presses Start within this many seconds")
     p.add_argument("--iterations", type=int, default=None, help="tl_iters (default: the page's 300)")
+    p.add_argument("--eval-samples", type=int, default=None, help="tl_eval (default: the page's 64)")
     p.add_argument("--timeout", type=float, default=300.0)
     p.add_argument("--trace", action="store_true", help="print each student's timeline")
     a = p.parse_args()
     query = "tinylm_on=true" + (f"&tl_iters={a.iterations}" if a.iterations else "")
-    port = free_port()
-    server = start_server(port)
+    query += f"&tl_eval={a.eval_samples}" if a.eval_samples else ""
+    server = start_server()
+    port = server.url.rsplit(":", 1)[1]
     try:
         t0, c0 = time.perf_counter(), cpu_seconds(server.pid)
         load0 = os.getloadavg()
         students = asyncio.run(class_run(f"127.0.0.1:{port}", a.students, a.window, query, a.timeout))
         wall, cpu = time.perf_counter() - t0, cpu_seconds(server.pid) - c0
     finally:
-        stop_server(server)
+        server.stop()
     errors = [e for s in students for e in s.errors]
     print(json.dumps({
         "students": a.students, "window_s": a.window, "query": query,

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
 from sim.toy import expected_run, run_toy
@@ -31,13 +30,18 @@ PAGES = [
 TIMEOUT = 60
 
 
-@pytest.fixture(autouse=True)
-def full_error_details():
-    """Show a page's real exception in a failing test (the app itself shows only its type)."""
-    old = st_config.get_option("client.showErrorDetails")
-    st_config.set_option("client.showErrorDetails", "full")
-    yield
-    st_config.set_option("client.showErrorDetails", old)
+pytestmark = pytest.mark.usefixtures("full_error_details")  # tests/conftest.py
+
+
+@pytest.fixture
+def asked(monkeypatch) -> list:
+    """The configs the Training page hands to its cached run (ui.runs.toy_runs), in call order: what it computes
+    and draws. Clear it before a run to read that run's: the page's own config first, a pinned run's after."""
+    import ui.runs
+
+    calls, toy_runs = [], ui.runs.toy_runs
+    monkeypatch.setattr(ui.runs, "toy_runs", lambda cfg: calls.append(cfg) or toy_runs(cfg))
+    return calls
 
 
 def page(path: str, **query) -> AppTest:
@@ -189,9 +193,9 @@ def test_training_sends_the_run_once_and_g_changes_it():
     assert not at.exception
 
 
-def test_training_opening_view_and_the_bars_rule():
+def test_training_opening_view_and_the_bars_rule(asked):
     at = page("pages/training.py")
-    cfg = at.session_state.current_cfg
+    cfg = asked[0]
     run, exp = run_toy(cfg), expected_run(cfg)
     data = player_data(at)
     acc = data["Mean accuracy over the 24 prompts (G = 8)"]
@@ -209,11 +213,11 @@ def test_training_opening_view_and_the_bars_rule():
     assert ((p_last > 0.999) <= (cats[-1] == 1)).all()  # a prompt at p ~ 1 is not "taught something" at the end
 
 
-def test_training_captions_describe_the_default_run():
+def test_training_captions_describe_the_default_run(asked):
     at = page("pages/training.py")
     caps = {t: c["_caption"] for t, c in player_data(at).items() if t != "_raw"}
     text = " ".join(caps.values())
-    cfg = at.session_state.current_cfg
+    cfg = asked[0]
     run = run_toy(cfg)
     H = run.entropy.mean(axis=1)
     # entropy rises first (0.302 -> 0.331 by iteration ~50), then falls to 0.146: the caption says so
@@ -224,10 +228,11 @@ def test_training_captions_describe_the_default_run():
     assert f"{z[0]:.0%} of groups at first" in text and f"{z[-1]:.0%} at the end" in text
 
 
-def test_training_presets_pin_and_new_seed():
+def test_training_presets_pin_and_new_seed(asked):
     at = page("pages/training.py")
+    asked.clear()
     at.button(key="preset_No shared skill (lr_w = 0)").click().run()
-    assert at.slider(key="lr_w").value == 0.0 and at.session_state.current_cfg.lr_w == 0.0
+    assert at.slider(key="lr_w").value == 0.0 and asked[0].lr_w == 0.0
     heat = next(c for t, c in player_data(at).items() if t.startswith("p_j over time"))
     assert "never passes p = 0.1" in heat["_caption"] and "lr_w = 0" in heat["_caption"]
     at.button(key="preset_Chapter defaults").click().run()
@@ -237,14 +242,15 @@ def test_training_presets_pin_and_new_seed():
     assert at.session_state.pinned["beta"] == 0.0
     names = list(player_data(at)["Mean accuracy over the 24 prompts (G = 8)"])
     assert any(n.startswith("pinned (beta=0.0") for n in names)
+    asked.clear()
     at.button(key="new_seed").click().run()
-    assert at.slider(key="seed").value == at.session_state.current_cfg.seed
+    assert at.slider(key="seed").value == asked[0].seed != 0 and asked[1].seed == 0  # the pinned run keeps its seed
 
 
-def test_training_url_reaches_the_settings_the_chapter_names():
+def test_training_url_reaches_the_settings_the_chapter_names(asked):
     at = page("pages/training.py", beta="0.001", lr_w="0", d_min="-4", d_max="10", T="50")
     assert not at.warning
-    cfg = at.session_state.current_cfg
+    cfg = asked[0]
     assert (cfg.beta, cfg.lr_w, cfg.d_min, cfg.d_max, cfg.iterations) == (0.001, 0.0, -4.0, 10.0, 50)
 
 
@@ -378,13 +384,13 @@ def test_off_step_float_snaps_with_a_warning():
     assert at.query_params.get("lr") == "0.25"
 
 
-def test_valid_url_values_are_restored():
+def test_valid_url_values_are_restored(asked):
     at = page("pages/training.py", G="16", beta="0.04", scale="none", baseline="loo", seed="42", dyn="true")
     assert not at.warning
     assert at.slider(key="G").value == 16 and at.radio(key="beta").value == pytest.approx(0.04)
     assert at.radio(key="scale").value == "none" and at.radio(key="baseline").value == "loo"
     assert at.slider(key="seed").value == 42 and at.toggle(key="dyn").value is True
-    cfg = at.session_state.current_cfg
+    cfg = asked[0]
     assert (cfg.scale, cfg.baseline, cfg.group_size, cfg.dynamic_sampling) == ("none", "loo", 16, True)
 
 
@@ -396,12 +402,12 @@ def test_bad_choice_and_flag_from_url():
     assert "baseline" not in at.query_params and "dyn" not in at.query_params  # the defaults, left out
 
 
-def test_classroom_link_hides_controls_and_keeps_values():
+def test_classroom_link_hides_controls_and_keeps_values(asked):
     at = page("pages/training.py", G="16", hide="G,beta", classroom="1")
     assert not at.exception
     keys = [s.key for s in at.slider]
     assert "G" not in keys and "beta" not in keys and "lr" in keys
-    assert at.session_state.current_cfg.group_size == 16  # hidden, but the link's value is used
+    assert asked[0].group_size == 16  # hidden, but the link's value is used
     assert any("font-size" in h.proto.body for h in at.get("html"))
 
 

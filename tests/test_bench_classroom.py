@@ -25,7 +25,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from scripts.bench_classroom import data_pattern, parse_args
 from scripts.st_client import Tab, js_string
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, IDLE, ROOT, free_port, start_server, stop_server
+from tests.fixtures.serve import CHROMIUM, IDLE, ROOT, launch_chromium, start_server
 
 
 # ---- synthetic messages ----
@@ -249,7 +249,7 @@ def chromium_messages(url: str) -> tuple[list, dict]:
         ws.on("framesent", on_frame)
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(pw)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.on("websocket", on_socket)
         page.goto(f"{url}/training")
@@ -357,9 +357,8 @@ def shape(sent: list, marks: dict) -> dict:
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
 def test_tab_sends_what_chromium_sends():
     pytest.importorskip("playwright.sync_api")
-    port = free_port()
-    proc = start_server(port)
-    url = f"http://127.0.0.1:{port}"
+    server = start_server()
+    url = server.url
     try:
         results = {}
         thread = threading.Thread(target=lambda: results.update(tab=tab_messages(url)))
@@ -367,7 +366,7 @@ def test_tab_sends_what_chromium_sends():
         chrome = shape(*chromium_messages(url))
         thread.join()
     finally:
-        stop_server(proc)
+        server.stop()
     tab = shape(*results["tab"])
     print(f"\nChromium: {json.dumps(chrome)}\nTab:      {json.dumps(tab)}")
     for key in (

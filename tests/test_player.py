@@ -158,28 +158,3 @@ def test_a_read_only_app_folder_is_a_message_not_a_traceback(monkeypatch):
     at = AppTest.from_file(str(APP), default_timeout=30).run()
     assert not at.exception and not at.get("bidi_component")
     assert "could not put Plotly.js" in at.error[0].value and "Permission denied" in at.error[0].value
-
-
-def test_plotly_route_serves_the_installed_file_gzipped_once(monkeypatch):
-    """app.py's server serves Plotly.js itself: compressed once, cacheable, nothing written to disk."""
-    import asyncio
-    import gzip
-
-    import plotly
-
-    import ui.player
-
-    monkeypatch.setattr(ui.player, "_route_path", None)
-    route = ui.player.plotly_route()
-    original = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_bytes()
-
-    class Request:
-        def __init__(self, encoding):
-            self.headers = {"accept-encoding": encoding}
-
-    packed = asyncio.run(route.endpoint(Request("gzip, deflate, br")))
-    plain = asyncio.run(route.endpoint(Request("identity")))
-    assert packed.headers["content-encoding"] == "gzip" and gzip.decompress(packed.body) == original
-    assert plain.body == original and "content-encoding" not in plain.headers
-    assert "immutable" in packed.headers["cache-control"] and route.path.startswith("/assets/plotly-")
-    assert len(packed.body) < len(original) / 2

@@ -13,7 +13,6 @@ Run: OMP_NUM_THREADS=1 python -m pytest tests/test_player_browser.py -s
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import statistics
@@ -22,38 +21,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, IDLE, free_port, start_server, stop_server
+from tests.fixtures.serve import IDLE, browser_marks
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing: apt-get install chromium"),
-]
-playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
+pytestmark = browser_marks()
 
 METRICS_PATH = Path(os.environ.get("GRPO_PLAYER_METRICS", "/tmp/grpo_player_metrics.json"))
 METRICS: dict[str, object] = {}
 STATS = "window.grpoPlayers && window.grpoPlayers.toy"
 
 
-@pytest.fixture(scope="module")
-def server():
-    port = free_port()
-    proc = start_server(port, script="tests/apps/player_app.py")
-    yield f"http://127.0.0.1:{port}"
-    stop_server(proc)
+SERVER_SCRIPT = "tests/apps/player_app.py"  # the conftest's `server` starts this
 
 
 @pytest.fixture(scope="module")
-def context(server):
-    with playwright_sync.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        ctx = b.new_context(viewport={"width": 1400, "height": 1100})  # one context: Plotly.js cached once
-        yield ctx
-        ctx.close()
-        b.close()
-    if METRICS:
-        METRICS_PATH.write_text(json.dumps(METRICS, indent=2))
-        print(f"\nplayer metrics -> {METRICS_PATH}: {json.dumps(METRICS)}")
+def context(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1100})  # one context: Plotly.js cached once
+    yield ctx
+    ctx.close()
 
 
 class Watched:

@@ -12,18 +12,13 @@ setting is covered without touching this file. Run: python -m pytest tests/test_
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, IDLE, free_port, start_server, stop_server
+from tests.fixtures.serve import IDLE, browser_marks
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing: apt-get install chromium"),
-]
-playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
+pytestmark = browser_marks()
 
 PAGES = {  # path -> parameters that must stay as given (they switch the page's settings on)
     "one_group": {}, "training": {}, "wasted": {}, "std_scaling": {}, "passk": {}, "kl_clip": {},
@@ -53,22 +48,6 @@ SNAPSHOT = """() => {
   }
   return out;
 }"""
-
-
-@pytest.fixture(scope="module")
-def server():
-    port = free_port()
-    proc = start_server(port)
-    yield f"http://127.0.0.1:{port}"
-    stop_server(proc)
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    with playwright_sync.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

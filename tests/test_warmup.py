@@ -1,26 +1,31 @@
-"""The server's warm-up and memory janitor (ui/warmup.py): defaults computed before the first visitor, cached
+"""The server's warm-up and memory janitor (ui/server.py): defaults computed before the first visitor, cached
 runs dropped once the class has left (and only once per quiet spell), nothing dropped while pages run."""
 
 import threading
 import time
 
 from sim.toy import ToyConfig
-from ui import runs, warmup
+from ui import runs, server
 
 SMALL = ToyConfig(iterations=5, n_seeds=2)
 
 
-def _janitor(monkeypatch, idle_for: float, wait_s: float = 0.4) -> list[float]:
+def _janitor(monkeypatch, idle_for: float | None, wait_s: float = 0.4, idle_release_s: float = 1.0) -> list[float]:
+    """Run a Server's janitor for `wait_s` s after its last page run was `idle_for` s ago (None: no page has run
+    since the server started). Returns the times it re-warmed."""
+    s = server.Server()
     warmed = []
-    monkeypatch.setattr(warmup, "warm", lambda: warmed.append(time.monotonic()) or 0.0)
-    monkeypatch.setattr(warmup, "IDLE_RELEASE_S", 1.0)
-    stop = threading.Event()
-    thread = threading.Thread(target=warmup.give_memory_back, args=(stop,), kwargs={"every_s": 0.05})
+    monkeypatch.setattr(s, "warm", lambda: warmed.append(time.monotonic()) or 0.0)
+    monkeypatch.setattr(server, "IDLE_RELEASE_S", idle_release_s)
+    if idle_for is None:
+        s.last_use = time.monotonic() - 100  # the warm-up has just filled the caches long ago
+    thread = threading.Thread(target=s.janitor, kwargs={"every_s": 0.05})
     thread.start()
     time.sleep(0.1)
-    monkeypatch.setattr(runs, "last_use", time.monotonic() - idle_for)  # a page last ran idle_for s ago
+    if idle_for is not None:
+        s.last_use = time.monotonic() - idle_for  # a page last ran idle_for s ago
     time.sleep(wait_s)
-    stop.set()
+    s.stop()
     thread.join(timeout=5)
     assert not thread.is_alive()
     return warmed
@@ -44,23 +49,14 @@ def test_janitor_keeps_runs_while_pages_run(monkeypatch):
 
 def test_janitor_leaves_a_fresh_server_alone(monkeypatch):
     """Started with the server: the warm-up has just filled the caches and no page has run yet."""
-    warmed = []
-    monkeypatch.setattr(warmup, "warm", lambda: warmed.append(1) or 0.0)
-    monkeypatch.setattr(warmup, "IDLE_RELEASE_S", 0.0)
-    monkeypatch.setattr(runs, "last_use", time.monotonic() - 100)
-    stop = threading.Event()
-    thread = threading.Thread(target=warmup.give_memory_back, args=(stop,), kwargs={"every_s": 0.05})
-    thread.start()
-    time.sleep(0.3)
-    stop.set()
-    thread.join(timeout=5)
-    assert warmed == []
+    assert _janitor(monkeypatch, idle_for=None, wait_s=0.3, idle_release_s=0.0) == []
 
 
-def test_touch_marks_a_page_run(monkeypatch):
-    monkeypatch.setattr(runs, "last_use", 0.0)
-    runs.touch()
-    assert time.monotonic() - runs.last_use < 1.0
+def test_touch_marks_a_page_run():
+    s = server.Server()
+    s.last_use = 0.0
+    s.touch()
+    assert time.monotonic() - s.last_use < 1.0
 
 
 def test_history_csv_built_on_click_holds_only_the_config():

@@ -3,7 +3,8 @@
 Every control is a spec (`Num`, `Choice`, `Flag`): key (= the URL parameter), label, allowed range or
 options, default. A control for an engine setting is built from the config field's declaration
 (`Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64)`): its range may only narrow the field's, so
-whatever the page accepts the engine accepts too. `control(spec)` draws the widget with
+whatever the page accepts the engine accepts too, and the spec keeps the class and field it sets, so a page
+builds its config with one call, `build_config(ToyConfig, SPECS, values)`. `control(spec)` draws the widget with
 `bind="query-params"`, so the value is written to the URL and restored from it (Streamlit 1.67 drops
 values equal to the default from the URL).
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -67,6 +68,8 @@ class Num:
     step: float
     help: str | None = None
     fmt: str | None = None  # printf format for the slider, e.g. "%.3f"
+    config: type | None = None  # the config class and field this control sets (None: a page-only control)
+    field: str | None = None
 
     def __post_init__(self):
         if not (self.lo <= self.default <= self.hi) or self.step <= 0:
@@ -83,7 +86,8 @@ class Num:
         if lo < s.lo or hi > s.hi or (s.low_open and lo == s.lo):
             raise ValueError(f"{key}: [{lo}, {hi}] is not inside {field}'s declared range ({s.describe()})")
         d = field_default(config, field) if default is None else default
-        spec = cls(key, label, lo, hi, d, s.step if step is None else step, s.help if help is None else help, fmt)
+        spec = cls(key, label, lo, hi, d, s.step if step is None else step, s.help if help is None else help, fmt,
+                   config, field)
         if s.integer != spec.integer:
             raise ValueError(f"{key}: {field} is {'an integer' if s.integer else 'a real number'}; match lo/hi/step")
         return spec
@@ -113,6 +117,8 @@ class Choice:
     default: object
     help: str | None = None
     labels: Mapping | None = None
+    config: type | None = None  # as Num's
+    field: str | None = None
 
     def __post_init__(self):
         if self.default not in self.options:
@@ -130,7 +136,8 @@ class Choice:
         for o in options:
             s.check(field, o)
         d = field_default(config, field)
-        return cls(key, label, options, d, s.help if help is None else help, s.labels if labels is None else labels)
+        return cls(key, label, options, d, s.help if help is None else help, s.labels if labels is None else labels,
+                   config, field)
 
     def describe(self) -> str:
         return "one of " + ", ".join(str(o) for o in self.options)
@@ -144,17 +151,47 @@ class Flag:
     label: str
     default: bool
     help: str | None = None
+    config: type | None = None  # as Num's
+    field: str | None = None
 
     @classmethod
     def of(cls, config, field: str, key: str, label: str, *, help: str | None = None) -> Flag:
         s = field_settings(config)[field]
-        return cls(key, label, field_default(config, field), s.help if help is None else help)
+        return cls(key, label, field_default(config, field), s.help if help is None else help, config, field)
 
     def describe(self) -> str:
         return "true or false"
 
 
 Spec = Num | Choice | Flag
+
+
+def build_config(config: type, specs: Sequence[Spec], values: Mapping[str, object], **fixed):
+    """`config(...)` from the page's controls: every spec declared on `config` (`Num.of(config, field, ...)`
+    and the like) sets its field to `values[spec.key]`; `fixed` sets what the page does not offer. A page
+    and the server's warm-up build their configs with this one call, so the same values give equal configs
+    (and so the same cache entry)."""
+    fields = {s.field: _value(s, values[s.key]) for s in specs if s.config is config}
+    return config(**fields, **fixed)
+
+
+def defaults(specs: Sequence[Spec]) -> dict[str, object]:
+    """{key: default}: what a page's controls show when its URL carries nothing."""
+    return {s.key: s.default for s in specs}
+
+
+def default_config(config: type, specs: Sequence[Spec], **fixed):
+    """The config a page builds at its defaults (the server's warm-up computes its runs)."""
+    return build_config(config, specs, defaults(specs), **fixed)
+
+
+def _value(spec: Spec, value: object) -> object:
+    """A widget's value as the field's type (a float slider may hand back 8.0 for an integer field's 8)."""
+    if isinstance(spec, Flag):
+        return bool(value)
+    if isinstance(spec, Num):
+        return _typed(spec, value)
+    return value
 
 
 def parse_url_value(spec: Spec, raw: str) -> tuple[object, str | None]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import runs
 from ui.controls import Spec, classroom_active, classroom_link_builder, control
+from ui.server import current, use_app_navigation
 
 # Pixel sizes of chart text, (normal, presenter). The browser test measures them in presenter mode.
 FONT = {"tick": (13, 18), "axis": (14, 20), "legend": (13, 18), "title": (17, 24)}
@@ -43,23 +43,6 @@ def font(kind: str) -> int:
     return FONT[kind][1 if presenter() else 0]
 
 
-def ensure_app_navigation() -> None:
-    """Make a page opened straight from a link go through app.py's st.navigation.
-
-    Streamlit 1.67 treats a `pages/` folder beside the main script as a v1 multipage app until
-    some session runs `st.navigation`: on a freshly started server, a first visit to /training
-    runs pages/training.py on its own (lowercase file names in the sidebar, no wide layout). Here
-    the page switches the process to v2 and reruns, so app.py runs and resolves the same URL.
-    """
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # a later Streamlit without the v1 fallback
-        return
-    if getattr(PagesManager, "uses_pages_directory", False):
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def apply_style() -> None:
     """The page's CSS: presenter sizes under ?classroom=1, a tighter top margin always."""
     st.html(PRESENTER_CSS if presenter() else COMPACT_CSS)
@@ -70,8 +53,9 @@ def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, f
     """Navigation, style, title, an optional intro (`fold_intro`: in an expander, so the charts come
     first), and the sidebar: one URL-bound control per spec, then the share / classroom link. Returns
     {spec.key: value}."""
-    ensure_app_navigation()
-    runs.touch()
+    if use_app_navigation():  # a page opened straight from a link before the server set it: go through app.py
+        st.rerun()
+    current().touch()
     apply_style()
     st.title(title)
     if intro and fold_intro:

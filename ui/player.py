@@ -37,7 +37,7 @@ How each trace is revealed at iteration t (series index i is iteration x0 + i):
 Titles may contain {t} and {T}. All text is shown as plain text.
 
 Plotly.js is not sent with the page. app.py's server serves it from the installed `plotly` package on its
-own route (`plotly_route`: gzipped once, cached by the browser for a year). A script started without that
+own route (ui/server.py: gzipped once, cached by the browser for a year). A script started without that
 server (the test apps) falls back to copying it into the app's `static/` folder, served by Streamlit's static
 file serving (`ensure_plotly_js`; `scripts/bench_player.py` measures).
 
@@ -64,6 +64,8 @@ from pathlib import Path
 
 import numpy as np
 import streamlit as st
+
+from ui.server import current
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 COMPONENT_NAME = "grpo_player"
@@ -289,40 +291,12 @@ def ensure_plotly_js(app_dir: Path) -> str:
     return f"app/static/{name}"
 
 
-_route_path: str | None = None  # set by plotly_route(): the app's own server serves Plotly.js
-
-
-def plotly_route():
-    """A Starlette route for app.py's st.App that serves the installed package's plotly.min.js, gzipped once
-    in memory and cacheable for a year (the file name carries the version). Compared with static serving it
-    writes nothing into the checkout and spends no CPU per visitor on compression: a class of 60 opening the
-    page at once would otherwise cost the server 60 gzip runs of 4.6 MB."""
-    import gzip
-
-    from plotly.offline import get_plotlyjs_version
-    from starlette.responses import Response
-    from starlette.routing import Route
-
-    global _route_path
-    raw = (Path(__import__("plotly").__file__).parent / "package_data" / "plotly.min.js").read_bytes()
-    packed = gzip.compress(raw, compresslevel=9, mtime=0)
-    headers = {"Cache-Control": "public, max-age=31536000, immutable", "Vary": "Accept-Encoding"}
-
-    async def serve(request):
-        if "gzip" in request.headers.get("accept-encoding", ""):
-            return Response(packed, media_type="text/javascript", headers={**headers, "Content-Encoding": "gzip"})
-        return Response(raw, media_type="text/javascript", headers=headers)
-
-    _route_path = f"/assets/plotly-{get_plotlyjs_version()}.min.js"
-    return Route(_route_path, serve)
-
-
 def _plotly_url() -> str | None:
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
+    if (url := current().plotly_url()) is not None:
+        return url
     base = (st.get_option("server.baseUrlPath") or "").strip("/")
-    if _route_path is not None:
-        return f"/{base}{_route_path}" if base else _route_path
     ctx = get_script_run_ctx()
     if ctx is None or not ctx.main_script_path:
         return None
@@ -353,7 +327,7 @@ def player(
     meta: small JSON-able dict passed through to the browser (the tests put the script time in it).
         Keep it the same across reruns of the same setting: any change counts as new data.
     """
-    if _route_path is None and not st.get_option("server.enableStaticServing"):
+    if current().plotly_path is None and not st.get_option("server.enableStaticServing"):
         st.error(
             "The player needs Streamlit's static file serving for Plotly.js: set "
             "`enableStaticServing = true` under `[server]` in .streamlit/config.toml and restart."

@@ -2,13 +2,12 @@
 
 Every session of a class asks for the same few settings, so a run is computed once and handed to all of
 them read-only (`st.cache_resource`: no copy per caller). They live here, not in the pages, so that the
-server can compute the defaults before the first visitor arrives (ui/warmup.py) and the pages find them.
+server can compute the defaults before the first visitor arrives (ui/server.py) and the pages find them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import numpy as np
 import streamlit as st
@@ -16,19 +15,11 @@ import streamlit as st
 from sim.exercises import first_step_size, matched_lr
 from sim.export import rows_csv
 from sim.sharpen import SharpenConfig, SharpenHistory, train
-from sim.toy import ToyConfig, ToyHistory, expected_run, first_above, history_rows, run_toy
-
-last_use = time.monotonic()  # when a page last ran: the memory janitor (ui/warmup.py) reads it
-
-
-def touch() -> None:
-    """A page is running (ui.page.open_page calls this on every script run)."""
-    global last_use
-    last_use = time.monotonic()
+from sim.toy import ToyConfig, ToyHistory, expected_run, history_rows, run_toy
 
 
 def release() -> None:
-    """Drop every cached run and the samplers' tables (the class has left); ui/warmup.py then recomputes the
+    """Drop every cached run and the samplers' tables (the class has left); the server then recomputes the
     defaults. Sessions still holding a run keep it alive: only the cache's references go."""
     from sim.binomial import binomial_sampler
 
@@ -62,11 +53,10 @@ STD_SEEDS = 16
 
 
 @st.cache_resource(max_entries=16, show_spinner="Training the three toy runs…")
-def std_runs(G: int, lr: float, seed: int, hard_level: float) -> dict:
-    """Std scaling's comparison, means over STD_SEEDS seeds: with std at lr; without std at the same lr;
-    without std at the lr that gives the same first step (matched_lr). Per run: lr, first step size,
-    accuracy (T+1,), the hardest prompt's p (T+1,) and the iteration it passes hard_level (or None)."""
-    with_std = ToyConfig(group_size=G, lr=lr, seed=seed, n_seeds=STD_SEEDS)
+def std_runs(with_std: ToyConfig) -> dict:
+    """Std scaling's comparison (means over the config's seeds, STD_SEEDS on the page): `with_std`; without
+    std at the same lr; without std at the lr that gives the same first step (matched_lr). Per run: lr,
+    first step size, accuracy (T+1,) and the hardest prompt's p (T+1,)."""
     same_step = dataclasses.replace(with_std, scale="none", lr=matched_lr(with_std, "none"))
     cfgs = {"with std": with_std, "without std, same lr": dataclasses.replace(with_std, scale="none"),
             "without std, same first step": same_step}
@@ -74,8 +64,7 @@ def std_runs(G: int, lr: float, seed: int, hard_level: float) -> dict:
     for name, cfg in cfgs.items():
         h = run_toy(cfg)
         hard = h.p[:, :, -1].mean(axis=1)
-        out[name] = {"lr": cfg.lr, "step": first_step_size(cfg), "accuracy": h.accuracy.mean(axis=1), "hard": hard,
-                     "hard_starts": first_above(hard, hard_level)}
+        out[name] = {"lr": cfg.lr, "step": first_step_size(cfg), "accuracy": h.accuracy.mean(axis=1), "hard": hard}
     return out
 
 
@@ -87,5 +76,5 @@ def toy_before_after(T: int = 200) -> tuple[np.ndarray, np.ndarray]:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def sharpen_run(G: int, T: int, seed: int) -> SharpenHistory:
-    return train(SharpenConfig(group_size=G, iterations=T, seed=seed))
+def sharpen_run(cfg: SharpenConfig) -> SharpenHistory:
+    return train(cfg)

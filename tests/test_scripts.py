@@ -1,0 +1,91 @@
+"""Every script in scripts/ runs in the suite, on a tiny budget, so that a README figure's command cannot break
+unnoticed (as `scripts/bench_toy.py` did when the toy was split). A new script without a run here fails
+`test_every_script_is_run`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.serve import CHROMIUM, ROOT
+
+SCRIPTS = ROOT / "scripts"
+TIMEOUT_S = 180  # each takes well under 20 s on an idle 2-core machine; the bound is for a busy shared one
+
+
+def run(script: str, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    return subprocess.run([sys.executable, str(SCRIPTS / script), *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=TIMEOUT_S)  # fmt: skip
+
+
+def json_out(done: subprocess.CompletedProcess) -> dict:
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout[done.stdout.index("{"):])
+
+
+def test_bench_tinylm_tiny():
+    out = json_out(run("bench_tinylm.py", "--seeds", "1", "--iterations", "1", "--skip-sft", "--eval-samples", "2"))
+    (row,) = out["runs"]
+    assert 0 <= row["pass_at_1_after"] <= 1 and out["median_grpo_seconds"] > 0
+    assert row["eval_seconds"] == out["median_eval_seconds"] > 0
+
+
+def test_bench_tinylm_class_tiny():
+    out = json_out(run("bench_tinylm_class.py", "--students", "1", "--iterations", "1", "--eval-samples", "4",
+                       "--window", "0.1", "--timeout", "120"))
+    assert out["errors"] == 0, out["error_examples"]
+    assert out["first_chart_after_click"]["n"] == 1 and out["finished_run_after_click"]["n"] == 1
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
+def test_bench_player_quick():
+    out = json_out(run("bench_player.py", "--quick"))
+    assert out["payload"]["T"] == 50 and out["payload"]["sent_float32_base64"] < out["payload"]["json_full_precision"]
+    first, again = out["plotly_js"]["first_page"]["plotly_requests"], out["plotly_js"]["reload"]["plotly_requests"]
+    assert first and first[0]["status"] == 200 and not first[0]["from_cache"]
+    assert again and all(r["from_cache"] for r in again)  # a reload does not fetch Plotly.js again
+
+
+@pytest.mark.xfail(strict=True, reason="scripts/bench_toy.py fails with ImportError (_run_general, binomial_sampler) "
+                   "until helper `scale`'s fix (issue 15 item 4) is merged: then drop this mark")
+def test_bench_toy_quick():
+    done = run("bench_toy.py", "--quick")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "against the targets" in done.stdout and "speed-up over the straightforward version" in done.stdout
+
+
+def test_bench_cold_start_refuses_a_bad_flag():
+    """Its run is tests/test_browser.py::test_first_chart_on_a_cold_start (the same function)."""
+    done = run("bench_cold_start.py", "--runs", "0")
+    assert done.returncode == 2 and "error:" in done.stderr and done.stdout == ""
+
+
+def test_test_sh_parses():
+    """scripts/test.sh is the suite itself (it cannot run inside it): its syntax is checked."""
+    done = subprocess.run(["bash", "-n", str(SCRIPTS / "test.sh")], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+
+
+RUN_HERE = {"bench_tinylm.py", "bench_tinylm_class.py", "bench_player.py", "bench_toy.py", "bench_cold_start.py",
+            "test.sh"}
+RUN_ELSEWHERE = {  # script -> the test that runs it
+    "bench_classroom.py": "tests/test_bench_classroom.py::test_short_class",
+    "bench_cold_start.py": "tests/test_browser.py::test_first_chart_on_a_cold_start",
+    "st_client.py": "tests/test_bench_classroom.py (a module: the classroom bench's headless tab)",
+}
+
+
+def test_every_script_is_run():
+    scripts = {p.name for p in SCRIPTS.iterdir() if p.suffix in (".py", ".sh")}
+    assert scripts <= RUN_HERE | set(RUN_ELSEWHERE), f"scripts with no run in the suite: {scripts - RUN_HERE}"
+    for test in RUN_ELSEWHERE.values():
+        path, _, name = test.partition("::")
+        source = (ROOT / path.split()[0]).read_text(encoding="utf-8")
+        assert not name or f"def {name}(" in source, test

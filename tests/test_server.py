@@ -1,0 +1,208 @@
+"""ui/server.py: the one Server of a process (route, warm-up keys, navigation fix, lifespan), the control specs'
+one call that builds a config, and no mutable state at module level anywhere else in ui/, sim/ or pages/."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import gzip
+from pathlib import Path
+
+import plotly
+import pytest
+import streamlit
+from streamlit.testing.v1 import AppTest
+
+from sim.tinylm.grpo_train import GRPOConfig
+from sim.toy import ToyConfig
+from ui import runs, server, specs
+from ui.controls import Choice, Flag, Num, build_config, default_config, defaults
+
+ROOT = Path(__file__).resolve().parents[1]
+WARMED_PAGES = ["pages/training.py", "pages/std_scaling.py", "pages/passk.py"]
+CACHED = ["toy_runs", "std_runs", "toy_before_after", "sharpen_run"]
+
+
+# ---- declared once: a spec keeps its field, one call builds the config ----
+def test_a_spec_keeps_its_config_field_and_one_call_builds_the_config():
+    spec = Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64)
+    assert (spec.config, spec.field) == (ToyConfig, "group_size")
+    assert Choice.of(ToyConfig, "scale", "scale", "s").field == "scale"
+    assert Flag.of(ToyConfig, "dynamic_sampling", "dyn", "d").field == "dynamic_sampling"
+    assert Num("p", "p", 0.0, 1.0, 0.5, 0.1).field is None  # a page-only control sets no field
+    values = {**defaults(specs.TRAINING), "G": 16.0, "eps": 0.3, "dyn": 1, "lr_w": 0.0}
+    cfg = build_config(ToyConfig, specs.TRAINING, values)
+    assert (cfg.group_size, cfg.clip_eps, cfg.dynamic_sampling, cfg.lr_w) == (16, 0.3, True, 0.0)
+    assert type(cfg.group_size) is int and type(cfg.dynamic_sampling) is bool  # the field's type, not the widget's
+    # every spec of the page reaches its field: move each off its default and its field moves with it
+    for s in specs.TRAINING:
+        if isinstance(s, Num):
+            other = s.default + s.step if s.default + s.step <= s.hi else s.default - s.step
+        else:
+            other = not s.default if isinstance(s, Flag) else next(o for o in s.options if o != s.default)
+        changed = build_config(ToyConfig, specs.TRAINING, {**defaults(specs.TRAINING), s.key: other})
+        assert getattr(changed, s.field) == pytest.approx(other), s.key
+
+
+def test_the_training_default_is_what_the_page_shows_not_the_dataclass_default():
+    """The bug the warm-up had: ToyConfig(n_seeds=16) has lr_w None; the page asks for lr_w = 0.2."""
+    cfg = default_config(ToyConfig, specs.TRAINING)
+    assert cfg.lr_w == 0.2 and cfg.n_seeds == 16 and cfg != ToyConfig(n_seeds=16)
+
+
+def test_specs_of_two_configs_on_one_page():
+    """TinyLM's page declares GRPOConfig and StoryConfig controls in one list: each call takes its own."""
+    from sim.tinylm.story import StoryConfig
+
+    mixed = [Num.of(GRPOConfig, "group_size", "tl_G", "G", hi=32),
+             Choice.of(StoryConfig, "eval_samples", "tl_eval", "n", options=(4, 64))]
+    grpo = build_config(GRPOConfig, mixed, {"tl_G": 4, "tl_eval": 8}, threads=1)
+    assert grpo.group_size == 4 and grpo.threads == 1
+    assert build_config(StoryConfig, mixed, {"tl_G": 4, "tl_eval": 4}, grpo=grpo).eval_samples == 4
+
+
+# ---- the warm-up computes exactly what the pages ask for ----
+def _record(monkeypatch) -> tuple[list, list]:
+    """Wrap ui.runs' cached functions (what a page calls) and the engine calls behind them (what a cache miss
+    costs). Returns (cached calls [(name, args)], engine calls)."""
+    asked, computed = [], []
+    for name in CACHED:
+        fn = getattr(runs, name)
+        monkeypatch.setattr(runs, name, lambda *a, _fn=fn, _n=name: asked.append((_n, a)) or _fn(*a))
+    for name in ("run_toy", "expected_run", "train"):
+        fn = getattr(runs, name)
+        monkeypatch.setattr(runs, name, lambda *a, _fn=fn, **k: computed.append(a) or _fn(*a, **k))
+    return asked, computed
+
+
+def test_warm_up_cache_keys_are_exactly_the_pages_default_keys(monkeypatch):
+    warmed = {(fn.__name__, repr(args)) for fn, args in server.default_runs()}
+    runs.release()
+    server.Server().warm()  # fills the caches as the server does before its first visitor
+    asked, computed = _record(monkeypatch)
+    for path in WARMED_PAGES:
+        at = AppTest.from_file(str(ROOT / path), default_timeout=60).run()
+        assert not at.exception, path
+    # repr: equal values of the same types (8 is not 8.0 to a cache key)
+    assert {(name, repr(args)) for name, args in asked} == warmed
+    assert computed == []  # every page at its defaults found its runs cached: the first visitor pays nothing
+
+
+# ---- the Plotly.js route ----
+def test_plotly_route_serves_the_installed_file_gzipped_once():
+    """app.py's server serves Plotly.js itself: compressed once, cacheable, nothing written to disk."""
+    s = server.Server()
+    assert s.plotly_path is None and s.plotly_url() is None  # a bare server: the player serves it statically
+    (route,) = s.routes()
+    assert s.plotly_url() == route.path and route.path.startswith("/assets/plotly-")
+    original = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_bytes()
+
+    class Request:
+        def __init__(self, encoding):
+            self.headers = {"accept-encoding": encoding}
+
+    packed = asyncio.run(route.endpoint(Request("gzip, deflate, br")))
+    plain = asyncio.run(route.endpoint(Request("identity")))
+    assert packed.headers["content-encoding"] == "gzip" and gzip.decompress(packed.body) == original
+    assert plain.body == original and "content-encoding" not in plain.headers
+    assert "immutable" in packed.headers["cache-control"]
+    assert len(packed.body) < len(original) / 2
+
+
+# ---- the navigation fix, pinned to the Streamlit it was read against ----
+def test_navigation_fix_matches_this_streamlit(tmp_path, monkeypatch):
+    """Fails when Streamlit changes: read PagesManager again, then update STREAMLIT_CHECKED."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    assert streamlit.__version__ == server.STREAMLIT_CHECKED, "Streamlit changed: re-check use_app_navigation()"
+    (tmp_path / "pages").mkdir()
+    main = tmp_path / "app.py"
+    main.write_text("")
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", None)
+    PagesManager(str(main))
+    assert PagesManager.uses_pages_directory is True  # the v1 fallback the fix undoes: a pages/ folder is seen
+    assert server.use_app_navigation() is True and PagesManager.uses_pages_directory is False
+    PagesManager(str(main))  # later sessions keep it
+    assert PagesManager.uses_pages_directory is False and server.use_app_navigation() is False
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", None)
+    assert server.use_app_navigation() is False and PagesManager.uses_pages_directory is False  # set before any
+
+
+# ---- one server per process, its lifespan ----
+def test_create_makes_the_current_server_and_the_lifespan_warms_then_stops(monkeypatch):
+    monkeypatch.setattr(server, "_current", None)
+    bare = server.current()
+    assert server.current() is bare and bare._tinylm_registry is None  # built only when a page asks
+    from sim.tinylm.job import REGISTRY
+
+    assert bare.tinylm_registry is REGISTRY and bare.tinylm_registry is REGISTRY  # the slot's default, today
+    registry = object()
+    s = server.Server.create(tinylm_registry=registry)
+    assert server.current() is s and s.tinylm_registry is registry
+    warmed = []
+    monkeypatch.setattr(s, "warm", lambda: warmed.append(1) or 0.0)
+
+    async def serve():
+        async with s.lifespan(None) as state:
+            assert state == {"server": s} and warmed == [1]
+            assert not s._stop.is_set()
+        return s._stop.is_set()
+
+    assert asyncio.run(serve())  # the janitor is told to stop when the server shuts down
+
+
+def test_app_builds_one_server_with_the_route(monkeypatch):
+    import importlib
+    import sys
+
+    monkeypatch.setattr(server, "_current", None)
+    monkeypatch.syspath_prepend(str(ROOT))
+    sys.modules.pop("app", None)
+    try:
+        app = importlib.import_module("app")
+        assert server.current() is app.server and app.server.plotly_path is not None
+        assert [getattr(r, "path", None) for r in app.app._user_routes] == [app.server.plotly_path]
+    finally:
+        sys.modules.pop("app", None)
+
+
+def test_pages_build_configs_only_through_their_specs():
+    """No hand-written mapping from widget values to config fields: a page calls build_config, never a config
+    class itself."""
+    configs = {"ToyConfig", "SharpenConfig", "GRPOConfig", "StoryConfig", "SFTConfig"}
+    for path in sorted((ROOT / "pages").glob("*.py")):
+        calls = [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.Call)]
+        built = {getattr(c.func, "id", getattr(c.func, "attr", None)) for c in calls} & configs
+        assert not built, f"{path.name} builds {built} by hand: use ui.controls.build_config"
+
+
+# ---- no mutable state at module level outside ui/server.py ----
+PENDING_PROC = {  # the process module's work (helper `proc`, issue 15 item 1) moves these into objects
+    "sim/lab/worker.py", "sim/lab/process.py", "sim/lab/runner.py", "sim/tinylm/job.py",
+}
+MUTABLE_CALLS = {"dict", "list", "set", "Lock", "RLock", "Event", "Semaphore", "BoundedSemaphore", "count", "deque"}
+
+
+def _module_state(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = [f"global {', '.join(n.names)} (line {n.lineno})" for n in ast.walk(tree) if isinstance(n, ast.Global)]
+    for node in tree.body:
+        value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        if isinstance(value, ast.List | ast.Dict | ast.Set) and not (value.elts if hasattr(value, "elts") else
+                                                                      value.keys):
+            found.append(f"an empty container (line {node.lineno})")
+        elif isinstance(value, ast.Call):
+            name = getattr(value.func, "attr", getattr(value.func, "id", ""))
+            if name in MUTABLE_CALLS and not value.args:
+                found.append(f"{name}() (line {node.lineno})")
+    return found
+
+
+@pytest.mark.parametrize("folder", ["ui", "pages", "sim"])
+def test_no_mutable_state_at_module_level_outside_the_server(folder):
+    bad = {}
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel != "ui/server.py" and rel not in PENDING_PROC and (state := _module_state(path)):
+            bad[rel] = state
+    assert not bad, f"module-level state outside ui/server.py: {bad}"

@@ -1,0 +1,243 @@
+"""What belongs to the server, not to a session: one `Server`, created by app.py when `streamlit run app.py`
+imports it, reached by the pages through `current()`.
+
+    server = Server.create()                     # app.py, once per process
+    app = st.App("app.py", lifespan=server.lifespan, routes=server.routes())
+    current().touch()                            # a page, on every script run (ui.page.open_page)
+
+It owns:
+- the Plotly.js route (`routes()`, `plotly_path`): the installed package's plotly.min.js, gzipped once;
+- the warm-up (`warm()`): before the first visitor, the runs the warmed pages show at their defaults, built
+  from the pages' own control specs (ui/specs.py) with the pages' own call, so the cache keys are equal;
+- the memory janitor (`janitor()`): once no page has run for IDLE_RELEASE_S, drop the cached runs and
+  recompute the defaults, collect garbage and give the C heap's free pages back;
+- the shared caches' bookkeeping (`last_use`, written by every page run through `touch()`);
+- the navigation fix (`use_app_navigation()`, checked against Streamlit STREAMLIT_CHECKED);
+- a slot for the TinyLM registry (`tinylm_registry`), handed in by app.py.
+
+A script run without app.py's st.App (AppTest, a test app) gets a bare Server from `current()`: no route
+(the player falls back to static serving), nothing warmed, no janitor.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import gc
+import importlib
+import logging
+import threading
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+LOG = logging.getLogger("grpo_playground")
+IDLE_RELEASE_S = 45.0  # no page has run for this long: the class has left
+JANITOR_EVERY_S = 15.0
+STREAMLIT_CHECKED = "1.67.0"  # the Streamlit whose PagesManager use_app_navigation() was read against
+
+
+def use_app_navigation() -> bool:
+    """Tell Streamlit that this app navigates with st.navigation (app.py). True if a v1 run was under way.
+
+    Streamlit 1.67.0 treats a `pages/` folder beside the main script as a v1 multipage app until some
+    session runs `st.navigation` (`PagesManager.uses_pages_directory`, a class attribute set on the first
+    PagesManager; `st.navigation` sets it False): on a fresh server a first visit straight to /training
+    would run pages/training.py alone (no wide layout, lowercase names in the sidebar). The server sets it
+    before its first visitor; a page that still finds it set reruns through app.py (ui.page.open_page).
+    tests/test_server.py fails when Streamlit's version or this attribute changes: read the new
+    PagesManager again then.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    was = PagesManager.uses_pages_directory  # None until the first session's PagesManager sets it
+    PagesManager.uses_pages_directory = False
+    return bool(was)
+
+
+# What Streamlit 1.67 imports only on a first script run (measured: pandas and pyarrow for the widgets' options,
+# the icon names for buttons): about 0.7 s of CPU the first visitor would otherwise wait for.
+STREAMLIT_LAZY = ("pandas", "pyarrow", "streamlit.material_icon_names", "streamlit.runtime.scriptrunner.magic_funcs",
+                  "streamlit.components.v2.manifest_scanner", "plotly.offline", "plotly.graph_objects")
+
+
+def page_imports() -> list[str]:
+    """Every module app.py and the pages import (read from their source, not run)."""
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for path in [root / "app.py", *sorted((root / "pages").glob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.append(node.module)
+    return list(dict.fromkeys(found))
+
+
+def default_runs() -> list[tuple]:
+    """(cached function, args) for every run a warmed page asks for at its defaults: Training dynamics,
+    Std scaling, pass@k. Each config is built from the page's specs by the page's own call."""
+    from sim.sharpen import SharpenConfig
+    from sim.toy import ToyConfig
+    from ui import runs, specs
+    from ui.controls import default_config
+
+    return [
+        (runs.toy_runs, (default_config(ToyConfig, specs.TRAINING),)),
+        (runs.std_runs, (default_config(ToyConfig, specs.STD_SCALING, n_seeds=runs.STD_SEEDS),)),
+        (runs.toy_before_after, ()),
+        (runs.sharpen_run, (default_config(SharpenConfig, specs.PASSK),)),
+    ]
+
+
+class Server:
+    """The process's server state. Build it with `Server.create()` (which makes it `current()`)."""
+
+    def __init__(self, *, tinylm_registry: object | None = None) -> None:
+        self.plotly_path: str | None = None  # set by routes(): the app's own server serves Plotly.js there
+        self.last_use = time.monotonic()  # when a page last ran (touch()); the janitor reads it
+        self._tinylm_registry = tinylm_registry  # see the tinylm_registry property
+        self.warm_seconds: float | None = None  # how long the last warm-up took
+        self._stop = threading.Event()
+        self._registry_lock = threading.Lock()
+
+    @classmethod
+    def create(cls, **kwargs) -> Server:
+        """A new Server, made the process's current one (app.py calls this once)."""
+        global _current
+        server = cls(**kwargs)
+        with _lock:
+            _current = server
+        return server
+
+    @property
+    def tinylm_registry(self):
+        """The TinyLM registry: the runs students with the same settings share, their queue and their limit.
+        app.py may hand one in (`Server.create(tinylm_registry=...)`); otherwise the first page that asks
+        gets the one `_new_tinylm_registry()` builds (AppTest included). Pages: `current().tinylm_registry`."""
+        with self._registry_lock:
+            if self._tinylm_registry is None:
+                self._tinylm_registry = self._new_tinylm_registry()
+            return self._tinylm_registry
+
+    @staticmethod
+    def _new_tinylm_registry():
+        """The slot the TinyLM registry object plugs into (issue 15: helper `proc` makes it an object; the
+        coordinator wires it here). Until then: the module's registry, sim.tinylm.job.REGISTRY."""
+        from sim.tinylm.job import REGISTRY
+
+        return REGISTRY
+
+    # ---- what a page run does ----
+    def touch(self) -> None:
+        """A page is running (ui.page.open_page calls this on every script run)."""
+        self.last_use = time.monotonic()
+
+    def plotly_url(self) -> str | None:
+        """Where the browser loads Plotly.js from this server (under server.baseUrlPath), or None without the
+        route (then the player serves it statically)."""
+        if self.plotly_path is None:
+            return None
+        import streamlit as st
+
+        base = (st.get_option("server.baseUrlPath") or "").strip("/")
+        return f"/{base}{self.plotly_path}" if base else self.plotly_path
+
+    # ---- serving ----
+    def routes(self) -> list:
+        """The Starlette routes for app.py's st.App: Plotly.js, from the installed package, gzipped once in
+        memory and cacheable for a year (the file name carries the version). Compared with static serving
+        it writes nothing into the checkout and spends no CPU per visitor on compression: a class of 60
+        opening the page at once would otherwise cost the server 60 gzip runs of 4.6 MB."""
+        import gzip
+
+        import plotly
+        from plotly.offline import get_plotlyjs_version
+        from starlette.responses import Response
+        from starlette.routing import Route
+
+        raw = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_bytes()
+        packed = gzip.compress(raw, compresslevel=9, mtime=0)
+        headers = {"Cache-Control": "public, max-age=31536000, immutable", "Vary": "Accept-Encoding"}
+
+        async def serve(request):
+            if "gzip" in request.headers.get("accept-encoding", ""):
+                return Response(packed, media_type="text/javascript", headers={**headers, "Content-Encoding": "gzip"})
+            return Response(raw, media_type="text/javascript", headers=headers)
+
+        self.plotly_path = f"/assets/plotly-{get_plotlyjs_version()}.min.js"
+        return [Route(self.plotly_path, serve)]
+
+    def warm(self) -> float:
+        """Import what the pages import (and what Streamlit imports on a first run), compute what the warmed
+        pages show at their defaults. Returns the seconds spent."""
+        start = time.perf_counter()
+        for module in (*page_imports(), *STREAMLIT_LAZY):
+            importlib.import_module(module)
+        for cached, args in default_runs():
+            cached(*args)
+        self.warm_seconds = time.perf_counter() - start
+        return self.warm_seconds
+
+    def janitor(self, every_s: float = JANITOR_EVERY_S) -> None:
+        """The memory janitor, until stop(). Every `every_s` seconds, once no page has run for
+        IDLE_RELEASE_S: drop the cached runs a class asked for and recompute the defaults (once per quiet
+        spell), then collect garbage and hand the C heap's free pages back to the system (glibc keeps freed
+        memory in its arenas, so without it the server's resident memory would stay near its peak long after
+        the students have gone). While pages run it does nothing: a full collection would hold the GIL in the
+        middle of a class."""
+        from ui import runs
+
+        trim = _malloc_trim()
+        released_at = self.last_use
+        while not self._stop.wait(every_s):
+            if time.monotonic() - self.last_use <= IDLE_RELEASE_S:
+                continue
+            if released_at != self.last_use:
+                released_at = self.last_use
+                runs.release()
+                self.warm()
+            gc.collect()  # each quiet tick: sessions Streamlit drops later (after its disconnect TTL) free more
+            if trim is not None:
+                trim(0)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    @asynccontextmanager
+    async def lifespan(self, app):
+        """st.App lifespan: the navigation fix, the warm-up (in a thread, so the event loop stays free), the
+        janitor; then serve. Yields {"server": self} (st.App keeps it as app.state)."""
+        use_app_navigation()
+        try:
+            LOG.info("GRPO Playground warmed up in %.1f s", await asyncio.to_thread(self.warm))
+        except Exception:  # a failed warm-up only makes the first visit slower; the pages report real errors
+            LOG.exception("warm-up failed; serving anyway")
+        threading.Thread(target=self.janitor, name="memory-janitor", daemon=True).start()
+        try:
+            yield {"server": self}
+        finally:
+            self.stop()
+
+
+def _malloc_trim():
+    """glibc's malloc_trim, or None (not glibc: nothing to trim)."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_lock = threading.Lock()
+_current: Server | None = None  # the one mutable module global of ui/, sim/ and pages/: the process's server
+
+
+def current() -> Server:
+    """The process's Server: app.py's, or a bare one for a script run without it (AppTest, a test app)."""
+    global _current
+    with _lock:
+        if _current is None:
+            _current = Server()
+        return _current

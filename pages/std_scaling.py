@@ -6,19 +6,19 @@ import streamlit as st
 
 from sim.exercises import expected_mean_abs_advantage, mean_abs_advantage
 from sim.toy import ToyConfig
+from sim.views.std_scaling import HARD, std_charts, std_words
 from ui.charts import COLORS, figure, show
 from ui.controls import Num
 from ui.page import open_page, presenter
-from ui.player import Chart, Line, player
+from ui.player import player
 from ui.predict import predict
-from ui.runs import STD_SEEDS, std_runs
+from ui.runs import std_runs
 
 SPECS = [
     Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
     Num.of(ToyConfig, "lr", "lr", "Learning rate with std (toy)", lo=0.05, hi=2.0, fmt="%.2f"),
     Num.of(ToyConfig, "seed", "seed", "Seed", hi=9999),
 ]
-HARD = 0.1  # "the hardest prompt has started to learn" once its p passes this
 
 
 v = open_page(
@@ -72,36 +72,8 @@ with c2:
 
 st.subheader("What it does to training: two comparisons")
 runs = std_runs(G, lr, seed, HARD)
-base, same_lr, same_step = runs["with std"], runs["without std, same lr"], runs["without std, same first step"]
-st.markdown(
-    f"At the same learning rate {lr:.2f}, the first step without the std is {same_lr['step'] / base['step']:.2f} "
-    f"times the size of the step with it (lr × mean |A|: {same_lr['step']:.3f} vs {base['step']:.3f}), so that "
-    f"comparison mixes step size with weighting. Without std at lr {same_step['lr']:.2f} the first step is as large "
-    "as with std: what differs then is only how the prompts are weighted."
-)
-colors = {"with std": COLORS["main"], "without std, same lr": COLORS["grey"],
-          "without std, same first step": COLORS["pin"]}
-player("std_scaling", T=len(base["accuracy"]) - 1, columns=2, classroom=presenter(), charts=[
-    Chart(f"Mean accuracy ({STD_SEEDS} seeds)", [Line(r["accuracy"], f"{name} (lr {r['lr']:.2f})", color=colors[name],
-                                                    width=3) for name, r in runs.items()],
-          y_title="accuracy", y_range=(0, 1)),
-    Chart("The hardest prompt's p_j", [Line(r["hard"], f"{name} (lr {r['lr']:.2f})", color=colors[name], width=3)
-                                      for name, r in runs.items()],
-          y_title="p_j of the hardest prompt", y_range=(0, 1)),
-])
-
-
-def when(r: dict) -> str:
-    return "never within 200 iterations" if r["hard_starts"] is None else f"at iteration {r['hard_starts']}"
-
-
-gap = abs(base["accuracy"][-1] - same_step["accuracy"][-1])
-st.caption(
-    f"Same toy and seeds; means over {STD_SEEDS} seeds. With std: accuracy {base['accuracy'][-1]:.3f} after 200 "
-    f"iterations, hardest prompt past p = {HARD} {when(base)}. Without std at the same lr (grey): "
-    f"{same_lr['accuracy'][-1]:.3f}, {when(same_lr)}: smaller steps, not a different weighting. Without std at "
-    f"the same first step (orange): {same_step['accuracy'][-1]:.3f}, {when(same_step)}. What remains between blue "
-    "and orange is the reweighting's effect"
-    + (": here it is small, because a shared skill lifts every prompt whichever way they are weighted."
-       if gap < 0.02 else f": {gap:.3f} in final accuracy here.")
-)
+intro, caption = std_words(runs, lr)
+st.markdown(intro)
+player("std_scaling", T=len(runs["with std"]["accuracy"]) - 1, columns=2, classroom=presenter(),
+       charts=std_charts(runs))
+st.caption(caption)

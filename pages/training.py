@@ -12,8 +12,8 @@ import functools
 import streamlit as st
 
 from sim.export import settings_json, trl_grpo_config, trl_snippet
-from sim.toy import ToyConfig, first_above
-from sim.views.training import BETA_LABELS, BETAS, HARD, PRESETS, training_charts
+from sim.toy import ToyConfig
+from sim.views.training import BETA_LABELS, BETAS, PRESETS, hard_prompt_question, training_charts
 from ui.controls import Choice, Flag, Num, apply_preset, current_values, drop_state, new_seed, set_state
 from ui.labview import lab_switch, verdict
 from ui.page import open_page, presenter
@@ -100,13 +100,8 @@ if lab is not None:
                 st.error("The toy cannot train with your advantages:")
                 st.text(str(e))
 
-hard = run.p[:, :, -1].mean(axis=1)  # (T+1,) the hardest prompt's p, mean over seeds
-starts = first_above(hard, HARD)
-if predict_mode() and starts is not None and not predict(
-    "hard_prompt", f"The hardest prompt starts at p = {hard[0]:.3f}, so its groups are all wrong. Around which "
-    f"iteration will its p pass {HARD} (mean over the seeds)?", answer=starts, tolerance=max(10, starts // 5),
-    fmt="{:.0f}", explain="It waits until the shared skill w, pushed by the other prompts, makes it sometimes "
-    "solvable: RL can only reinforce answers the model sometimes produces."):
+question = hard_prompt_question(run)
+if predict_mode() and question is not None and not predict("hard_prompt", **question):
     st.stop()  # the charts wait for the guess
 
 player("training", T=cfg.iterations, charts=training_charts(cfg, run, exp, pinned, mine, big=presenter()),

@@ -13,13 +13,36 @@ from sim.toy import ToyConfig, ToyHistory, first_above, gave_signal, seed_band
 
 BETAS = (0.0, 0.001, 0.01, 0.04, 0.1)  # the page's choices of β
 BETA_LABELS = {0.0: "TRL default", 0.001: "R1-Zero", 0.04: "DeepSeekMath"}
+# The page's controls by URL key: (ToyConfig field, label as the page words it). A lesson's --grid uses these
+# keys; tests/test_lesson.py checks the labels and the defaults against the page's own widgets.
+CONTROLS = {
+    "G": ("group_size", "Group size G"), "beta": ("beta", "KL coefficient β"),
+    "scale": ("scale", "Divide the advantages by"), "baseline": ("baseline", "Baseline"),
+    "lr": ("lr", "Learning rate on each prompt's u_j"), "lr_w": ("lr_w", "Learning rate on the shared skill w"),
+    "mu": ("mu", "Updates per batch μ"), "eps": ("clip_eps", "Clip ε"),
+    "dyn": ("dynamic_sampling", "Dynamic sampling (DAPO)"),
+    "d_min": ("d_min", "Difficulty of the easiest prompt"), "d_max": ("d_max", "Difficulty of the hardest prompt"),
+    "seed": ("seed", "Seed"), "seeds": ("n_seeds", "Seeds in the band"), "T": ("iterations", "Iterations"),
+}  # fmt: skip
+PAGE_DEFAULTS = {"lr_w": ToyConfig().lr, "n_seeds": 16}  # where the page's default differs from ToyConfig's
 PRESETS = {  # name -> the settings it changes, by URL key (the rest go back to their defaults)
     "Chapter defaults": {},
     "No shared skill (lr_w = 0)": {"lr_w": 0.0},
     "R1-Zero's KL (β = 0.001)": {"beta": 0.001},
     "Dr. GRPO (no std)": {"scale": "none"},
 }
+
+
+def page_config(values: dict) -> ToyConfig:
+    """The config the page runs for these URL values (keys of CONTROLS); the others at the page's defaults."""
+    unknown = sorted(set(values) - set(CONTROLS))
+    if unknown:
+        raise ValueError(f"not a Training dynamics setting: {', '.join(unknown)} (one of {', '.join(CONTROLS)})")
+    return ToyConfig(**{**PAGE_DEFAULTS, **{CONTROLS[k][0]: v for k, v in values.items()}})
+
+
 NOT_DRAWN, NO_SIGNAL, SIGNAL = 0, 1, 2  # bar colours: before any group / all answers equal / mixed rewards
+HEIGHTS = (300, 330)  # chart height in px: normal, presenter
 HARD = 0.1  # the hardest prompt "starts to learn" once its p passes this
 
 
@@ -65,7 +88,7 @@ def training_charts(cfg: ToyConfig, run: ToyHistory, exp: ToyHistory, pinned: tu
     pinned = (label, run) overlays a pinned run; mine = the expected run with a student's advantages;
     big = presenter heights."""
     G, S = cfg.group_size, cfg.n_seeds
-    h = 330 if big else 300
+    h = HEIGHTS[1] if big else HEIGHTS[0]
     say = captions(cfg, run)
     band = seed_band(run.accuracy)  # (T+1,) each
     m, em = run.metrics, exp.metrics
@@ -104,3 +127,17 @@ def training_charts(cfg: ToyConfig, run: ToyHistory, exp: ToyHistory, pinned: tu
         Chart("KL to the reference and entropy", kl, y_title="nats (mean over prompts)", height=h,
               caption=say["kl"]),
     ]
+
+
+def hard_prompt_question(run: ToyHistory) -> dict | None:
+    """The page's predict-first question (ui/predict.py's keywords): when does the hardest prompt pass HARD?
+    None if it never does in this run."""
+    hard = run.p[:, :, -1].mean(axis=1)  # (T+1,) the hardest prompt's p, mean over seeds
+    starts = first_above(hard, HARD)
+    if starts is None:
+        return None
+    return {"question": f"The hardest prompt starts at p = {hard[0]:.3f}, so its groups are all wrong. Around which "
+                        f"iteration will its p pass {HARD} (mean over the seeds)?",
+            "answer": starts, "tolerance": max(10, starts // 5), "fmt": "{:.0f}",
+            "explain": "It waits until the shared skill w, pushed by the other prompts, makes it sometimes "
+                       "solvable: RL can only reinforce answers the model sometimes produces."}

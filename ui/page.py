@@ -12,6 +12,7 @@ import streamlit as st
 
 from ui import runs
 from ui.controls import Spec, classroom_active, classroom_link_builder, control
+from ui.lesson_download import lesson_download
 
 # Pixel sizes of chart text, (normal, presenter). The browser test measures them in presenter mode.
 FONT = {"tick": (13, 18), "axis": (14, 20), "legend": (13, 18), "title": (17, 24)}
@@ -85,6 +86,7 @@ def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, f
             st.header("Settings")
             values = {s.key: control(s) for s in specs}
         classroom_link_builder(list(specs))
+    lesson_download()
     return values
 
 

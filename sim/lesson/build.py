@@ -87,9 +87,9 @@ def prepare(out: Path, force: bool) -> Path:
         raise LessonError(f"cannot write {out}: {e.strerror or e}") from None
 
 
-def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str], None]) -> int:
+def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int], None]) -> int:
     """Compute and write every setting of one view, then its page; returns the data's bytes."""
-    settings, ids, total, start = [], set(), 0, time.perf_counter()
+    settings, ids, total = [], set(), 0
     n = len(view.entries)
     for i, (values, compute) in enumerate(view.entries):
         entry = compute()
@@ -102,7 +102,7 @@ def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str], None]) 
         (tmp / "data" / f"{sid}.js").write_text(text, encoding="ascii")
         total += len(text)
         settings.append({"id": sid, "file": f"{sid}.js", "values": values})
-        say(f"{view.name}: {i + 1}/{n} settings, {time.perf_counter() - start:.1f} s")
+        say(view.name, i + 1, n)
     keys = {d.key for d in view.dims}
     manifest = {
         "view": view.name, "dims": [d.to_json() for d in view.dims], "defaults": view.defaults,
@@ -114,9 +114,10 @@ def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str], None]) 
     return total
 
 
-def build(out: Path, views: list[View], *, force: bool = False, say: Callable[[str], None] = lambda _: None,
-          summary: str = "") -> dict:
-    """Build the lesson into OUT. Returns {"settings", "data_bytes", "seconds"}."""
+def build(out: Path, views: list[View], *, force: bool = False, summary: str = "",
+          say: Callable[[str, int, int], None] = lambda view, done, total: None) -> dict:
+    """Build the lesson into OUT; say(view, settings done, of total) after each setting.
+    Returns {"settings", "data_bytes", "seconds"}."""
     start = time.perf_counter()
     src, plotly = plotly_file()
     tmp = prepare(out, force)

@@ -84,10 +84,10 @@ def main(argv: list[str] | None = None) -> int:
             for v in views if v.name == "training") + "."
         start = time.perf_counter()
 
-        def say(line: str) -> None:
+        def say(view: str, done: int, total: int) -> None:
             if not args.quiet:
-                print(f"\r{line} ({time.perf_counter() - start:.0f} s in all)\033[K", end="", file=sys.stderr,
-                      flush=True)
+                print(f"\r{view}: {done}/{total} settings, {time.perf_counter() - start:.1f} s\033[K", end="",
+                      file=sys.stderr, flush=True)
 
         result = build(Path(args.out), views, force=args.force, say=say, summary=summary)
         if not args.quiet:

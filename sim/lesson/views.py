@@ -158,3 +158,10 @@ def sharpen_view(Gs: tuple = (4, 8, 16, 32, 64)) -> View:
         defaults={"sG": _nearest(Gs, SharpenConfig().group_size)},
         what="A strategy policy shared by two problems: pass@1 rises while pass@64 falls, and the entropy with it.",
     )  # fmt: skip
+
+
+def default_views() -> list[View]:
+    """The default lesson: what `python -m sim lesson build OUT` builds without flags."""
+    from sim.lesson.grid import DEFAULT_GRID
+
+    return [training_view(DEFAULT_GRID), std_view(), sharpen_view()]

@@ -268,6 +268,13 @@
     $("ls-error").hidden = true;
     $("ls-above").textContent = entry.above;
     $("ls-below").textContent = entry.below;
+    tables(entry.tables || []);
+    if (!entry.payload) {
+      playerBox.hidden = true;
+      window.grpoLesson.shown = setting.id;
+      window.grpoLesson.changes += 1;
+      return;
+    }
     const data = { ...entry.payload, plotly_url: manifest.plotly, classroom };
     data.plotly_help = "Plotly.js should be in this lesson's folder: rebuild it with python -m sim lesson build.";
     if (classroom) {
@@ -291,6 +298,36 @@
     } else {
       if (setting.id !== revealed) $("ls-predict").hidden = true;
       mount();
+    }
+  }
+
+  // tables computed at build time: every cell is text
+  function tables(list) {
+    const box = $("ls-tables");
+    box.replaceChildren();
+    for (const t of list) {
+      const h = document.createElement("h2");
+      h.textContent = t.title;
+      const table = document.createElement("table");
+      table.className = "ls-table";
+      const head = table.createTHead().insertRow();
+      for (const c of t.columns) {
+        const th = document.createElement("th");
+        th.textContent = c;
+        head.append(th);
+      }
+      const body = table.createTBody();
+      for (const row of t.rows) {
+        const tr = body.insertRow();
+        for (const cell of row) tr.insertCell().textContent = cell;
+      }
+      box.append(h, table);
+      if (t.caption) {
+        const c = document.createElement("p");
+        c.className = "ls-caption";
+        c.textContent = t.caption;
+        box.append(c);
+      }
     }
   }
 

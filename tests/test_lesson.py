@@ -162,3 +162,14 @@ def test_the_sidebar_builds_the_lesson_once_and_offers_the_zip(monkeypatch):
     assert {"grpo-lesson/index.html", "grpo-lesson/sharpen.html", "grpo-lesson/data/sharpen-sG4.js"} <= set(names)
     assert any(n.startswith("grpo-lesson/plotly-") for n in names)
     _lesson_zip.clear()
+
+
+def test_the_table_views_hold_the_chapters_numbers(tmp_path):
+    out = tmp_path / "t"
+    assert cli.main(["build", str(out), "--views", "wasted,passk_estimator", "--quiet"]) == 0
+    wasted = stored(out, "wasted-p0.05_G8")
+    assert wasted["payload"] is None and "signal 34% of the time with G = 8 but 96% with G = 64" in wasted["above"]
+    rows = {r[0]: r for r in wasted["tables"][0]["rows"]}
+    assert rows["0.05"][2] == "0.663" and rows["0.50"][1] == "0.125"  # 0.95^8 + 0.05^8; 2 * 0.5^4
+    est = stored(out, "passk_estimator-c1")
+    assert est["tables"][0]["rows"][1] == ["2", "0.0313"]  # 1 - C(63, 2) / C(64, 2) = 2/64 = 0.03125

@@ -14,7 +14,7 @@ from pathlib import Path
 from sim.lesson.grid import DEFAULT_GRID, MAX_MB, MAX_SETTINGS, check_size, parse_grid
 from sim.views.training import CONTROLS
 
-VIEWS = ("training", "std_scaling", "sharpen")
+VIEWS = ("training", "std_scaling", "passk_estimator", "sharpen", "wasted")
 
 
 class ArgError(Exception):
@@ -66,7 +66,8 @@ def views_for(args) -> list:
             check_size([values for values, _ in view.entries], max_settings=args.max_settings, max_mb=args.max_mb)
             out.append(view)
         else:
-            out.append({"std_scaling": views.std_view, "sharpen": views.sharpen_view}[name]())
+            out.append({"std_scaling": views.std_view, "sharpen": views.sharpen_view, "wasted": views.wasted_view,
+                        "passk_estimator": views.estimator_view}[name]())
     return out
 
 

@@ -39,6 +39,7 @@ def view_page(title: str, intro: str, manifest: dict) -> str:
 <div id="ls-error" class="ls-error" role="alert" hidden></div>
 <div id="ls-player"></div>
 <p id="ls-below" class="ls-caption"></p>
+<div id="ls-tables"></div>
 <noscript><p class="ls-error">This lesson needs JavaScript to play its charts.</p></noscript>
 </main>
 <script type="application/json" id="lesson-manifest">{inline_json(manifest)}</script>

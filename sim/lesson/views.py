@@ -10,7 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from sim.exercises import TABLE_PS, no_signal_table, p_no_signal
 from sim.lesson.grid import settings_of
+from sim.passk import pass_at_k
 from sim.player import build_payload
 from sim.settings import settings
 from sim.sharpen import SharpenConfig, train
@@ -160,8 +164,57 @@ def sharpen_view(Gs: tuple = (4, 8, 16, 32, 64)) -> View:
     )  # fmt: skip
 
 
+def wasted_entry(p: float, G: int) -> dict:
+    none = float(p_no_signal(p, G))
+    tab = no_signal_table()
+    rows = [[f"{pp:.2f}", *(f"{x:.3f}" for x in row)] for pp, row in zip(tab["p"], tab["p_no_signal"], strict=True)]
+    above = (f"P(no signal) at p = {p:.2f}, G = {G}: {none:.1%}. P(signal): {1 - none:.1%}. P(signal) at G = 64: "
+             f"{1 - float(p_no_signal(p, 64)):.1%}. The chapter's case: p = 0.05 yields signal "
+             f"{1 - float(p_no_signal(0.05, 8)):.0%} of the time with G = 8 but {1 - float(p_no_signal(0.05, 64)):.0%} "
+             "with G = 64. DeepSeekMath used G = 64; DeepSeek-R1-Zero G = 16.")
+    table = {"title": "The chapter's table: P(group teaches nothing) = p^G + (1 − p)^G",
+             "columns": ["p", *(f"G = {g}" for g in tab["group_size"])], "rows": rows,
+             "caption": "Read it from both ends. RL can only reinforce what the model already sometimes does."}
+    return {"payload": None, "above": above, "below": "", "predict": None, "tables": [table]}
+
+
+def wasted_view(ps: tuple = TABLE_PS, Gs: tuple = (2, 4, 8, 16, 32, 64)) -> View:
+    combos = [{"p": p, "G": G} for p in ps for G in Gs]
+    return View(
+        "wasted", "Wasted groups",
+        "If a prompt is solved with probability p, all G answers get the same reward (all right or all wrong) with "
+        "probability p^G + (1 − p)^G. Such a group has zero advantages and gives no gradient: you paid for G "
+        "generations and learned nothing.",
+        [_dim("p", "Solve rate p of the prompt", ps, lambda x: f"{x:.2f}"), _dim("G", "Group size G", Gs, _num)],
+        [(v, (lambda v=v: wasted_entry(v["p"], v["G"]))) for v in combos],
+        defaults={"p": 0.05, "G": 8},
+        what="P(group teaches nothing) = p^G + (1 − p)^G for the chapter's solve rates and group sizes, and its table.",
+    )  # fmt: skip
+
+
+def estimator_entry(n: int, c: int) -> dict:
+    ks = np.arange(1, n + 1)
+    values = pass_at_k(n, c, ks)
+    rows = [[str(k), f"{float(v):.4f}"] for k, v in zip(ks, values, strict=True)]
+    return {"payload": None, "above": f"From n = {n} samples with c = {c} correct: pass@1 = {float(values[0]):.4f}, "
+            f"pass@8 = {float(values[7]):.4f}, pass@{n} = {float(values[-1]):.4f}.", "below": "", "predict": None,
+            "tables": [{"title": f"Unbiased pass@k = 1 − C(n − c, k) / C(n, k) for n = {n}, c = {c}",
+                        "columns": ["k", "pass@k"], "rows": rows}]}
+
+
+def estimator_view(n: int = 64) -> View:
+    cs = tuple(range(n + 1))
+    return View(
+        "passk_estimator", "pass@k: the unbiased estimator",
+        "pass@k is the probability that at least one of k independent samples solves the problem. pass@1 is "
+        f"accuracy; pass@k at large k measures coverage. From n = {n} samples with c correct, for every k.",
+        [_dim("c", "Correct samples c", cs, str)], [({"c": c}, (lambda c=c: estimator_entry(n, c))) for c in cs],
+        defaults={"c": 5}, what=f"The estimator from n = {n} samples, for every number correct c and every k.",
+    )  # fmt: skip
+
+
 def default_views() -> list[View]:
     """The default lesson: what `python -m sim lesson build OUT` builds without flags."""
     from sim.lesson.grid import DEFAULT_GRID
 
-    return [training_view(DEFAULT_GRID), std_view(), sharpen_view()]
+    return [training_view(DEFAULT_GRID), std_view(), estimator_view(), sharpen_view(), wasted_view()]

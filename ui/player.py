@@ -37,17 +37,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from sim.player import (  # noqa: F401  (re-exported: the pages and tests import them from here)
-    Band,
-    Bars,
-    Chart,
-    Heatmap,
-    Line,
-    build_payload,
-    decode_array,
-    encode_array,
-    payload_bytes,
-)
+from sim.player import *  # noqa: F403  (the chart declarations and encoding, re-exported for the pages and tests)
+from sim.player import build_payload
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 COMPONENT_NAME = "grpo_player"

@@ -9,6 +9,7 @@ Chromium from file://. Prints one JSON object.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -33,7 +34,9 @@ def build(out: Path, grid: list[str]) -> dict:
 
     cpu0, t0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime, time.perf_counter()
     argv = ["build", str(out), "--quiet"] + [a for g in grid for a in ("--grid", g)]
-    if cli.main(argv) != 0:
+    with contextlib.redirect_stdout(sys.stderr):  # stdout is the one JSON object
+        code = cli.main(argv)
+    if code != 0:
         raise SystemExit("the build failed")
     cpu = resource.getrusage(resource.RUSAGE_SELF).ru_utime - cpu0
     return {"build_s": round(time.perf_counter() - t0, 1), "build_cpu_s": round(cpu, 1)}

@@ -166,10 +166,15 @@ def test_the_sidebar_builds_the_lesson_once_and_offers_the_zip(monkeypatch):
 
 def test_the_table_views_hold_the_chapters_numbers(tmp_path):
     out = tmp_path / "t"
-    assert cli.main(["build", str(out), "--views", "wasted,passk_estimator", "--quiet"]) == 0
+    assert cli.main(["build", str(out), "--views", "wasted,passk_estimator,tinylm", "--quiet"]) == 0
     wasted = stored(out, "wasted-p0.05_G8")
     assert wasted["payload"] is None and "signal 34% of the time with G = 8 but 96% with G = 64" in wasted["above"]
     rows = {r[0]: r for r in wasted["tables"][0]["rows"]}
     assert rows["0.05"][2] == "0.663" and rows["0.50"][1] == "0.125"  # 0.95^8 + 0.05^8; 2 * 0.5^4
     est = stored(out, "passk_estimator-c1")
     assert est["tables"][0]["rows"][1] == ["2", "0.0313"]  # 1 - C(63, 2) / C(64, 2) = 2/64 = 0.03125
+    from sim.tinylm.figures import load_seed_figures
+
+    first = load_seed_figures()["runs"][0]
+    tiny = stored(out, "tinylm-default")["tables"][0]["rows"][0]
+    assert tiny[:3] == [str(first["seed"]), f"{first['pass_at_1_before']:.3f}", f"{first['pass_at_1_after']:.3f}"]

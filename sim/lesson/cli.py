@@ -14,7 +14,7 @@ from pathlib import Path
 from sim.lesson.grid import DEFAULT_GRID, MAX_MB, MAX_SETTINGS, check_size, parse_grid
 from sim.views.training import CONTROLS
 
-VIEWS = ("training", "std_scaling", "passk_estimator", "sharpen", "wasted")
+VIEWS = ("training", "std_scaling", "passk_estimator", "sharpen", "wasted", "tinylm")
 
 
 class ArgError(Exception):
@@ -67,7 +67,10 @@ def views_for(args) -> list:
             out.append(view)
         else:
             out.append({"std_scaling": views.std_view, "sharpen": views.sharpen_view, "wasted": views.wasted_view,
-                        "passk_estimator": views.estimator_view}[name]())
+                        "passk_estimator": views.estimator_view, "tinylm": views.tinylm_view}[name]())
+    if None in out:  # only TinyLM's recorded figures can be missing
+        raise ValueError("--views tinylm: assets/tinylm_seeds.json is missing or damaged (python "
+                         "scripts/bench_tinylm.py --skip-sft --write-figures --seeds 5 records it)")
     return out
 
 

@@ -213,8 +213,40 @@ def estimator_view(n: int = 64) -> View:
     )  # fmt: skip
 
 
+def tinylm_entry(figures: dict) -> dict:
+    rows = [[str(r["seed"]), f"{r['pass_at_1_before']:.3f}", f"{r['pass_at_1_after']:.3f}",
+             f"{r['pass_at_64_before']:.3f}", f"{r['pass_at_64_after']:.3f}", str(r["never_solved_before"]),
+             str(r["never_solved_after"]), "none" if r["crossover_k"] is None else f"{r['crossover_k']:.1f}"]
+            for r in figures["runs"]]
+    table = {"title": "The default TinyLM run over GRPO seeds (recorded)", "rows": rows,
+             "columns": ["seed", "pass@1 SFT", "pass@1 GRPO", "pass@64 SFT", "pass@64 GRPO", "never solved SFT",
+                         "never solved GRPO", "curves cross at k"],
+             "caption": f"Recorded with: {figures['command']}" if figures["command"] else ""}
+    return {"payload": None, "above": f"{figures['summary']} {figures['reading']}", "below": "", "predict": None,
+            "tables": [table]}
+
+
+def tinylm_view() -> View | None:
+    """TinyLM's recorded multi-seed figures (assets/tinylm_seeds.json, read by sim/tinylm/figures.py), or None
+    when the file is missing or not in its shape."""
+    from sim.tinylm.figures import load_seed_figures
+
+    figures = load_seed_figures()
+    if figures is None:
+        return None
+    return View(
+        "tinylm", "TinyLM: GRPO on a small transformer (recorded)",
+        "A small transformer learns two-digit addition by SFT, then GRPO trains it against an exact-match verifier. "
+        "Training it needs the app (python -m sim tinylm, or the app's TinyLM page); here are the recorded figures.",
+        [], [({}, lambda: tinylm_entry(figures))], recorded=True,
+        what="The default TinyLM run over 5 GRPO seeds: pass@1 and pass@64 before and after, the problems never "
+             "solved (recorded).",
+    )  # fmt: skip
+
+
 def default_views() -> list[View]:
     """The default lesson: what `python -m sim lesson build OUT` builds without flags."""
     from sim.lesson.grid import DEFAULT_GRID
 
-    return [training_view(DEFAULT_GRID), std_view(), estimator_view(), sharpen_view(), wasted_view()]
+    views = [training_view(DEFAULT_GRID), std_view(), estimator_view(), sharpen_view(), wasted_view(), tinylm_view()]
+    return [v for v in views if v is not None]

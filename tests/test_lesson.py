@@ -178,3 +178,17 @@ def test_the_table_views_hold_the_chapters_numbers(tmp_path):
     first = load_seed_figures()["runs"][0]
     tiny = stored(out, "tinylm-default")["tables"][0]["rows"][0]
     assert tiny[:3] == [str(first["seed"]), f"{first['pass_at_1_before']:.3f}", f"{first['pass_at_1_after']:.3f}"]
+
+
+def test_std_scaling_and_sharpening_store_what_their_pages_send():
+    from sim.lesson.views import sharpen_entry, std_entry
+
+    for path, entry in (("std_scaling.py", std_entry(8)), ("passk.py", sharpen_entry(8))):
+        at = AppTest.from_file(str(ROOT / "pages" / path), default_timeout=60).run()
+        assert not at.exception
+        (component,) = at.get("bidi_component")
+        sent = json.loads(component.proto.json)
+        sent.pop("plotly_url")
+        entry["payload"].pop("plotly_url")
+        assert entry["payload"] == sent, path
+        assert entry["below"] in [c.value for c in at.caption], path  # the same words under the charts

@@ -97,7 +97,7 @@ class Player {
     try {
       Plotly = await loadPlotly(data.plotly_url);
     } catch (err) {
-      this.msg.textContent = `${err.message}. Check that the server has static file serving on.`;
+      this.msg.textContent = `${err.message}. ${data.plotly_help || "Check that the server has static file serving on."}`;
       return;
     }
     if (this.data !== data || this.destroyed) return; // newer data arrived meanwhile

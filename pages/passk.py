@@ -5,15 +5,14 @@ import streamlit as st
 
 from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k, pass_at_k_known_p
 from sim.sharpen import CHAPTER_P_AFTER, CHAPTER_P_BEFORE, SharpenConfig, sharpening_summary
+from sim.views.passk import KS, sharpen_caption, sharpen_charts
 from ui.charts import COLORS, figure, passk_axis, show
 from ui.controls import build_config
 from ui.page import open_page, presenter
-from ui.player import Chart, Line, player
+from ui.player import player
 from ui.predict import predict
 from ui.runs import sharpen_run, toy_before_after
 from ui.specs import PASSK as SPECS
-
-KS = np.arange(1, 65)  # k = 1..64, drawn on a log axis
 
 
 def curves_chart(title: str, before, after, key: str, names=("before RL", "after RL"), per_problem=None) -> dict:
@@ -92,22 +91,7 @@ st.caption(
 
 st.subheader("The sharpening toy")
 h = sharpen_run(build_config(SharpenConfig, SPECS, v))
-player("sharpen", T=h.config.iterations, columns=2, classroom=presenter(), charts=[
-    Chart("pass@1 rises while pass@64 falls", [
-        Line(h.pass_at_1, "pass@1", color=COLORS["main"], width=3),
-        Line(h.pass_at_k, f"pass@{h.config.k_eval}", color=COLORS["bad"], width=3),
-    ], y_title="pass@k", y_range=(0, 1.02)),
-    Chart("Policy entropy over strategies", [Line(h.entropy, "entropy", color=COLORS["good"], width=3)],
-          y_title="entropy (nats)"),
-])
+player("sharpen", T=h.config.iterations, columns=2, classroom=presenter(), charts=sharpen_charts(h))
 curves_chart("Sharpening toy: pass@k before and after", h.p[0], h.p[-1], "sharpen_passk_chart",
              per_problem=("A", "B"))
-cross = h.crossover(KS)
-st.caption(
-    f"One set of strategy logits is shared by both problems. After {h.config.iterations} iterations p = "
-    f"({h.p[-1, 0]:.2f}, {h.p[-1, 1]:.2f}) from ({h.p[0, 0]:.2f}, {h.p[0, 1]:.2f}); entropy "
-    f"{h.entropy[0]:.2f} → {h.entropy[-1]:.2f} nats; pass@1 {h.pass_at_1[0]:.3f} → {h.pass_at_1[-1]:.3f}, pass@64 "
-    f"{h.pass_at_k[0]:.3f} → {h.pass_at_k[-1]:.3f}"
-    + (f"; the curves cross at k ≈ {cross:.1f}." if cross is not None else "; the curves do not cross in this run.")
-    + " Watch pass@k at large k and the entropy, not just pass@1."
-)
+st.caption(sharpen_caption(h))

@@ -5,17 +5,15 @@ import numpy as np
 import streamlit as st
 
 from sim.exercises import expected_mean_abs_advantage, mean_abs_advantage
-from sim.toy import ToyConfig, first_above
+from sim.toy import ToyConfig
+from sim.views.std_scaling import STD_SEEDS, std_charts, std_words
 from ui.charts import COLORS, figure, show
 from ui.controls import build_config
 from ui.page import open_page, presenter
-from ui.player import Chart, Line, player
+from ui.player import player
 from ui.predict import predict
-from ui.runs import STD_SEEDS, std_runs
+from ui.runs import std_runs
 from ui.specs import STD_SCALING as SPECS
-
-HARD = 0.1  # "the hardest prompt has started to learn" once its p passes this
-
 
 v = open_page(
     "Std scaling (Exercise 15.4)",
@@ -68,37 +66,8 @@ with c2:
 
 st.subheader("What it does to training: two comparisons")
 runs = std_runs(build_config(ToyConfig, SPECS, v, n_seeds=STD_SEEDS))
-base, same_lr, same_step = runs["with std"], runs["without std, same lr"], runs["without std, same first step"]
-st.markdown(
-    f"At the same learning rate {lr:.2f}, the first step without the std is {same_lr['step'] / base['step']:.2f} "
-    f"times the size of the step with it (lr × mean |A|: {same_lr['step']:.3f} vs {base['step']:.3f}), so that "
-    f"comparison mixes step size with weighting. Without std at lr {same_step['lr']:.2f} the first step is as large "
-    "as with std: what differs then is only how the prompts are weighted."
-)
-colors = {"with std": COLORS["main"], "without std, same lr": COLORS["grey"],
-          "without std, same first step": COLORS["pin"]}
-player("std_scaling", T=len(base["accuracy"]) - 1, columns=2, classroom=presenter(), charts=[
-    Chart(f"Mean accuracy ({STD_SEEDS} seeds)", [Line(r["accuracy"], f"{name} (lr {r['lr']:.2f})", color=colors[name],
-                                                    width=3) for name, r in runs.items()],
-          y_title="accuracy", y_range=(0, 1)),
-    Chart("The hardest prompt's p_j", [Line(r["hard"], f"{name} (lr {r['lr']:.2f})", color=colors[name], width=3)
-                                      for name, r in runs.items()],
-          y_title="p_j of the hardest prompt", y_range=(0, 1)),
-])
-
-
-def when(r: dict) -> str:
-    starts = first_above(r["hard"], HARD)
-    return "never within 200 iterations" if starts is None else f"at iteration {starts}"
-
-
-gap = abs(base["accuracy"][-1] - same_step["accuracy"][-1])
-st.caption(
-    f"Same toy and seeds; means over {STD_SEEDS} seeds. With std: accuracy {base['accuracy'][-1]:.3f} after 200 "
-    f"iterations, hardest prompt past p = {HARD} {when(base)}. Without std at the same lr (grey): "
-    f"{same_lr['accuracy'][-1]:.3f}, {when(same_lr)}: smaller steps, not a different weighting. Without std at "
-    f"the same first step (orange): {same_step['accuracy'][-1]:.3f}, {when(same_step)}. What remains between blue "
-    "and orange is the reweighting's effect"
-    + (": here it is small, because a shared skill lifts every prompt whichever way they are weighted."
-       if gap < 0.02 else f": {gap:.3f} in final accuracy here.")
-)
+intro, caption = std_words(runs, lr)
+st.markdown(intro)
+player("std_scaling", T=len(runs["with std"]["accuracy"]) - 1, columns=2, classroom=presenter(),
+       charts=std_charts(runs))
+st.caption(caption)

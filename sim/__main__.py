@@ -7,6 +7,7 @@ import sys
 COMMANDS = {
     "toy": ("sim.toy_cli", "run the 24-prompt logit-space GRPO toy headless"),
     "tinylm": ("sim.tinylm.cli", "SFT + GRPO on a tiny transformer that learns two-digit addition"),
+    "lesson": ("sim.lesson.cli", "`lesson build OUT`: the views as a static folder that opens offline, from file://"),
     "lab": ("sim.lab.cli", "the chapter's lab: `lab new DIR` for stubs, `lab check [PATH]` to check your tasks.py"),
 }
 

@@ -5,16 +5,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
+from sim.player.spec import COLORS, rgba  # noqa: F401  (the house colours, shared with a lesson)
 from ui.page import font
-
-COLORS = {"main": "#1f77b4", "pin": "#ff7f0e", "good": "#2ca02c", "bad": "#d62728", "grey": "#7f7f7f",
-          "expected": "#111111"}
-
-
-def rgba(hex_color: str, alpha: float) -> str:
-    """'#1f77b4', 0.2 -> 'rgba(31,119,180,0.2)': a translucent fill of a house colour."""
-    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha})"
 
 
 def figure(title: str, x: str, y: str, *, height: int = 380, y_range=None) -> go.Figure:

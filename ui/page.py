@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.controls import Spec, classroom_active, classroom_link_builder, control
+from ui.lesson_download import lesson_download
 from ui.server import current, use_app_navigation
 
 # Pixel sizes of chart text, (normal, presenter). The browser test measures them in presenter mode.
@@ -69,6 +70,7 @@ def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, f
             st.header("Settings")
             values = {s.key: control(s) for s in specs}
         classroom_link_builder(list(specs))
+    lesson_download()
     return values
 
 

@@ -7,15 +7,13 @@ server can compute the defaults before the first visitor arrives (ui/server.py) 
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import streamlit as st
 
-from sim.exercises import first_step_size, matched_lr
 from sim.export import rows_csv
 from sim.sharpen import SharpenConfig, SharpenHistory, train
 from sim.toy import ToyConfig, ToyHistory, expected_run, history_rows, run_toy
+from sim.views.std_scaling import std_comparison
 
 
 def release() -> None:
@@ -49,23 +47,10 @@ def student_toy_run(cfg: ToyConfig, table: tuple) -> ToyHistory:
     return expected_run(cfg, advantage_table=(np.asarray(table[0]), np.asarray(table[1])))
 
 
-STD_SEEDS = 16
-
-
 @st.cache_resource(max_entries=16, show_spinner="Training the three toy runs…")
 def std_runs(with_std: ToyConfig) -> dict:
-    """Std scaling's comparison (means over the config's seeds, STD_SEEDS on the page): `with_std`; without
-    std at the same lr; without std at the lr that gives the same first step (matched_lr). Per run: lr,
-    first step size, accuracy (T+1,) and the hardest prompt's p (T+1,)."""
-    same_step = dataclasses.replace(with_std, scale="none", lr=matched_lr(with_std, "none"))
-    cfgs = {"with std": with_std, "without std, same lr": dataclasses.replace(with_std, scale="none"),
-            "without std, same first step": same_step}
-    out = {}
-    for name, cfg in cfgs.items():
-        h = run_toy(cfg)
-        hard = h.p[:, :, -1].mean(axis=1)
-        out[name] = {"lr": cfg.lr, "step": first_step_size(cfg), "accuracy": h.accuracy.mean(axis=1), "hard": hard}
-    return out
+    """Std scaling's comparison for the config with std (sim/views/std_scaling.py), shared by every session."""
+    return std_comparison(with_std)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from sim.sharpen import SharpenConfig
 from sim.toy import ToyConfig
+from sim.views.training import BETA_LABELS, BETAS
 from ui.controls import Choice, Flag, Num
 
-BETAS = (0.0, 0.001, 0.01, 0.04, 0.1)
 TRAINING = [
     Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
-    Choice.of(ToyConfig, "beta", "beta", "KL coefficient β", options=BETAS,
-              labels={0.0: "TRL default", 0.001: "R1-Zero", 0.04: "DeepSeekMath"}),
+    Choice.of(ToyConfig, "beta", "beta", "KL coefficient β", options=BETAS, labels=BETA_LABELS),
     Choice.of(ToyConfig, "scale", "scale", "Divide the advantages by"),
     Choice.of(ToyConfig, "baseline", "baseline", "Baseline"),
     Num.of(ToyConfig, "lr", "lr", "Learning rate on each prompt's u_j", lo=0.05, hi=2.0, fmt="%.2f"),

@@ -1,0 +1,339 @@
+// GRPO Playground lesson: one view page of a static lesson (sim/lesson writes it; see sim/lesson/__init__.py).
+//
+// The page's manifest (an inline JSON script) lists the controls, the presets and one data file per setting;
+// sim/ computed every number at build time. This script only selects: it reads the state from the link,
+// snaps it to the grid, loads the setting's data file with a <script> tag (which works from file://, where
+// fetch() does not), and hands the data to the same player the app uses (player.js). Nothing from the
+// link is ever rendered as markup: every text goes in with textContent.
+(function () {
+  "use strict";
+  const $ = (id) => document.getElementById(id);
+  const manifest = JSON.parse($("lesson-manifest").textContent);
+  const note = $("ls-note");
+  const playerBox = $("ls-player");
+  const TRUE = ["1", "true", "yes", "on"];
+  const cut = (s) => (s.length > 40 ? `${s.slice(0, 39)}…` : s);
+
+  // ---- data files: each assigns its setting to grpoLesson.put(id, entry) ----
+  const loaded = new Map(); // id -> entry
+  const waiting = new Map(); // id -> {promise, resolve, reject}
+  window.grpoLesson = {
+    put(id, entry) {
+      loaded.set(id, entry);
+      const w = waiting.get(id);
+      if (w) {
+        waiting.delete(id);
+        w.resolve(entry);
+      }
+    },
+    shown: null, // id of the setting on screen (read by the tests)
+    changes: 0,
+  };
+
+  function load(setting) {
+    if (loaded.has(setting.id)) return Promise.resolve(loaded.get(setting.id));
+    if (waiting.has(setting.id)) return waiting.get(setting.id).promise;
+    const w = {};
+    w.promise = new Promise((resolve, reject) => Object.assign(w, { resolve, reject }));
+    waiting.set(setting.id, w);
+    const s = document.createElement("script");
+    s.src = `data/${setting.file}`;
+    const fail = (why) => {
+      if (!waiting.has(setting.id)) return;
+      waiting.delete(setting.id);
+      s.remove();
+      w.reject(new Error(`${why} data/${setting.file}. Rebuild the lesson: python -m sim lesson build OUT --force`));
+    };
+    s.onerror = () => fail("This lesson is missing its data file");
+    s.onload = () => fail("This lesson's data file is damaged:");
+    document.head.appendChild(s);
+    return w.promise;
+  }
+
+  // ---- the link: query and hash, the hash winning ----
+  const params = new URLSearchParams(location.search);
+  for (const [k, v] of new URLSearchParams(location.hash.replace(/^#/, ""))) params.set(k, v);
+  const flag = (name) => TRUE.includes((params.get(name) || "").trim().toLowerCase());
+  const classroom = flag("classroom");
+  const predictMode = flag("predict");
+  const hidden = new Set((params.get("hide") || "").split(",").map((s) => s.trim()).filter(Boolean));
+  document.body.classList.toggle("ls-classroom", classroom);
+
+  const dims = manifest.dims;
+  const dimKeys = new Set(dims.map((d) => d.key));
+  const numeric = (d) => d.values.every((v) => typeof v === "number");
+  const sameState = (a, b) => {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+  };
+  const find = (state) => manifest.settings.find((s) => sameState(s.values, state));
+
+  // A value from the link, snapped onto the grid: [value, refused text or null].
+  function snap(dim, raw) {
+    const dflt = manifest.defaults[dim.key];
+    if (raw === null) return [dflt, null];
+    if (numeric(dim)) {
+      const x = Number(raw);
+      if (raw.trim() === "" || !Number.isFinite(x)) return [dflt, raw];
+      let best = dim.values[0];
+      for (const v of dim.values) if (Math.abs(v - x) < Math.abs(best - x)) best = v;
+      return [best, best === x ? null : raw];
+    }
+    const hit = dim.values.find((v) => String(v) === raw);
+    return hit === undefined ? [dflt, raw] : [hit, null];
+  }
+
+  function stateFromLink() {
+    const state = {};
+    const refused = [];
+    for (const d of dims) {
+      const [v, bad] = snap(d, params.get(d.key));
+      state[d.key] = v;
+      if (bad !== null) refused.push(`${d.key} = ${cut(bad)} is not in this lesson: showing ${d.names[d.values.indexOf(v)]}`);
+    }
+    // a preset's setting off the grid (lr_w = 0): kept only if the lesson has exactly that setting
+    const extras = {};
+    for (const [k, raw] of params) {
+      if (dimKeys.has(k) || !manifest.extras.includes(k)) continue;
+      extras[k] = Number.isFinite(Number(raw)) && raw.trim() !== "" ? Number(raw) : raw;
+    }
+    if (Object.keys(extras).length && find({ ...state, ...extras })) Object.assign(state, extras);
+    else for (const k of Object.keys(extras)) refused.push(`${k} = ${cut(params.get(k))} is not in this lesson`);
+    return [state, refused];
+  }
+
+  function writeLink(state) {
+    const h = new URLSearchParams();
+    for (const [k, v] of Object.entries(state)) h.set(k, String(v));
+    const url = `${location.pathname}${location.search}#${h.toString()}`;
+    try {
+      history.replaceState(null, "", url);
+    } catch (e) {
+      location.hash = h.toString(); // some file:// setups refuse replaceState
+    }
+  }
+
+  // ---- controls: native elements with <label>s worded as in the app ----
+  const controls = $("ls-controls");
+  const inputs = {};
+  function buildControls() {
+    for (const d of dims) {
+      const box = document.createElement("div");
+      box.className = `ls-control ls-${d.control}`;
+      box.hidden = hidden.has(d.key);
+      const id = `ls-${d.key}`;
+      if (d.control === "radio") {
+        const fs = document.createElement("fieldset");
+        const legend = document.createElement("legend");
+        legend.textContent = d.label;
+        fs.append(legend);
+        d.values.forEach((v, i) => {
+          const r = document.createElement("input");
+          r.type = "radio";
+          r.name = id;
+          r.id = `${id}-${i}`;
+          r.value = String(i);
+          const l = document.createElement("label");
+          l.htmlFor = r.id;
+          l.textContent = d.names[i];
+          r.addEventListener("change", changed);
+          fs.append(r, l);
+        });
+        box.append(fs);
+        inputs[d.key] = { get: () => Number(fs.querySelector("input:checked").value), set: (i) => (fs.querySelectorAll("input")[i].checked = true) };
+      } else {
+        const label = document.createElement("label");
+        label.htmlFor = id;
+        label.textContent = d.label;
+        let el;
+        if (d.control === "range") {
+          el = document.createElement("input");
+          el.type = "range";
+          el.min = "0";
+          el.max = String(d.values.length - 1);
+          el.step = "1";
+          const out = document.createElement("output");
+          out.htmlFor = id;
+          el.addEventListener("input", () => {
+            out.textContent = d.names[Number(el.value)];
+            el.setAttribute("aria-valuetext", d.names[Number(el.value)]);
+            changed();
+          });
+          box.append(label, el, out);
+          inputs[d.key] = {
+            get: () => Number(el.value),
+            set: (i) => {
+              el.value = String(i);
+              out.textContent = d.names[i];
+              el.setAttribute("aria-valuetext", d.names[i]);
+            },
+          };
+        } else {
+          el = document.createElement("select");
+          d.names.forEach((name, i) => {
+            const o = document.createElement("option");
+            o.value = String(i);
+            o.textContent = name;
+            el.append(o);
+          });
+          el.addEventListener("change", changed);
+          box.append(label, el);
+          inputs[d.key] = { get: () => Number(el.value), set: (i) => (el.value = String(i)) };
+        }
+        el.id = id;
+      }
+      controls.append(box);
+    }
+    const presets = $("ls-presets");
+    presets.hidden = !manifest.presets.length || hidden.has("presets");
+    for (const p of manifest.presets) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "ls-preset";
+      b.textContent = p.name;
+      b.addEventListener("click", () => go(p.values));
+      presets.append(b);
+    }
+  }
+
+  function showControls(state) {
+    for (const d of dims) inputs[d.key].set(Math.max(0, d.values.indexOf(state[d.key])));
+  }
+
+  function changed() {
+    const state = {};
+    for (const d of dims) state[d.key] = d.values[inputs[d.key].get()]; // a control change leaves any preset
+    go(state);
+  }
+
+  // ---- predict first: the answer is in the page, as in any static quiz ----
+  let revealed = null; // id of the setting whose answer was revealed
+  function predictBox(q, then) {
+    const box = $("ls-predict");
+    box.replaceChildren();
+    box.hidden = false;
+    const p = document.createElement("p");
+    const b = document.createElement("strong");
+    b.textContent = "Predict first. ";
+    p.append(b, document.createTextNode(q.question));
+    const label = document.createElement("label");
+    label.textContent = "Your guess ";
+    const input = document.createElement("input");
+    input.type = "number";
+    input.id = "ls-guess";
+    label.htmlFor = input.id;
+    const reveal = document.createElement("button");
+    reveal.type = "button";
+    reveal.textContent = "Reveal";
+    reveal.disabled = true;
+    input.addEventListener("input", () => (reveal.disabled = !Number.isFinite(input.valueAsNumber)));
+    const hint = document.createElement("p");
+    hint.className = "ls-caption";
+    hint.textContent = "The answer (and the charts) appear once you have guessed.";
+    reveal.addEventListener("click", () => {
+      const g = input.valueAsNumber;
+      const off = Math.abs(g - q.answer);
+      const line = document.createElement("p");
+      line.className = off <= q.tolerance ? "ls-close" : "ls-far";
+      line.textContent = `Your guess ${g}, the answer ${q.answer_text}: off by ${off.toFixed(q.digits)}, ${
+        off <= q.tolerance ? "close" : "not within"
+      } ±${q.tolerance_text}. ${q.explain}`;
+      box.replaceChildren(p, line);
+      revealed = then();
+    });
+    box.append(p, label, input, reveal, hint);
+  }
+
+  // ---- show a setting ----
+  let current = null;
+  function go(state) {
+    current = state;
+    showControls(state);
+    writeLink(state);
+    const setting = find(state);
+    if (!setting) return fail(new Error("This setting is not in the lesson."));
+    load(setting).then(
+      (entry) => current === state && render(setting, entry),
+      (err) => current === state && fail(err)
+    );
+  }
+
+  function fail(err) {
+    playerBox.hidden = true;
+    $("ls-error").textContent = err.message;
+    $("ls-error").hidden = false;
+  }
+
+  function render(setting, entry) {
+    $("ls-error").hidden = true;
+    $("ls-above").textContent = entry.above;
+    $("ls-below").textContent = entry.below;
+    tables(entry.tables || []);
+    if (!entry.payload) {
+      playerBox.hidden = true;
+      window.grpoLesson.shown = setting.id;
+      window.grpoLesson.changes += 1;
+      return;
+    }
+    const data = { ...entry.payload, plotly_url: manifest.plotly, classroom };
+    data.plotly_help = "Plotly.js should be in this lesson's folder: rebuild it with python -m sim lesson build.";
+    if (classroom) {
+      data.columns = manifest.classroom.columns || data.columns;
+      if (manifest.classroom.height) data.charts = data.charts.map((c) => ({ ...c, height: manifest.classroom.height }));
+    }
+    const mount = () => {
+      playerBox.hidden = false;
+      window.grpoMountPlayer({ data, parentElement: playerBox, setStateValue: () => {} });
+      window.grpoLesson.shown = setting.id;
+      window.grpoLesson.changes += 1;
+      return setting.id;
+    };
+    if (predictMode && entry.predict && revealed === null) {
+      playerBox.hidden = true;
+      $("ls-below").textContent = "";
+      predictBox(entry.predict, () => {
+        $("ls-below").textContent = entry.below;
+        mount();
+      });
+    } else {
+      if (setting.id !== revealed) $("ls-predict").hidden = true;
+      mount();
+    }
+  }
+
+  // tables computed at build time: every cell is text
+  function tables(list) {
+    const box = $("ls-tables");
+    box.replaceChildren();
+    for (const t of list) {
+      const h = document.createElement("h2");
+      h.textContent = t.title;
+      const table = document.createElement("table");
+      table.className = "ls-table";
+      const head = table.createTHead().insertRow();
+      for (const c of t.columns) {
+        const th = document.createElement("th");
+        th.textContent = c;
+        head.append(th);
+      }
+      const body = table.createTBody();
+      for (const row of t.rows) {
+        const tr = body.insertRow();
+        for (const cell of row) tr.insertCell().textContent = cell;
+      }
+      box.append(h, table);
+      if (t.caption) {
+        const c = document.createElement("p");
+        c.className = "ls-caption";
+        c.textContent = t.caption;
+        box.append(c);
+      }
+    }
+  }
+
+  buildControls();
+  const [state, refused] = stateFromLink();
+  note.textContent = refused.join(". ");
+  note.hidden = !refused.length;
+  go(state);
+})();

@@ -1,0 +1,106 @@
+"""What a lesson costs: build time, size on disk and gzipped, first view, Play and a G switch in headless
+Chromium from file://. Prints one JSON object.
+
+    OMP_NUM_THREADS=1 python scripts/bench_lesson.py                 # builds the default lesson in a temp folder
+    OMP_NUM_THREADS=1 python scripts/bench_lesson.py --lesson OUT    # measures a lesson built before
+    OMP_NUM_THREADS=1 python scripts/bench_lesson.py --grid G=8,16 --grid beta=0 --grid scale=group --tries 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import resource
+import statistics
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.browser_util import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
+STATS = "window.grpoPlayers.training"
+
+
+def build(out: Path, grid: list[str]) -> dict:
+    from sim.lesson import cli
+
+    cpu0, t0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime, time.perf_counter()
+    argv = ["build", str(out), "--quiet"] + [a for g in grid for a in ("--grid", g)]
+    with contextlib.redirect_stdout(sys.stderr):  # stdout is the one JSON object
+        code = cli.main(argv)
+    if code != 0:
+        raise SystemExit("the build failed")
+    cpu = resource.getrusage(resource.RUSAGE_SELF).ru_utime - cpu0
+    return {"build_s": round(time.perf_counter() - t0, 1), "build_cpu_s": round(cpu, 1)}
+
+
+def sizes(out: Path) -> dict:
+    disk = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        tar.add(out, arcname="lesson")
+    return {"disk_mb": round(disk / 1e6, 2), "tar_gz_mb": round(len(buf.getvalue()) / 1e6, 2),
+            "data_files": len(list((out / "data").glob("*.js")))}
+
+
+def browser(out: Path, tries: int) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    url = (out / "training.html").resolve().as_uri()
+    firsts, fps, switches = [], [], []
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for _ in range(tries):
+            ctx = b.new_context(viewport={"width": 1280, "height": 800})
+            p = ctx.new_page()
+            t0 = time.monotonic()
+            p.goto(url)
+            p.wait_for_function(f"{STATS} && {STATS}.draws > 0", timeout=60_000)
+            firsts.append(time.monotonic() - t0)
+            p.get_by_label("speed in iterations per second").select_option("60")  # the display's rate: every frame
+            t0 = time.monotonic()
+            p.get_by_role("button", name="Play").click()
+            p.wait_for_function(f"{STATS}.drawn.at(-1) === 200", timeout=60_000)
+            drawn = p.evaluate(f"{STATS}.drawn")
+            fps.append((len(drawn) - 1) / (time.monotonic() - t0))
+            assert drawn[-200:] == list(range(1, 201)), "every iteration drawn"
+            g = p.get_by_label("Group size G")
+            for i in range(2):
+                before = p.evaluate(f"{STATS}.dataDrawnAt")
+                t0 = p.evaluate("performance.now()")
+                (g.select_option(index=i % 2) if g.evaluate("e => e.tagName") == "SELECT" else g.fill(str(i % 2)))
+                p.wait_for_function(f"{STATS}.dataDrawnAt > {before}", timeout=30_000)
+                switches.append(p.evaluate(f"{STATS}.dataDrawnAt") - t0)
+            ctx.close()
+        b.close()
+    return {"first_view_s": round(statistics.median(firsts), 2), "play_fps_at_60": round(statistics.median(fps), 1),
+            "switch_ms": round(statistics.median(switches)), "tries": tries}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lesson", help="measure this lesson instead of building one")
+    ap.add_argument("--grid", action="append", default=[], help="passed to the build")
+    ap.add_argument("--tries", type=int, default=3)
+    args = ap.parse_args()
+    result = {"loadavg": round(os.getloadavg()[0], 2)}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(args.lesson) if args.lesson else Path(tmp) / "lesson"
+        if not args.lesson:
+            result.update(build(out, args.grid))
+        result.update(sizes(out))
+        result.update(browser(out, args.tries))
+    result["loadavg_after"] = round(os.getloadavg()[0], 2)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

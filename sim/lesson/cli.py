@@ -1,0 +1,109 @@
+"""`python -m sim lesson build OUT`: the playground's views as a static folder that opens from file://.
+
+Bad flags, a grid over a cap and an unwritable or existing OUT give one line `error: ...` and exit 2, before
+anything is computed. Progress goes to stderr; the summary (one line) to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from sim.lesson.grid import DEFAULT_GRID, MAX_MB, MAX_SETTINGS, check_size, parse_grid
+from sim.views.training import CONTROLS
+
+VIEWS = ("training", "std_scaling", "passk_estimator", "sharpen", "wasted", "tinylm")
+
+
+class ArgError(Exception):
+    """A bad flag: argparse's message, one line."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, no usage dump, no SystemExit
+        raise ArgError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    grid = " ".join(f"{k}={','.join(f'{v:g}' if isinstance(v, float) else str(v) for v in vs)}"
+                    for k, vs in DEFAULT_GRID.items())
+    parser = Parser(prog="python -m sim lesson", description="Build a lesson: the playground's views as static "
+                    "files (open OUT/index.html from disk, or serve OUT with any static file server).")
+    sub = parser.add_subparsers(dest="command", metavar="build", parser_class=Parser)
+    b = sub.add_parser("build", help="compute the views' settings and write the lesson folder OUT",
+                       description="Compute every setting of the grid with sim/ and write the lesson into OUT.")
+    b.add_argument("out", metavar="OUT", help="folder to write (must not exist, be empty, or be a lesson with --force)")
+    b.add_argument("--grid", action="append", metavar="NAME=v1,v2,...",
+                   help=f"Training dynamics: the values of one setting, by its URL name ({', '.join(CONTROLS)}); "
+                        f"replaces that dimension of the default grid ({grid}) or adds one; repeatable")
+    b.add_argument("--views", default=",".join(VIEWS),
+                   help=f"comma-separated views to build, from {', '.join(VIEWS)} (default: all)")
+    b.add_argument("--max-settings", type=int, default=MAX_SETTINGS,
+                   help=f"refuse a Training grid with more settings than this (default {MAX_SETTINGS})")
+    b.add_argument("--max-mb", type=float, default=MAX_MB,
+                   help=f"refuse a Training grid whose data would be over this many MB (default {MAX_MB:g})")
+    b.add_argument("--force", action="store_true", help="replace OUT if it is a lesson built before")
+    b.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    return parser
+
+
+def views_for(args) -> list:
+    from sim.lesson import views
+
+    names = [v.strip() for v in args.views.split(",") if v.strip()]
+    unknown = [n for n in names if n not in VIEWS]
+    if unknown or not names:
+        raise ValueError(f"--views: unknown view {(unknown or [''])[0][:40]!r}; choose from {', '.join(VIEWS)}")
+    grid = parse_grid(args.grid)
+    if args.max_settings < 1 or not args.max_mb > 0:
+        raise ValueError("--max-settings and --max-mb must be positive")
+    out = []
+    for name in names:
+        if name == "training":
+            view = views.training_view(grid)
+            check_size([values for values, _ in view.entries], max_settings=args.max_settings, max_mb=args.max_mb)
+            out.append(view)
+        else:
+            out.append({"std_scaling": views.std_view, "sharpen": views.sharpen_view, "wasted": views.wasted_view,
+                        "passk_estimator": views.estimator_view, "tinylm": views.tinylm_view}[name]())
+    if None in out:  # only TinyLM's recorded figures can be missing
+        raise ValueError("--views tinylm: assets/tinylm_seeds.json is missing or damaged (python "
+                         "scripts/bench_tinylm.py --skip-sft --write-figures --seeds 5 records it)")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    from sim.lesson.build import build
+
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command != "build":
+            raise ArgError("choose a command: python -m sim lesson build OUT (see --help)")
+        views = views_for(args)
+        n = sum(len(v.entries) for v in views)
+        summary = f"{n} settings computed ahead of time" + "".join(
+            "; Training dynamics over " + ", ".join(f"{d.key} ∈ {{{', '.join(d.names)}}}" for d in v.dims)
+            for v in views if v.name == "training") + "."
+        start = time.perf_counter()
+
+        def say(view: str, done: int, total: int) -> None:
+            if not args.quiet:
+                print(f"\r{view}: {done}/{total} settings, {time.perf_counter() - start:.1f} s\033[K", end="",
+                      file=sys.stderr, flush=True)
+
+        result = build(Path(args.out), views, force=args.force, say=say, summary=summary)
+        if not args.quiet:
+            print(file=sys.stderr)
+    except SystemExit as done:  # --help
+        return int(done.code or 0)
+    except (ArgError, ValueError) as err:  # LessonError is a ValueError
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # the disk filled, or OUT vanished between the check and the write
+        print(f"error: cannot write {args.out}: {err.strerror or err}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}: {result['settings']} settings, {result['data_bytes'] / 1e6:.1f} MB of data, "
+          f"{result['seconds']:.1f} s; open {Path(args.out) / 'index.html'}")
+    return 0

@@ -1,0 +1,135 @@
+"""The player's payload: what the browser receives for a run, as JSON with each array once.
+
+`build_payload` is the one place the charts of sim/player/spec.py become data. The app's page (ui/player.py)
+and a static lesson (sim/lesson) both call it, so the same run gives them the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Sequence
+
+import numpy as np
+
+from sim.player.spec import REVEALS, Band, Bars, Chart, Heatmap, Line, Trace
+
+
+# ---- payload: each array once, float32 or uint8, base64 ----
+def encode_array(a) -> dict:
+    """A numpy array as {"dtype": "f4" | "u1", "shape": [...], "b64": base64 of little-endian bytes}.
+
+    Integers in 0..255 travel as bytes; everything else as float32 (7 significant digits, NaN kept).
+    """
+    a = np.asarray(a)
+    if a.dtype.kind in "biu" and (a.size == 0 or (a.min() >= 0 and a.max() <= 255)):
+        dtype, raw = "u1", a.astype(np.uint8)
+    else:
+        dtype, raw = "f4", a.astype("<f4")
+    return {"dtype": dtype, "shape": list(a.shape), "b64": base64.b64encode(raw.tobytes()).decode("ascii")}
+
+
+def decode_array(d: dict) -> np.ndarray:
+    """Inverse of encode_array (what player.js does in the browser)."""
+    dtype = {"f4": "<f4", "u1": np.uint8}[d["dtype"]]
+    return np.frombuffer(base64.b64decode(d["b64"]), dtype=dtype).reshape(d["shape"])
+
+
+class _Arrays:
+    """Collects encoded arrays; identical contents are sent once and referenced by index."""
+
+    def __init__(self):
+        self.items: list[dict] = []
+        self._index: dict[tuple, int] = {}
+
+    def ref(self, a, ndim: int, what: str) -> int:
+        a = np.asarray(a)
+        if a.ndim != ndim or a.size == 0:
+            raise ValueError(f"{what}: expected a non-empty {ndim}-D array, got shape {a.shape}")
+        enc = encode_array(a)
+        k = (enc["dtype"], tuple(enc["shape"]), enc["b64"])
+        if k not in self._index:
+            self._index[k] = len(self.items)
+            self.items.append(enc)
+        return self._index[k]
+
+
+def _trace_spec(tr: Trace, arrays: _Arrays, T: int) -> dict:
+    if isinstance(tr, Line):
+        if tr.reveal not in REVEALS:
+            raise ValueError(f"Line {tr.name!r}: reveal must be one of {REVEALS}, got {tr.reveal!r}")
+        return {
+            "kind": "line", "y": arrays.ref(tr.y, 1, f"Line {tr.name!r}"), "x0": int(tr.x0), "reveal": tr.reveal,
+            "name": tr.name, "color": tr.color, "width": tr.width, "dash": tr.dash, "stackgroup": tr.stackgroup,
+            "fill": tr.fill, "showlegend": tr.showlegend,
+        }  # fmt: skip
+    if isinstance(tr, Band):
+        if np.shape(tr.lo) != np.shape(tr.hi):
+            raise ValueError(f"Band {tr.name!r}: lo {np.shape(tr.lo)} and hi {np.shape(tr.hi)} differ")
+        lo, hi = arrays.ref(tr.lo, 1, f"Band {tr.name!r}"), arrays.ref(tr.hi, 1, f"Band {tr.name!r}")
+        return {"kind": "band", "lo": lo, "hi": hi, "x0": int(tr.x0), "name": tr.name, "color": tr.color}
+    if isinstance(tr, Bars):
+        y = np.asarray(tr.y)
+        if len(tr.colors) != len(tr.names):
+            raise ValueError(f"Bars: {len(tr.colors)} colors but {len(tr.names)} names")
+        spec = {"kind": "bars", "y": arrays.ref(y, 2, "Bars y"), "colors": list(tr.colors), "names": list(tr.names)}
+        if y.shape[0] < T + 1:
+            raise ValueError(f"Bars y: needs a row for each iteration 0..{T}, got {y.shape[0]} rows")
+        if tr.categories is not None:
+            cat = np.asarray(tr.categories)
+            if cat.shape != y.shape:
+                raise ValueError(f"Bars categories: shape {cat.shape} differs from y {y.shape}")
+            if cat.dtype.kind not in "biu" or cat.min() < 0 or cat.max() >= len(tr.colors):
+                raise ValueError(f"Bars categories: integers in [0, {len(tr.colors)}) expected")
+            spec["categories"] = arrays.ref(cat.astype(np.uint8), 2, "Bars categories")
+        labels = list(range(y.shape[1])) if tr.x is None else list(tr.x)
+        if len(labels) != y.shape[1]:
+            raise ValueError(f"Bars x: {len(labels)} labels for {y.shape[1]} bars")
+        spec["x"] = labels
+        return spec
+    if isinstance(tr, Heatmap):
+        return {
+            "kind": "heatmap", "z": arrays.ref(tr.z, 2, "Heatmap z"), "x0": int(tr.x0), "zmin": tr.zmin,
+            "zmax": tr.zmax, "colorscale": tr.colorscale, "colorbar_title": tr.colorbar_title,
+        }  # fmt: skip
+    raise TypeError(f"not a player trace: {type(tr).__name__}")
+
+
+def build_payload(
+    key: str,
+    *,
+    T: int,
+    charts: Sequence[Chart],
+    columns: int = 2,
+    speed: float = 16,
+    classroom: bool = False,
+    label: str = "iteration {t} / {T}",
+    report: bool = False,
+    plotly_url: str = "",
+    meta: dict | None = None,
+) -> dict:
+    """The JSON-ready dict the browser receives: settings, chart specs and each array once."""
+    if int(T) < 1:
+        raise ValueError(f"T must be at least 1 iteration, got {T}")
+    if not charts:
+        raise ValueError("the player needs at least one chart")
+    arrays = _Arrays()
+    specs = []
+    for c in charts:
+        specs.append({
+            "title": c.title, "x_title": c.x_title, "y_title": c.y_title,
+            "y_range": None if c.y_range is None else [float(v) for v in c.y_range],
+            "x_range": None if c.x_range is None else [float(v) for v in c.x_range],
+            "height": int(c.height), "span": max(1, min(int(c.span), columns)), "caption": c.caption or "",
+            "legend": bool(c.legend), "traces": [_trace_spec(tr, arrays, int(T)) for tr in c.traces],
+        })  # fmt: skip
+    return {
+        "v": 1, "key": key, "T": int(T), "columns": int(columns), "speed": float(speed), "classroom": bool(classroom),
+        "label": label, "report": bool(report), "plotly_url": plotly_url, "meta": dict(meta or {}),
+        "charts": specs, "arrays": arrays.items,
+    }  # fmt: skip
+
+
+def payload_bytes(payload: dict) -> int:
+    """Size of the payload as Streamlit serialises it (compact JSON, UTF-8)."""
+    return len(json.dumps(payload).encode("utf-8"))

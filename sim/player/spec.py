@@ -1,0 +1,116 @@
+"""The player's chart declarations: plain data, no plotting library.
+
+Declare the charts, not the frames:
+
+    T = cfg.iterations
+    band = seed_band(run.accuracy)                         # (T+1,) arrays: lo, hi, mean over seeds
+    charts = [
+        Chart("Mean accuracy (G = 8)", [
+            Band(band["lo"], band["hi"], "10–90% of 16 seeds"),
+            Line(band["mean"], "mean of seeds", color="#1f77b4", width=3),
+            Line(exp.accuracy[:, 0], "expected (exact)", reveal="full", color="black", dash="dash"),
+        ], y_title="accuracy", y_range=(0, 1)),
+        Chart("Each prompt's p_j at iteration {t}", [
+            Bars(run.p[:, 0], categories=signal, colors=("#7f7f7f", "#1f77b4"), names=("no signal", "signal")),
+        ], x_title="prompt j", y_range=(0, 1)),
+        Chart("p_j over time", [Heatmap(run.p[:, 0], colorbar_title="p_j")], y_title="prompt j"),
+    ]
+
+How each trace is revealed at iteration t (series index i is iteration x0 + i):
+  Line(reveal="upto")  points with iteration <= t (stack areas with `stackgroup`, fill with `fill`)
+  Line(reveal="full")  the whole line from the start (an exact expectation, a target)
+  Band                 a filled lo..hi band up to t
+  Bars                 row t of a (T+1, P) array, coloured by a (T+1, P) category array
+  Heatmap              columns (iterations) <= t of a (T+1, P) array; later columns are covered
+Titles may contain {t} and {T}. All text is shown as plain text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+REVEALS = ("upto", "full")
+# the house colours of every chart, in the app and in a lesson
+COLORS = {"main": "#1f77b4", "pin": "#ff7f0e", "good": "#2ca02c", "bad": "#d62728", "grey": "#7f7f7f",
+          "expected": "#111111"}
+
+
+def rgba(hex_color: str, alpha: float) -> str:
+    """'#1f77b4', 0.2 -> 'rgba(31,119,180,0.2)': a translucent fill of a house colour."""
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+@dataclass(frozen=True)
+class Line:
+    """A line over iterations: y[i] is the value at iteration x0 + i."""
+
+    y: np.ndarray  # (n,)
+    name: str
+    reveal: str = "upto"  # "upto": drawn up to the current iteration; "full": whole line from the start
+    x0: int = 0  # iteration of y[0] (1 for per-update metrics that start after the first step)
+    color: str | None = None
+    width: float = 2.0
+    dash: str | None = None  # Plotly dash: "dash", "dot", "dashdot"
+    stackgroup: str | None = None  # lines sharing a stackgroup are stacked as filled areas
+    fill: str | None = None  # Plotly fill, e.g. "tozeroy"
+    showlegend: bool = True
+
+
+@dataclass(frozen=True)
+class Band:
+    """A filled band between lo and hi (e.g. the 10-90% spread over seeds), revealed up to t."""
+
+    lo: np.ndarray  # (n,)
+    hi: np.ndarray  # (n,)
+    name: str
+    x0: int = 0
+    color: str = "rgba(31,119,180,0.2)"
+
+
+@dataclass(frozen=True)
+class Bars:
+    """One bar per item at the current iteration: row t of y, coloured by category.
+
+    categories[t, j] indexes `colors` and `names` (the legend); None = one category.
+    """
+
+    y: np.ndarray  # (T+1, P)
+    categories: np.ndarray | None = None  # (T+1, P) ints in [0, len(colors))
+    colors: tuple[str, ...] = ("#1f77b4",)
+    names: tuple[str, ...] = ("",)
+    x: tuple | None = None  # P bar labels; default 0 .. P-1
+
+
+@dataclass(frozen=True)
+class Heatmap:
+    """z[i, j] at iteration x0 + i and row j (drawn as P rows by iterations), revealed up to t."""
+
+    z: np.ndarray  # (T+1, P)
+    x0: int = 0
+    zmin: float = 0.0
+    zmax: float = 1.0
+    colorscale: str = "Viridis"
+    colorbar_title: str = ""
+
+
+Trace = Line | Band | Bars | Heatmap
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart of the player. Titles may contain {t} (current iteration) and {T}."""
+
+    title: str
+    traces: Sequence[Trace]
+    x_title: str = "iteration"
+    y_title: str = ""
+    y_range: tuple[float, float] | None = None
+    x_range: tuple[float, float] | None = None  # default: 0 .. T (bars: all items)
+    height: int = 340
+    span: int = 1  # grid columns this chart spans
+    caption: str | None = None  # plain text under the chart
+    legend: bool = True

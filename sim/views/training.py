@@ -1,0 +1,171 @@
+"""Training dynamics: the five charts of a toy run and their captions, for the app's page and a lesson.
+
+`training_charts(cfg, run, exp)` is the one function that turns a run (`run_toy(cfg)`, `expected_run(cfg)`)
+into what the player shows; pages/training.py sends it to the browser, sim/lesson writes it into a file.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.player.spec import COLORS, Band, Bars, Chart, Heatmap, Line, rgba
+from sim.toy import ToyConfig, ToyHistory, clip_summary, first_above, gave_signal, seed_band
+
+BETAS = (0.0, 0.001, 0.01, 0.04, 0.1)  # the page's choices of β
+BETA_LABELS = {0.0: "TRL default", 0.001: "R1-Zero", 0.04: "DeepSeekMath"}
+# The page's controls by URL key: (ToyConfig field, label as the page words it). A lesson's --grid uses these
+# keys; tests/test_lesson.py checks the labels and the defaults against the page's own widgets.
+CONTROLS = {
+    "G": ("group_size", "Group size G"), "beta": ("beta", "KL coefficient β"),
+    "scale": ("scale", "Divide the advantages by"), "baseline": ("baseline", "Baseline"),
+    "lr": ("lr", "Learning rate on each prompt's u_j"), "lr_w": ("lr_w", "Learning rate on the shared skill w"),
+    "mu": ("mu", "Updates per batch μ"), "eps": ("clip_eps", "Clip ε"),
+    "eps_high": ("clip_eps_high", "Clip ε high (CISPO: ε_max)"), "loss": ("loss_type", "Policy loss"),
+    "dyn": ("dynamic_sampling", "Dynamic sampling (DAPO)"),
+    "d_min": ("d_min", "Difficulty of the easiest prompt"), "d_max": ("d_max", "Difficulty of the hardest prompt"),
+    "seed": ("seed", "Seed"), "seeds": ("n_seeds", "Seeds in the band"), "T": ("iterations", "Iterations"),
+}  # fmt: skip
+PAGE_DEFAULTS = {"lr_w": ToyConfig().lr, "n_seeds": 16}  # where the page's default differs from ToyConfig's
+PRESETS = {  # name -> the settings it changes, by URL key (the rest go back to their defaults)
+    "Chapter defaults": {},
+    "No shared skill (lr_w = 0)": {"lr_w": 0.0},
+    "R1-Zero's KL (β = 0.001)": {"beta": 0.001},
+    "Dr. GRPO (no std)": {"scale": "none"},
+    "μ = 8, lr 2: the clip bites": {"mu": 8, "lr": 2.0},
+    "… with clip-higher (DAPO)": {"mu": 8, "lr": 2.0, "eps_high": 0.28},
+    "… with CISPO": {"mu": 8, "lr": 2.0, "loss": "cispo", "eps_high": 5},
+}
+
+
+def page_config(values: dict) -> ToyConfig:
+    """The config the page runs for these URL values (keys of CONTROLS); the others at the page's defaults."""
+    unknown = sorted(set(values) - set(CONTROLS))
+    if unknown:
+        raise ValueError(f"not a Training dynamics setting: {', '.join(unknown)} (one of {', '.join(CONTROLS)})")
+    return ToyConfig(**{**PAGE_DEFAULTS, **{CONTROLS[k][0]: v for k, v in values.items()}})
+
+
+NOT_DRAWN, NO_SIGNAL, SIGNAL = 0, 1, 2  # bar colours: before any group / all answers equal / mixed rewards
+HEIGHTS = (300, 330)  # chart height in px: normal, presenter
+HARD = 0.1  # the hardest prompt "starts to learn" once its p passes this
+
+
+def bar_categories(run: ToyHistory) -> np.ndarray:
+    """(T+1, P) colour of bar j at iteration t: whether prompt j's group in iteration t had mixed rewards
+    (seed 0); at t = 0 no group has been drawn yet."""
+    signal = gave_signal(run.counts[:, 0], run.config.group_size)  # (T, P): iteration t+1's groups
+    drawn = np.where(signal, SIGNAL, NO_SIGNAL)
+    return np.vstack([np.full((1, drawn.shape[1]), NOT_DRAWN), drawn]).astype(np.uint8)  # (T+1, P)
+
+
+def clip_note(cfg: ToyConfig, run: ToyHistory, ppo: ToyHistory | None) -> str:
+    """With mu > 1: how much the clip acted and how soon the hardest prompt learned, against PPO's symmetric
+    clip at the same setting (`ppo`; None when this run is that one)."""
+    if cfg.mu == 1:
+        return ""
+    mine = clip_summary(run, HARD)
+    what = "capped the weight of" if cfg.loss_type == "cispo" else "silenced"
+    eps_high = cfg.clip_eps if cfg.clip_eps_high is None else cfg.clip_eps_high
+    name = f"PPO's clip (ε = {cfg.clip_eps:g})"
+    if cfg.loss_type == "cispo":
+        name = f"CISPO (ε_max = {eps_high:g})"
+    elif eps_high != cfg.clip_eps:
+        name = f"clip-higher (ε high = {eps_high:g})"
+    hard = "never" if mine["hard_at"] is None else f"at iteration {mine['hard_at']}"
+    text = (f" μ = {cfg.mu} reuses each batch: {name} {what} {mine['clip']:.2%} of answers per step "
+            f"({mine['peak']:.1%} at most); the hardest prompt passes p = {HARD} {hard}")
+    if ppo is None:
+        return text + ". Try clip-higher or CISPO, which keep the gradient of answers whose ratio rose."
+    base = clip_summary(ppo, HARD)
+    base_hard = "never" if base["hard_at"] is None else f"at iteration {base['hard_at']}"
+    return (text + f"; with PPO's clip (ε = {cfg.clip_eps:g}) it silenced {base['clip']:.2%} "
+            f"({base['peak']:.1%} at most) and the hardest prompt passed {base_hard}.")
+
+
+def captions(cfg: ToyConfig, run: ToyHistory, ppo: ToyHistory | None = None) -> dict[str, str]:
+    """What each chart shows for this run, in words, with its numbers."""
+    acc, z, H = run.accuracy.mean(axis=1), run.metrics["frac_reward_zero_std"].mean(axis=1), run.entropy.mean(axis=1)
+    starts, peak = first_above(run.p[:, :, -1].mean(axis=1), HARD), int(np.argmax(H))
+    if peak > 0 and H[peak] > H[0] + 0.005 and H[-1] < H[peak]:
+        entropy = (f"Entropy first rises, {H[0]:.3f} → {H[peak]:.3f} nats by iteration {peak}, as the many hard "
+                   "prompts move from p ≈ 0 toward 1/2, where an answer is least certain; then it falls to "
+                   f"{H[-1]:.3f} as prompts head for p = 1.")
+    else:
+        entropy = f"Entropy goes {H[0]:.3f} → {H[-1]:.3f} nats."
+    if starts is not None:
+        waits = (f"The hardest prompt (bottom row) stays dark, below p = {HARD}, until iteration {starts}: its "
+                 "groups are all wrong until the shared skill makes it sometimes solvable.")
+    else:
+        waits = (f"The hardest prompt (bottom row) never passes p = {HARD}: its groups stay all wrong"
+                 + (", and with lr_w = 0 no shared skill lifts it." if cfg.lr_w == 0 else "."))
+    return {
+        "acc": f"Accuracy {acc[0]:.2f} → {acc[-1]:.2f}. Band: the middle 80% of {cfg.n_seeds} seeds; thick blue: "
+               "their mean; dashed black: the exact expected run, drawn in full from the start.",
+        "zero": f"No gradient: {z[0]:.0%} of groups at first (mostly all wrong, red), {z[-1]:.0%} at the end (mostly "
+                "all correct, green). Dashed: mean_j p_j^G + (1 − p_j)^G.",
+        "bars": "Blue: the prompt's group in iteration t had mixed rewards and taught something; grey: all its "
+                "answers got the same reward (no gradient).",
+        "heat": waits + clip_note(cfg, run, ppo),
+        "kl": f"KL to the reference rises to {run.kl_exact.mean(axis=1)[-1]:.2f} nats. {entropy} Dotted: expected.",
+    }
+
+
+def training_charts(cfg: ToyConfig, run: ToyHistory, exp: ToyHistory, pinned: tuple | None = None,
+                    mine: ToyHistory | None = None, big: bool = False, ppo: ToyHistory | None = None) -> list[Chart]:
+    """Training dynamics' five charts, with their captions, for run = run_toy(cfg), exp = expected_run(cfg).
+    pinned = (label, run) overlays a pinned run; mine = the expected run with a student's advantages;
+    big = presenter heights; ppo = this setting's run with PPO's symmetric clip, for the clip caption (mu > 1)."""
+    G, S = cfg.group_size, cfg.n_seeds
+    h = HEIGHTS[1] if big else HEIGHTS[0]
+    say = captions(cfg, run, ppo)
+    band = seed_band(run.accuracy)  # (T+1,) each
+    m, em = run.metrics, exp.metrics
+    acc = [Band(band["lo"], band["hi"], f"middle 80% of {S} seeds", color=rgba(COLORS["main"], 0.28)),
+           Line(band["mean"], "mean of the seeds", color=COLORS["main"], width=4),
+           Line(exp.accuracy[:, 0], "expected (exact)", reveal="full", color=COLORS["expected"], width=2,
+                dash="dash")]
+    zero = [Line(m["frac_all_wrong"].mean(axis=1), "all wrong", x0=1, stackgroup="z", color=COLORS["bad"]),
+            Line(m["frac_all_correct"].mean(axis=1), "all correct", x0=1, stackgroup="z", color=COLORS["good"]),
+            Line(em["expected_zero_frac"][:, 0], "expected", x0=1, reveal="full", color=COLORS["expected"],
+                 dash="dash")]
+    kl = [Line(run.kl_exact.mean(axis=1), "KL(π ‖ π_ref)", color=COLORS["main"], width=3),
+          Line(run.entropy.mean(axis=1), "entropy", color=COLORS["good"], width=3),
+          Line(exp.kl_exact[:, 0], "KL, expected", reveal="full", color=COLORS["main"], dash="dot", width=1.5),
+          Line(exp.entropy[:, 0], "entropy, expected", reveal="full", color=COLORS["good"], dash="dot", width=1.5)]
+    if pinned is not None:
+        label, p = pinned
+        acc.append(Line(p.accuracy.mean(axis=1), label, color=COLORS["pin"], width=3))
+        zero.append(Line(p.metrics["frac_reward_zero_std"].mean(axis=1), label, x0=1, color=COLORS["pin"], width=3))
+        kl += [Line(p.kl_exact.mean(axis=1), f"KL, {label}", color=COLORS["pin"]),
+               Line(p.entropy.mean(axis=1), f"entropy, {label}", color=COLORS["pin"], dash="dot")]
+    if mine is not None:
+        acc.append(Line(mine.accuracy[:, 0], "expected, your group_advantages", reveal="full", color="#9467bd",
+                        width=3, dash="dashdot"))
+    return [
+        Chart(f"Mean accuracy over the {cfg.n_prompts} prompts (G = {G})", acc, y_title="accuracy  mean_j p_j",
+              y_range=(0, 1), height=h, caption=say["acc"]),
+        Chart(f"Groups with zero gradient (G = {G})", zero, y_title="fraction of groups", y_range=(0, 1), height=h,
+              caption=say["zero"]),
+        Chart("Each prompt's p_j after {t} iterations (seed " + str(cfg.seed) + ")", [
+            Bars(run.p[:, 0], categories=bar_categories(run), colors=("#9ecae1", COLORS["grey"], COLORS["main"]),
+                 names=("no group drawn yet", "all answers equal: no signal", "mixed rewards: taught something")),
+        ], x_title="prompt j (easy → hard)", y_title="p_j", y_range=(0, 1), height=h, caption=say["bars"]),
+        Chart(f"p_j over time (seed {cfg.seed}): hard prompts wait", [Heatmap(run.p[:, 0], colorbar_title="p_j")],
+              y_title="prompt j (easy → hard)", height=h, caption=say["heat"]),
+        Chart("KL to the reference and entropy", kl, y_title="nats (mean over prompts)", height=h,
+              caption=say["kl"]),
+    ]
+
+
+def hard_prompt_question(run: ToyHistory) -> dict | None:
+    """The page's predict-first question (ui/predict.py's keywords): when does the hardest prompt pass HARD?
+    None if it never does in this run."""
+    hard = run.p[:, :, -1].mean(axis=1)  # (T+1,) the hardest prompt's p, mean over seeds
+    starts = first_above(hard, HARD)
+    if starts is None:
+        return None
+    return {"question": f"The hardest prompt starts at p = {hard[0]:.3f}, so its groups are all wrong. Around which "
+                        f"iteration will its p pass {HARD} (mean over the seeds)?",
+            "answer": starts, "tolerance": max(10, starts // 5), "fmt": "{:.0f}", "lo": 0, "hi": run.config.iterations,
+            "explain": "It waits until the shared skill w, pushed by the other prompts, makes it sometimes "
+                       "solvable: RL can only reinforce answers the model sometimes produces."}

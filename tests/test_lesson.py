@@ -1,0 +1,194 @@
+"""python -m sim lesson build: the data a lesson stores is what the app's page sends; the command line refuses
+bad input in one line (exit 2) before computing anything."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from sim.lesson import cli
+from sim.lesson.grid import estimate_bytes, parse_grid
+from sim.views.training import CONTROLS, page_config
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = ["--grid", "G=8,16", "--grid", "beta=0,0.04", "--grid", "scale=group", "--views", "training", "--quiet"]
+
+
+def stored(out: Path, sid: str) -> dict:
+    """The entry a lesson's data file hands to the page (grpoLesson.put(id, entry);)."""
+    text = (out / "data" / f"{sid}.js").read_text(encoding="ascii")
+    m = re.fullmatch(r"grpoLesson\.put\((\"[^\"]+\"),(.*)\);\n", text, flags=re.S)
+    assert m and json.loads(m.group(1)) == sid
+    return json.loads(m.group(2))
+
+
+@pytest.fixture(scope="module")
+def lesson(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("lesson") / "out"
+    assert cli.main(["build", str(out), *SMALL]) == 0
+    return out
+
+
+def page_payload(**query) -> dict:
+    at = AppTest.from_file(str(ROOT / "pages" / "training.py"), default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception
+    (component,) = at.get("bidi_component")
+    return json.loads(component.proto.json)
+
+
+@pytest.mark.parametrize("query, sid", [({}, "training-G8_beta0_scalegroup"),
+                                        ({"G": "16", "beta": "0.04"}, "training-G16_beta0.04_scalegroup")])
+def test_the_lesson_stores_exactly_what_the_page_sends(lesson, query, sid):
+    sent = page_payload(**query)
+    entry = stored(lesson, sid)
+    assert sent.pop("plotly_url").endswith(".min.js")  # where the browser finds Plotly.js: the app's own route
+    assert entry["payload"].pop("plotly_url") == ""  # the lesson's page says where (its own folder)
+    assert entry["payload"] == sent
+    assert f"G = {query.get('G', 8)}" in sent["charts"][0]["title"]
+
+
+def test_presets_off_the_grid_are_built_and_listed(lesson):
+    manifest = json.loads(re.search(r'id="lesson-manifest">(.*?)</script>', (lesson / "training.html")
+                                    .read_text(encoding="utf-8"), flags=re.S).group(1))
+    assert {s["id"] for s in manifest["settings"]} >= {"training-G8_beta0_scalegroup_lr_w0",
+                                                        "training-G8_beta0.001_scalegroup"}
+    assert manifest["extras"] == ["lr_w"] and len(manifest["presets"]) == 4
+    assert [d["label"] for d in manifest["dims"]] == ["Group size G", "KL coefficient β", "Divide the advantages by"]
+    assert manifest["defaults"] == {"G": 8, "beta": 0.0, "scale": "group"}
+    lr_w0 = stored(lesson, "training-G8_beta0_scalegroup_lr_w0")
+    assert "never passes p = 0.1" in lr_w0["payload"]["charts"][3]["caption"]  # no shared skill: the hard prompt waits
+
+
+def test_the_size_estimate_matches_the_files(lesson):
+    for f in (lesson / "data").glob("training-*.js"):
+        values = {"G": int(re.search(r"G(\d+)", f.name).group(1))}
+        est = estimate_bytes(page_config(values))
+        assert abs(f.stat().st_size - est) < 0.1 * est, (f.name, f.stat().st_size, est)
+
+
+def test_the_controls_are_worded_and_defaulted_as_the_page():
+    at = AppTest.from_file(str(ROOT / "pages" / "training.py"), default_timeout=60).run()
+    cfg = page_config({})
+    for key, (_field, label) in CONTROLS.items():
+        widget = next(w for w in [*at.slider, *at.selectbox, *at.radio, *at.select_slider, *at.toggle,
+                                  *at.checkbox, *at.number_input] if w.key == key)
+        assert widget.label == label, key
+    assert at.session_state.current_cfg == cfg  # the page's defaults are page_config's
+
+
+def run(argv, capsys) -> tuple[int, str, str]:
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["build"], "the following arguments are required: OUT"),
+    (["build", "X", "--bogus"], "unrecognized arguments: --bogus"),
+    (["build", "X", "--grid", "Q=1,2"], "unknown setting 'Q'"),
+    (["build", "X", "--grid", "G"], "--grid wants NAME=v1,v2"),
+    (["build", "X", "--grid", "G=abc"], "G must be an integer in [2,"),
+    (["build", "X", "--grid", "G=1"], "G must be in [2,"),
+    (["build", "X", "--grid", "scale=std"], "scale must be one of"),
+    (["build", "X", "--views", "nope"], "unknown view 'nope'"),
+    (["build", "X", "--grid", "lr=0.1,0.2,0.3,0.4,0.5"], "451 settings, over the cap of 400"),
+    (["build", "X", "--grid", "T=500", "--max-mb", "5"], "would be about 10 MB (91 settings), over the cap of 5 MB"),
+    ([], "choose a command"),
+])  # fmt: skip
+def test_bad_flags_are_one_line_and_exit_2_before_any_work(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(argv, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("error: "), err
+    assert message in err, err
+    assert not (tmp_path / "X").exists()
+
+
+def test_out_is_never_overwritten_without_force_and_never_a_foreign_folder(lesson, tmp_path, capsys):
+    code, _, err = run(["build", str(lesson), *SMALL], capsys)
+    assert code == 2 and "already exists; add --force" in err
+    mine = tmp_path / "notes"
+    mine.mkdir()
+    (mine / "thesis.txt").write_text("keep me")
+    code, _, err = run(["build", str(mine), *SMALL, "--force"], capsys)
+    assert code == 2 and "not a lesson this command wrote" in err and (mine / "thesis.txt").exists()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, err = run(["build", str(blocker / "out"), *SMALL], capsys)
+    assert code == 2 and err.startswith(f"error: cannot write {blocker / 'out'}") and err.count("\n") == 1
+
+
+def test_help_documents_every_flag(capsys):
+    code, out, _ = run(["build", "--help"], capsys)
+    assert code == 0
+    for flag in ("--grid", "--views", "--max-settings", "--max-mb", "--force", "--quiet", "OUT"):
+        assert flag in out
+    assert all(k in out for k in CONTROLS)
+
+
+def test_grid_values_are_typed_by_the_declarations():
+    g = parse_grid(["G=16,4,16", "lr=0.1", "dyn=true"])
+    assert g["G"] == (4, 16) and g["lr"] == (0.1,) and g["dyn"] == (True,) and g["scale"] == ("group", "batch", "none")
+
+
+def test_the_sidebar_builds_the_lesson_once_and_offers_the_zip(monkeypatch):
+    import io
+    import time
+    import zipfile
+
+    import sim.lesson.views as views
+    from ui.lesson_download import _lesson_zip
+
+    monkeypatch.setattr(views, "default_views", lambda: [views.sharpen_view((4, 8))])  # a small lesson, same path
+    _lesson_zip.clear()
+    at = AppTest.from_file(str(ROOT / "pages" / "std_scaling.py"), default_timeout=60).run()
+    at.button(key="lesson_build").click().run()
+    job = _lesson_zip()
+    assert job.started
+    deadline = time.monotonic() + 60
+    while job.data is None and job.error is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert job.error is None and job.done == job.total == 2
+    at.run()
+    assert not at.exception and at.get("download_button")  # the zip is offered; the build button has gone
+    assert not [b for b in at.button if b.key == "lesson_build"]
+    names = zipfile.ZipFile(io.BytesIO(job.data)).namelist()
+    assert {"grpo-lesson/index.html", "grpo-lesson/sharpen.html", "grpo-lesson/data/sharpen-sG4.js"} <= set(names)
+    assert any(n.startswith("grpo-lesson/plotly-") for n in names)
+    _lesson_zip.clear()
+
+
+def test_the_table_views_hold_the_chapters_numbers(tmp_path):
+    out = tmp_path / "t"
+    assert cli.main(["build", str(out), "--views", "wasted,passk_estimator,tinylm", "--quiet"]) == 0
+    wasted = stored(out, "wasted-p0.05_G8")
+    assert wasted["payload"] is None and "signal 34% of the time with G = 8 but 96% with G = 64" in wasted["above"]
+    rows = {r[0]: r for r in wasted["tables"][0]["rows"]}
+    assert rows["0.05"][2] == "0.663" and rows["0.50"][1] == "0.125"  # 0.95^8 + 0.05^8; 2 * 0.5^4
+    est = stored(out, "passk_estimator-c1")
+    assert est["tables"][0]["rows"][1] == ["2", "0.0313"]  # 1 - C(63, 2) / C(64, 2) = 2/64 = 0.03125
+    from sim.tinylm.figures import load_seed_figures
+
+    first = load_seed_figures()["runs"][0]
+    tiny = stored(out, "tinylm-default")["tables"][0]["rows"][0]
+    assert tiny[:3] == [str(first["seed"]), f"{first['pass_at_1_before']:.3f}", f"{first['pass_at_1_after']:.3f}"]
+
+
+def test_std_scaling_and_sharpening_store_what_their_pages_send():
+    from sim.lesson.views import sharpen_entry, std_entry
+
+    for path, entry in (("std_scaling.py", std_entry(8)), ("passk.py", sharpen_entry(8))):
+        at = AppTest.from_file(str(ROOT / "pages" / path), default_timeout=60).run()
+        assert not at.exception
+        (component,) = at.get("bidi_component")
+        sent = json.loads(component.proto.json)
+        sent.pop("plotly_url")
+        entry["payload"].pop("plotly_url")
+        assert entry["payload"] == sent, path
+        assert entry["below"] in [c.value for c in at.caption], path  # the same words under the charts

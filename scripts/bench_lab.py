@@ -6,7 +6,9 @@
 per_call_ms: median wall time of Lab.call("k3_kl", ...) on a correct file (request, the student's function,
 reply). checks_ms: median of check_all() on a fresh Lab (every check of every task, nothing cached but the
 import). hang_extra_ms: a call that loops forever, minus its time limit (killing the worker and its children).
-next_call_ms: the call right after a hang (the worker is replaced). n_checks: the cases check_all ran.
+next_call_ms: the call right after a hang (the worker is replaced). hang_total_ms: the two together, the
+hang's whole cost beyond its limit (where a fresh worker's start is paid differs between designs).
+n_checks: the cases check_all ran.
 """
 
 from __future__ import annotations
@@ -64,9 +66,10 @@ def main(argv=None) -> int:
         after.append(time.perf_counter() - t0)
         assert not isinstance(ok, StudentError), ok
     ms = lambda xs: round(1000 * statistics.median(xs), 3)  # noqa: E731
-    print(json.dumps({"per_call_ms": ms(calls), "checks_ms": ms(checks), "n_checks": sum(len(c) for c in CASES.values()),
-                      "hang_extra_ms": ms(extra), "next_call_ms": ms(after), "repeats": args.repeats,
-                      "loadavg": os.getloadavg()[0]}))
+    total = [a + b for a, b in zip(extra, after, strict=True)]
+    print(json.dumps({"per_call_ms": ms(calls), "checks_ms": ms(checks), "n_checks": sum(map(len, CASES.values())),
+                      "hang_extra_ms": ms(extra), "next_call_ms": ms(after), "hang_total_ms": ms(total),
+                      "repeats": args.repeats, "loadavg": os.getloadavg()[0]}))
     return 0
 
 

@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sim.lab.process import ROOT, LabPathError, resolve_lab_path, shared_worker
+from sim.lab.pool import ROOT, LabPathError, lab_pool, resolve_lab_path
 
 STUBS = ROOT / "lab"
 STUB_FILES = ("tasks.py", "test_tasks.py", "conftest.py", "README.md")
@@ -49,7 +49,7 @@ def cmd_check(path: str, timeout: float) -> int:
     except LabPathError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    shared_worker().start()  # it imports torch while this process does the same
+    lab_pool().start()  # the workers start while this process imports torch
     from sim.lab.runner import Lab
 
     lab = Lab(lab_path, timeout=timeout, check_timeout=timeout)

@@ -7,12 +7,13 @@ import streamlit as st
 from sim.tinylm.checkpoint import CheckpointError, load_checkpoint
 from sim.tinylm.figures import load_seed_figures
 from sim.tinylm.grpo_train import METRICS, GRPOConfig
-from sim.tinylm.job import MAX_CONCURRENT, REGISTRY, TrainingJob, poll_interval
+from sim.tinylm.job import TrainingJob
 from sim.tinylm.memory import MemoryCapError, check_run
 from sim.tinylm.story import StoryConfig
 from ui.charts import COLORS, figure, show
 from ui.controls import Choice, Flag, Num, classroom_link_builder, control
 from ui.page import open_page
+from ui.tinylm_runs import left_text, poll_interval, queue_text, registry
 
 CHARTS = [("reward", "pass_at_1"), ("entropy",), ("kl",), ("frac_reward_zero_std",), ("completions/mean_length",),
           ("grad_norm",), ("clip_ratio/region_mean",), ("step_time",)]  # fmt: skip
@@ -60,7 +61,7 @@ def start_job(cfg: StoryConfig) -> None:
     old = session_job()
     if old is not None and old.cfg != cfg:
         old.leave(viewer_id())
-    st.session_state.tinylm_job = REGISTRY.join(cfg, viewer_id())
+    st.session_state.tinylm_job = registry().join(cfg, viewer_id())
     st.session_state.tl_left = False
 
 
@@ -123,7 +124,7 @@ me = viewer_id()
 job = session_job()
 watching = job is not None and job.running and not st.session_state.get("tl_left", False)
 shared = watching and job.snapshot()["viewers"] > 1
-paused = watching and job.pause_event.is_set()
+paused = watching and job.paused
 c1, c2, c3, c4 = st.columns(4)
 c1.button("Start", key="tl_start", type="primary", on_click=start_job, args=(cfg,), disabled=too_big is not None)
 c2.button("Pause", key="tl_pause", disabled=paused or not (watching and job.can_pause(me)), on_click=pause_job,
@@ -135,9 +136,9 @@ if too_big:
     st.text(too_big)
 st.caption(
     f"Everyone who starts the same settings (seed included) watches the same run, and a finished run replays at "
-    f"once: runs are deterministic, so it is the run you would have got. At most {MAX_CONCURRENT} different runs "
-    f"train at once on this server; others wait their turn. A shared run cannot be paused, and Stop only leaves "
-    f"it: it ends when nobody watches."
+    f"once: runs are deterministic, so it is the run you would have got. At most {registry().max_concurrent} different "
+    f"runs train at once on this server; others wait their turn, first come first served. A shared run cannot be "
+    f"paused, and Stop only leaves it: it ends when nobody watches."
 )
 
 
@@ -230,18 +231,19 @@ def progress() -> None:
     snap = job.snapshot(None if left else me)
     state = snap["state"]
     if left and job.running:
-        st.info(f"You left this run; it goes on for the {snap['viewers']} session(s) still watching it.")
+        st.info(left_text(snap))
     elif snap["viewers"] > 1 and state not in ("done", "stopped", "error"):
         st.info(f"Shared with {snap['viewers']} viewers: everyone who started these settings watches this run.")
-    if state == "queued":
-        st.info(f"Waiting for a free trainer: place {snap['queue_position']} in line.")
+    if queue_text(snap):
+        st.info(queue_text(snap))
     elif state == "error":
         st.error("The run stopped with an error:", icon=":material/error:")
         st.text(snap["error"])
         if snap["checkpoint_error"]:
             st.button("Train SFT from scratch", key="tl_scratch2", on_click=st.session_state.__setitem__,
                       args=("tl_from_scratch", True))  # fmt: skip
-    label = {"sft": "training SFT from scratch", "grpo": "GRPO", "eval": "evaluating pass@k", "done": "done",
+    label = {"queued": "waiting", "starting": "starting",
+             "sft": "training SFT from scratch", "grpo": "GRPO", "eval": "evaluating pass@k", "done": "done",
              "stopped": "stopped"}.get(state, state)  # fmt: skip
     if snap["paused"] and state == "grpo":
         label = "paused"

@@ -4,12 +4,11 @@ when nobody watches, bounded in number and size."""
 import threading
 import time
 
-import pytest
-
 from sim.tinylm import job as job_module
 from sim.tinylm.grpo_train import GRPOConfig
-from sim.tinylm.job import JobRegistry
+from sim.tinylm.job import TinyLMRuns
 from sim.tinylm.story import StoryConfig
+from ui.tinylm_runs import poll_interval
 
 LONG = StoryConfig(grpo=GRPOConfig(iterations=400, prompts_per_iter=2, group_size=2, eval_every=1000), eval_samples=2)
 SHORT = StoryConfig(grpo=GRPOConfig(iterations=3, prompts_per_iter=2, group_size=2), eval_samples=2)
@@ -30,14 +29,8 @@ def other_seed(cfg: StoryConfig, seed: int) -> StoryConfig:
     return dataclasses.replace(cfg, grpo=dataclasses.replace(cfg.grpo, seed=seed))
 
 
-@pytest.fixture
-def one_slot(monkeypatch):
-    """One training at a time, so the tests can see the queue."""
-    monkeypatch.setattr(job_module, "_slots", threading.BoundedSemaphore(1))
-
-
 def test_same_settings_share_one_run_and_other_settings_get_their_own():
-    reg = JobRegistry()
+    reg = TinyLMRuns()
     a = reg.join(LONG, "alice")
     assert reg.join(LONG, "bob") is a and a.snapshot("alice")["viewers"] == 2
     c = reg.join(other_seed(LONG, 1), "carol")  # the seed is part of the setting
@@ -54,7 +47,7 @@ def test_same_settings_share_one_run_and_other_settings_get_their_own():
 
 
 def test_a_finished_run_replays_at_once_with_its_whole_history():
-    reg = JobRegistry()
+    reg = TinyLMRuns()
     first = reg.join(SHORT, "alice")
     assert wait_for(lambda: first.state == "done")
     t0 = time.perf_counter()
@@ -73,21 +66,21 @@ def test_finished_runs_are_bounded_by_count_and_size(monkeypatch):
         return job
 
     monkeypatch.setattr(job_module.TrainingJob, "start", finish_at_once)
-    reg = JobRegistry(max_finished=2)
+    reg = TinyLMRuns(max_finished=2)
     jobs = [reg.join(other_seed(SHORT, seed), "alice") for seed in range(3)]  # eviction happens on join
     assert reg.find(other_seed(SHORT, 0)) is None  # the least recently joined went first
     assert reg.find(other_seed(SHORT, 1)) is jobs[1] and reg.find(other_seed(SHORT, 2)) is jobs[2]
     reg.join(other_seed(SHORT, 1), "bob")  # joining again makes it the most recent
     reg.join(other_seed(SHORT, 3), "bob")
     assert reg.find(other_seed(SHORT, 2)) is None and reg.find(other_seed(SHORT, 1)) is jobs[1]
-    small = JobRegistry(finished_bytes=2500)
+    small = TinyLMRuns(finished_bytes=2500)
     for seed in range(4):
         small.join(other_seed(SHORT, seed), "alice")
     assert len(small) == 2  # 2 x 1000 bytes fit under 2500, a third does not
 
 
 def test_pause_is_for_a_sole_viewer_and_a_second_viewer_resumes_the_run():
-    reg = JobRegistry()
+    reg = TinyLMRuns()
     job = reg.join(other_seed(LONG, 5), "alice")
     assert wait_for(lambda: job.snapshot("alice")["iteration"] >= 2)
     assert job.pause("alice")
@@ -104,8 +97,8 @@ def test_pause_is_for_a_sole_viewer_and_a_second_viewer_resumes_the_run():
     assert wait_for(lambda: not job.running) and job.state == "stopped"
 
 
-def test_a_run_nobody_polls_stops_and_frees_its_slot_for_the_next_in_line(one_slot):
-    reg = JobRegistry(heartbeat_s=1.0)
+def test_a_run_nobody_polls_stops_and_frees_its_slot_for_the_next_in_line():
+    reg = TinyLMRuns(heartbeat_s=1.0, max_concurrent=1)  # one slot: the line is visible
     first = reg.join(other_seed(LONG, 7), "alice")
     assert wait_for(lambda: first.snapshot("alice")["iteration"] >= 1)
     first.pause("alice")
@@ -119,7 +112,7 @@ def test_a_run_nobody_polls_stops_and_frees_its_slot_for_the_next_in_line(one_sl
 
 
 def test_sixty_sessions_joining_at_once_share_one_run():
-    reg = JobRegistry()
+    reg = TinyLMRuns()
     got, barrier = [], threading.Barrier(60)
 
     def student(i):
@@ -140,5 +133,5 @@ def test_sixty_sessions_joining_at_once_share_one_run():
 
 
 def test_polls_slow_down_with_viewers_but_stay_inside_the_heartbeat():
-    assert job_module.poll_interval(1) == 0.5 and job_module.poll_interval(60) == 6.0
-    assert job_module.poll_interval(10_000) == job_module.HEARTBEAT_S / 3
+    assert poll_interval(1) == 0.5 and poll_interval(60) == 6.0
+    assert poll_interval(10_000) == job_module.HEARTBEAT_S / 3

@@ -142,7 +142,18 @@ def kill_tree(pid: int, *, include_root: bool = True) -> set[int]:
             os.kill(p, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    deadline = time.monotonic() + 2.0  # until they are gone (or zombies): nothing of them runs on
+    while any(_running(p) for p in tree) and time.monotonic() < deadline:
+        time.sleep(0.001)
     return tree
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split(None, 1)[0] not in (b"Z", b"X")
+    except OSError:
+        return False
 
 
 # ---- the worker's side ----------------------------------------------------------------------------

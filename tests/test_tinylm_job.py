@@ -135,3 +135,64 @@ def test_sixty_sessions_joining_at_once_share_one_run():
 def test_polls_slow_down_with_viewers_but_stay_inside_the_heartbeat():
     assert poll_interval(1) == 0.5 and poll_interval(60) == 6.0
     assert poll_interval(10_000) == job_module.HEARTBEAT_S / 3
+
+
+# ---- issue 19 rows 11, 12, 13: the line -------------------------------------------------------------
+
+
+def test_the_line_is_first_come_first_served():
+    """Row 11: four settings started on one slot, then the running one stopped: place 1 gets the slot."""
+    runs = TinyLMRuns(max_concurrent=1)
+    a = runs.join(other_seed(LONG, 20), "alice")
+    b, c, d = (runs.join(other_seed(LONG, 21 + i), name) for i, name in enumerate(("bob", "carol", "dave")))
+    assert [j.snapshot()["queue_position"] for j in (a, b, c, d)] == [0, 1, 2, 3]
+    assert a.state != "queued" and {b.state, c.state, d.state} == {"queued"}
+    a.leave("alice")
+    assert wait_for(lambda: b.state not in ("queued",), timeout=30)
+    assert b.snapshot("bob")["queue_position"] == 0 and c.state == d.state == "queued"
+    assert [c.snapshot("carol")["queue_position"], d.snapshot("dave")["queue_position"]] == [1, 2]
+    for job, name in ((d, "dave"), (c, "carol"), (b, "bob")):
+        job.leave(name)
+    assert c.state == d.state == "stopped"  # a waiting run nobody watches leaves the line at once
+    assert wait_for(lambda: not b.running) and b._worker.starts == 1 and c._worker.starts == d._worker.starts == 0
+
+
+def test_a_queued_run_nobody_watches_is_not_started():
+    """Row 13: every tab of a waiting run closed (no Stop, only no more polls): when the slot frees, the run
+    behind it starts instead, and the abandoned one never starts a worker."""
+    runs = TinyLMRuns(max_concurrent=1, heartbeat_s=1.0)
+    a = runs.join(other_seed(LONG, 30), "alice")
+    gone = runs.join(other_seed(LONG, 31), "bob")  # bob's tab closes: he never polls again
+    c = runs.join(other_seed(LONG, 32), "carol")
+    deadline = time.monotonic() + 1.5
+    while time.monotonic() < deadline:  # alice and carol keep watching past bob's heartbeat
+        a.snapshot("alice"), c.snapshot("carol")
+        time.sleep(0.1)
+    a.leave("alice")
+    assert wait_for(lambda: (c.snapshot("carol"), c.state not in ("queued",))[1], timeout=30)
+    assert gone.state == "stopped" and gone._worker.starts == 0
+    c.leave("carol")
+    assert wait_for(lambda: not c.running and not a.running)
+
+
+def test_words_match_the_state():
+    """Row 12: no "place 0 in line" on an idle server's first Start; no "0 session(s) still watching"."""
+    from ui.tinylm_runs import left_text, queue_text
+
+    runs = TinyLMRuns(max_concurrent=1)
+    first = runs.join(other_seed(LONG, 40), "alice")
+    snap = first.snapshot("alice")
+    assert snap["state"] == "starting" and queue_text(snap) == "Starting the trainer…"
+    second = runs.join(other_seed(LONG, 41), "bob")
+    third = runs.join(other_seed(LONG, 42), "carol")
+    assert queue_text(second.snapshot("bob")) == "Waiting for a free trainer: next in line."
+    assert queue_text(third.snapshot("carol")) == "Waiting for a free trainer: place 2 in line (1 run ahead)."
+    assert runs.join(other_seed(LONG, 40), "dave") is first
+    first.leave("alice")
+    assert left_text(first.snapshot()) == "You left this run; it goes on for the other session watching it."
+    first.leave("dave")
+    assert left_text(first.snapshot()) == "You stopped this run: nobody else was watching it."
+    for job, name in ((third, "carol"), (second, "bob")):
+        job.leave(name)
+    assert wait_for(lambda: not first.running and not second.running)
+    assert all("place 0" not in (queue_text(j.snapshot()) or "") for j in (first, second, third))

@@ -11,28 +11,28 @@ With `task=True` it also gets `task=` (a Task: `emit(message)` streams to the ca
 `task.stop` is set when the caller's `cancelled()` turns true, `task.flag(name)` follows `worker.signal`).
 
 Choices, and why:
-  * The standard library's multiprocessing "forkserver": the fork server imports PRELOAD (torch, the lab's
-    checks, TinyLM's story) once, and each worker is a fork of it without the server's threads, ready in
-    about 20-50 ms. Calls and replies are pickled by multiprocessing's own pipes; no wire format of ours.
+  * The standard library's multiprocessing "forkserver": the fork server imports PRELOAD once, and each
+    worker is its fork (no server threads), ready in about 20-50 ms. Calls and replies travel through
+    multiprocessing's pipes, pickled; no wire format of ours.
   * pebble (a ProcessPool with per-task timeouts) and loky (a reusable executor that restarts broken
-    workers) were read and not taken: neither caps memory, kills what a worker's code started in a new
-    session, streams messages from a running call, or decodes replies without unpickling arbitrary classes;
-    each would be a new dependency wrapped in about as much code as this module.
+    workers) were read and not taken: neither caps memory, kills what a worker started in a new session,
+    streams messages from a running call, or decodes replies without unpickling arbitrary classes; each
+    would be a new dependency wrapped in about as much code as this module.
   * Replies are decoded by a restricted unpickler (containers, numbers, strings, numpy arrays): a student's
     code can make its worker send anything, and the server must never run code from it.
   * Nothing left running: the worker is a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so whatever its
-    code starts stays in its process tree, even in a new session (`start_new_session=True`, setsid) or after
-    a double fork; the worker kills its descendants after every call, and the caller freezes (SIGSTOP) a hung
-    worker's whole tree before it kills it (SIGKILL), so nothing can fork away meanwhile. A process group is
-    not enough: a new session leaves it. The tree is read from /proc (Linux, like the server).
+    code starts stays in its process tree, even in a new session or after a setsid double fork (a process
+    group would not hold them). The worker kills its descendants after every call; the caller freezes a hung
+    worker's whole tree (SIGSTOP, so nothing forks away) before it kills it. The tree is read from /proc.
   * Memory: RLIMIT_DATA in the worker (heap and private mappings; RLIMIT_AS would also count the address
-    space that torch reserves and never uses). Going over it gives kind "memory", not a crash or a timeout.
-  * A hung or crashed worker is replaced at once, in the background: the next call does not pay for it.
+    space torch reserves and never uses). Going over it gives kind "memory", not a crash or a timeout.
+  * A hung, crashed or over-cap worker is replaced at once, in the background.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import io
 import multiprocessing
@@ -83,13 +83,9 @@ class _Unpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"refusing {module}.{name}")
 
 
-def _loads(data: bytes):
-    return _Unpickler(io.BytesIO(data)).load()
-
-
 def _message(data: bytes) -> tuple:
     """A worker's message: ("ok", value), ("err", kind, message), ("msg", message) or ("ready", pid)."""
-    msg = _loads(data)
+    msg = _Unpickler(io.BytesIO(data)).load()
     sizes = {"ok": 2, "err": 3, "msg": 2, "ready": 2}
     if not (isinstance(msg, tuple) and msg and msg[0] in sizes and len(msg) == sizes[msg[0]]):
         raise ValueError("not a message")
@@ -101,59 +97,38 @@ def _message(data: bytes) -> tuple:
 # ---- process trees (Linux /proc) ------------------------------------------------------------------
 
 
-def _children_of(parents: set[int]) -> set[int]:
-    found = set()
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
-                try:
-                    data = os.read(fd, 1024)
-                finally:
-                    os.close(fd)
-                ppid = int(data.rsplit(b")", 1)[1].split(None, 2)[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            if ppid in parents:
-                found.add(int(name))
-    return found
+def _stat(pid) -> tuple[bytes, int] | None:
+    """(state letter, parent pid) from /proc/PID/stat, or None once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb", buffering=0) as f:
+            state, ppid = f.read(1024).rsplit(b")", 1)[1].split(None, 2)[:2]
+        return state, int(ppid)
+    except (OSError, ValueError):
+        return None
+
+
+def _signal(pids, sig) -> None:
+    for p in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(p, sig)
 
 
 def kill_tree(pid: int, *, include_root: bool = True) -> set[int]:
-    """Freeze pid and every descendant (SIGSTOP, until no new one appears), then SIGKILL them all.
-    include_root=False (a process cleaning up after itself): only the descendants. Returns the pids killed."""
+    """Freeze pid and every descendant (SIGSTOP, until no new one appears), then SIGKILL them all and wait until
+    they are gone. include_root=False (a process cleaning up after itself): only the descendants."""
     tree = {pid}
     if include_root:
-        try:
-            os.kill(pid, signal.SIGSTOP)
-        except ProcessLookupError:
-            return set()
-    while new := _children_of(tree) - tree:
-        for p in new:
-            try:
-                os.kill(p, signal.SIGSTOP)
-            except ProcessLookupError:
-                pass
+        _signal(tree, signal.SIGSTOP)
+    while new := {int(n) for n in os.listdir("/proc") if n.isdigit() and (_stat(n) or (0, 0))[1] in tree} - tree:
+        _signal(new, signal.SIGSTOP)
         tree |= new
     if not include_root:
         tree.discard(pid)
-    for p in tree:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + 2.0  # until they are gone (or zombies): nothing of them runs on
-    while any(_running(p) for p in tree) and time.monotonic() < deadline:
+    _signal(tree, signal.SIGKILL)
+    deadline = time.monotonic() + 2.0  # nothing of them runs on once this returns (zombies are not running)
+    while any((_stat(p) or (b"Z", 0))[0] not in (b"Z", b"X") for p in tree) and time.monotonic() < deadline:
         time.sleep(0.001)
     return tree
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split(None, 1)[0] not in (b"Z", b"X")
-    except OSError:
-        return False
 
 
 # ---- the worker's side ----------------------------------------------------------------------------
@@ -181,14 +156,10 @@ def _reap_descendants() -> None:
         os.waitpid(-1, os.WNOHANG)
     except ChildProcessError:
         return
-    kill_tree(os.getpid(), include_root=False)
-    deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline:
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                time.sleep(0.001)
-        except ChildProcessError:
-            return
+    kill_tree(os.getpid(), include_root=False)  # they are zombies now: reap what is ours (later ones: next call)
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
 
 
 def _watch_parent(parent: int) -> None:
@@ -203,10 +174,8 @@ def _serve(conn, memory_mb: int | None, quiet: bool) -> None:
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     if memory_mb:
         resource.setrlimit(resource.RLIMIT_DATA, (memory_mb * MiB, memory_mb * MiB))
-    if quiet:  # a print() in the worked-on code reaches no terminal
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
+    for fd in (0, 1, 2) if quiet else ():  # a print() in the worked-on code reaches no terminal
+        os.dup2(os.open(os.devnull, os.O_RDWR), fd)
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
@@ -256,8 +225,8 @@ def _close_all() -> None:
 
 
 class Worker:
-    """One worker process, replaced when it hangs, crashes or goes over its memory cap. Thread-safe: calls
-    are served one at a time, in the order they take the lock."""
+    """One worker process, replaced when it hangs, crashes or goes over its memory cap. Thread-safe: one call
+    at a time (Pool, for callers that must not wait on each other)."""
 
     def __init__(self, *, memory_mb: int | None = None, quiet: bool = True, name: str = "the work",
                  startup_timeout: float = STARTUP_TIMEOUT):
@@ -266,26 +235,24 @@ class Worker:
         self._lock = threading.Lock()  # one call at a time
         self._send_lock = threading.Lock()
         self._proc = self._conn = None
-        self._serial = 0
+        self._serial, self._closed = 0, False
         _LIVE.add(self)
 
     @property
     def pid(self) -> int | None:
-        proc = self._proc
-        return None if proc is None else proc.pid
+        return getattr(self._proc, "pid", None)
 
     def start(self) -> None:
         """Start the worker in the background, if none runs (the first call waits for it)."""
         threading.Thread(target=self._ensure, daemon=True).start()
 
     def _ensure(self) -> None:
-        with self._lock:
-            try:
-                self._spawn()
-            except (OSError, RuntimeError, EOFError):
-                self._kill()  # the next call tries again and says why
+        with self._lock, contextlib.suppress(OSError, RuntimeError, EOFError):  # the next call says why
+            self._spawn()
 
     def _spawn(self) -> None:
+        if self._closed:
+            raise RuntimeError("closed")
         if self._proc is not None:
             return
         mine, theirs = _CTX.Pipe()
@@ -303,11 +270,8 @@ class Worker:
         """Set (or clear) flag `name` of the running call (task.flag(name) in the worker); no-op when idle."""
         conn, serial = self._conn, self._serial
         if conn is not None:
-            try:
-                with self._send_lock:
-                    conn.send(("flag", serial, name, on))
-            except OSError:
-                pass
+            with self._send_lock, contextlib.suppress(OSError):
+                conn.send(("flag", serial, name, on))
 
     def call(self, fn, args=(), kwargs=None, *, timeout: float | None = None, task: bool = False,
              on_message=None, cancelled=None, grace: float = 2.0) -> Reply:
@@ -335,10 +299,8 @@ class Worker:
         deadline = None if timeout is None else time.monotonic() + timeout
         stop_at = None
         while True:
-            step = 0.1 if cancelled is not None else None
-            if deadline is not None:
-                left = max(0.0, deadline - time.monotonic())
-                step = left if step is None else min(step, left)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            step = left if cancelled is None else min(0.1, 0.1 if left is None else left)
             try:
                 ready = self._conn.poll(step)
                 msg = _message(self._conn.recv_bytes()) if ready else None
@@ -347,15 +309,19 @@ class Worker:
             except (pickle.UnpicklingError, ValueError, TypeError, AttributeError, IndexError) as e:
                 self._replace()
                 return Reply(False, kind="crashed", message=f"unreadable reply from the worker: {e}")
-            now = time.monotonic()
             if msg is not None:
                 if msg[0] == "ok":
                     return Reply(True, msg[1])
+                if msg[0] == "err" and msg[1] == "memory":  # near its cap, a worker may be unwell: replace it
+                    self._replace()
+                    return Reply(False, kind="memory", message=f"went over its memory cap of {self.memory_mb} MB "
+                                 f"({msg[2]})")  # fmt: skip
                 if msg[0] == "err":
-                    return self._failed(msg[1], msg[2])
+                    return Reply(False, kind=msg[1], message=msg[2])
                 if msg[0] == "msg" and on_message is not None:
                     on_message(msg[1])
                 continue
+            now = time.monotonic()
             if deadline is not None and now >= deadline:
                 self._replace()
                 return Reply(False, kind="timeout", message=f"did not finish within {timeout:g} s (an infinite loop?)")
@@ -366,27 +332,19 @@ class Worker:
                 self._replace()
                 return Reply(False, kind="cancelled", message="cancelled")
 
-    def _failed(self, kind: str, message: str) -> Reply:
-        if kind == "memory":  # a worker near its cap may be in a bad state: start a fresh one
-            self._replace()
-            message = f"went over its memory cap of {self.memory_mb} MB ({message})"
-        return Reply(False, kind=kind, message=message)
-
     def _crashed(self) -> Reply:
-        proc = self._proc
-        code = None
-        if proc is not None:
-            proc.join(timeout=1.0)
-            code = proc.exitcode
+        if self._proc is not None:
+            self._proc.join(timeout=1.0)
+        code = getattr(self._proc, "exitcode", None)
         self._replace()
-        how = f" (exit code {code})" if code is not None else ""
-        return Reply(False, kind="crashed", exitcode=code,
-                     message=f"the process running {self.name} died{how}; it restarts on the next call")
+        return Reply(False, kind="crashed", exitcode=code, message=f"the process running {self.name} died"
+                     f"{'' if code is None else f' (exit code {code})'}; it restarts on the next call")
 
     def _replace(self) -> None:
         """Kill the worker (and all it started); start the next one in the background."""
         self._kill()
-        self.start()
+        if not self._closed:
+            self.start()
 
     def _kill(self) -> None:
         proc, conn, self._proc, self._conn = self._proc, self._conn, None, None
@@ -396,9 +354,12 @@ class Worker:
             conn.close()
 
     def close(self) -> None:
-        """Kill the worker and everything it started; a later call starts a fresh one."""
-        with self._lock:
-            self._kill()
+        """Kill the worker and everything it started, now, even mid-call (that call answers "crashed"); for
+        good: later calls answer "crashed" too."""
+        self._closed = True
+        proc = self._proc
+        if proc is not None and proc.exitcode is None:
+            kill_tree(proc.pid)
 
 
 class Pool:

@@ -115,7 +115,7 @@ def test_nothing_the_call_started_is_left_running(tmp_path, hang):
     it returned or hung past its limit."""
     w = Worker(name="the test")
     try:
-        got = w.call(spawn_and, (hang, str(tmp_path / "pids")), timeout=1.5 if hang else 60)
+        got = w.call(spawn_and, (hang, str(tmp_path / "pids")), timeout=3.0 if hang else 60)
         assert got.kind == ("timeout" if hang else "")
         pids = [int(p) for p in (tmp_path / "pids").read_text().split()]
         assert len(pids) == 2 and not any(alive(p) for p in pids)

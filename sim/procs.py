@@ -38,7 +38,6 @@ import io
 import multiprocessing
 import os
 import pickle
-import queue
 import resource
 import signal
 import sys
@@ -137,10 +136,9 @@ def kill_tree(pid: int, *, include_root: bool = True) -> set[int]:
 class Task:
     """What a call made with task=True gets, in the worker: emit() to the caller, stop, flags."""
 
-    def __init__(self, send, serial: int):
-        self._send, self.serial = send, serial
-        self.stop = threading.Event()  # set when the caller cancels
-        self._flags: dict[str, threading.Event] = {"stop": self.stop}
+    def __init__(self, send, flags: dict[str, threading.Event]):
+        self._send, self._flags = send, flags
+        self.stop = self.flag("stop")  # set when the caller cancels
 
     def emit(self, message) -> None:
         self._send(("msg", message))
@@ -169,8 +167,9 @@ def _watch_parent(parent: int) -> None:
     os._exit(0)
 
 
-def _serve(conn, memory_mb: int | None, quiet: bool) -> None:
-    """A worker's life: answer ("call", serial, fn, args, kwargs, task) until the pipe closes."""
+def _serve(conn, control, memory_mb: int | None, quiet: bool) -> None:
+    """A worker's life: answer ("call", serial, fn, args, kwargs, task) from conn until it closes; flags for
+    the calls, ("flag", serial, name, on), arrive on control, read by a thread (calls need no thread hop)."""
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     if memory_mb:
         resource.setrlimit(resource.RLIMIT_DATA, (memory_mb * MiB, memory_mb * MiB))
@@ -179,36 +178,34 @@ def _serve(conn, memory_mb: int | None, quiet: bool) -> None:
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-    lock, calls, current = threading.Lock(), queue.Queue(), [None]
+    lock, flags = threading.Lock(), {}  # serial -> that call's flags (a flag may arrive before its call)
 
     def send(message) -> None:
         with lock:
             conn.send(message)
 
-    def read() -> None:  # the pipe's one reader: calls go to the main thread, flags to the running Task
-        while True:
-            try:
-                msg = conn.recv()
-            except (EOFError, OSError):
-                calls.put(None)
-                return
-            if msg[0] == "call":
-                current[0] = Task(send, msg[1])
-                calls.put(msg)
-            elif msg[0] == "flag" and current[0] is not None and current[0].serial == msg[1]:
-                event = current[0].flag(msg[2])
-                event.set() if msg[3] else event.clear()
+    def read_flags() -> None:
+        with contextlib.suppress(EOFError, OSError):
+            while True:
+                _, serial, name, on = control.recv()
+                event = flags.setdefault(serial, {}).setdefault(name, threading.Event())
+                event.set() if on else event.clear()
 
-    threading.Thread(target=read, daemon=True).start()
+    threading.Thread(target=read_flags, daemon=True).start()
     send(("ready", os.getpid()))
-    while (msg := calls.get()) is not None:
-        _, serial, fn, args, kwargs, with_task = msg
+    while True:
         try:
-            reply = ("ok", fn(*args, **kwargs, **({"task": current[0]} if with_task else {})))
+            _, serial, fn, args, kwargs, with_task = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            task = {"task": Task(send, flags.setdefault(serial, {}))} if with_task else {}
+            reply = ("ok", fn(*args, **kwargs, **task))
         except BaseException as e:  # noqa: B036 - the code may raise anything, even SystemExit
             kind = "memory" if is_out_of_memory(e) else "raised"
             reply = ("err", kind, f"{type(e).__name__}: {' '.join(str(e).split())[:300]}")
         _reap_descendants()
+        flags.pop(serial, None)
         try:
             send(reply)
         except Exception as e:  # e.g. a value that does not pickle
@@ -234,7 +231,7 @@ class Worker:
         self.starts = 0  # workers started so far
         self._lock = threading.Lock()  # one call at a time
         self._send_lock = threading.Lock()
-        self._proc = self._conn = None
+        self._proc = self._conn = self._control = None
         self._serial, self._closed = 0, False
         _LIVE.add(self)
 
@@ -255,11 +252,12 @@ class Worker:
             raise RuntimeError("closed")
         if self._proc is not None:
             return
-        mine, theirs = _CTX.Pipe()
-        proc = _CTX.Process(target=_serve, args=(theirs, self.memory_mb, self.quiet), daemon=True)
+        (mine, theirs), (control_r, control_w) = _CTX.Pipe(), _CTX.Pipe(duplex=False)
+        proc = _CTX.Process(target=_serve, args=(theirs, control_r, self.memory_mb, self.quiet), daemon=True)
         proc.start()
         theirs.close()
-        self._proc, self._conn = proc, mine
+        control_r.close()
+        self._proc, self._conn, self._control = proc, mine, control_w
         self.starts += 1
         if not mine.poll(self.startup_timeout):
             raise RuntimeError(f"no word from the worker process in {self.startup_timeout:g} s")
@@ -268,10 +266,10 @@ class Worker:
 
     def signal(self, name: str, on: bool = True) -> None:
         """Set (or clear) flag `name` of the running call (task.flag(name) in the worker); no-op when idle."""
-        conn, serial = self._conn, self._serial
-        if conn is not None:
+        control, serial = self._control, self._serial
+        if control is not None:
             with self._send_lock, contextlib.suppress(OSError):
-                conn.send(("flag", serial, name, on))
+                control.send(("flag", serial, name, on))
 
     def call(self, fn, args=(), kwargs=None, *, timeout: float | None = None, task: bool = False,
              on_message=None, cancelled=None, grace: float = 2.0) -> Reply:
@@ -287,8 +285,7 @@ class Worker:
                              message=f"the process for {self.name} did not start ({type(e).__name__}: {e})")
             self._serial += 1
             try:
-                with self._send_lock:
-                    self._conn.send(("call", self._serial, fn, tuple(args), dict(kwargs or {}), task))
+                self._conn.send(("call", self._serial, fn, tuple(args), dict(kwargs or {}), task))
             except OSError:
                 return self._crashed()
             except Exception as e:  # arguments that do not pickle: the caller's mistake, the worker is fine
@@ -347,11 +344,13 @@ class Worker:
             self.start()
 
     def _kill(self) -> None:
-        proc, conn, self._proc, self._conn = self._proc, self._conn, None, None
+        proc, conns = self._proc, (self._conn, self._control)
+        self._proc = self._conn = self._control = None
         if proc is not None and proc.exitcode is None:
             kill_tree(proc.pid)  # the fork server reaps it: no need to wait (about 30 ms)
-        if conn is not None:
-            conn.close()
+        for conn in conns:
+            if conn is not None:
+                conn.close()
 
     def close(self) -> None:
         """Kill the worker and everything it started, now, even mid-call (that call answers "crashed"); for

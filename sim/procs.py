@@ -114,7 +114,7 @@ def _signal(pids, sig) -> None:
 
 def kill_tree(pid: int, *, include_root: bool = True) -> set[int]:
     """Freeze pid and every descendant (SIGSTOP, until no new one appears), then SIGKILL them all and wait until
-    they are gone. include_root=False (a process cleaning up after itself): only the descendants."""
+    the descendants are gone. include_root=False (a process cleaning up after itself): only the descendants."""
     tree = {pid}
     if include_root:
         _signal(tree, signal.SIGSTOP)
@@ -124,8 +124,8 @@ def kill_tree(pid: int, *, include_root: bool = True) -> set[int]:
     if not include_root:
         tree.discard(pid)
     _signal(tree, signal.SIGKILL)
-    deadline = time.monotonic() + 2.0  # nothing of them runs on once this returns (zombies are not running)
-    while any((_stat(p) or (b"Z", 0))[0] not in (b"Z", b"X") for p in tree) and time.monotonic() < deadline:
+    deadline, rest = time.monotonic() + 2.0, tree - {pid}  # none of what it started runs on once this returns
+    while any((_stat(p) or (b"Z", 0))[0] not in (b"Z", b"X") for p in rest) and time.monotonic() < deadline:
         time.sleep(0.001)
     return tree
 

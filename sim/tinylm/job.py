@@ -156,10 +156,6 @@ class TrainingJob:
             self._stop.set()
         self.runs.dequeue(self)
 
-    def cancel(self) -> None:
-        self._stop.set()
-        self.runs.dequeue(self)
-
     @property
     def running(self) -> bool:
         """Queued, starting or training: not yet done, stopped or failed."""

@@ -102,7 +102,7 @@ def _stat(pid) -> tuple[bytes, int] | None:
         with open(f"/proc/{pid}/stat", "rb", buffering=0) as f:
             state, ppid = f.read(1024).rsplit(b")", 1)[1].split(None, 2)[:2]
         return state, int(ppid)
-    except (OSError, ValueError):
+    except (OSError, ValueError, IndexError):  # gone, or exiting as we read (an empty file)
         return None
 
 

@@ -24,8 +24,8 @@ Choices, and why:
     code starts stays in its process tree, even in a new session or after a setsid double fork (a process
     group would not hold them). The worker kills its descendants after every call; the caller freezes a hung
     worker's whole tree (SIGSTOP, so nothing forks away) before it kills it. The tree is read from /proc.
-  * Memory: RLIMIT_DATA in the worker (heap and private mappings; RLIMIT_AS would also count the address
-    space torch reserves and never uses). Going over it gives kind "memory", not a crash or a timeout.
+  * Memory: RLIMIT_DATA, memory_mb above what the worker holds at start (heap, private mappings, thread
+    stacks; RLIMIT_AS would count the address space torch reserves). Over it: kind "memory", not a crash.
   * A hung, crashed or over-cap worker is replaced at once, in the background.
 """
 
@@ -171,8 +171,9 @@ def _serve(conn, control, memory_mb: int | None, quiet: bool) -> None:
     """A worker's life: answer ("call", serial, fn, args, kwargs, task) from conn until it closes; flags for
     the calls, ("flag", serial, name, on), arrive on control, read by a thread (calls need no thread hop)."""
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    if memory_mb:
-        resource.setrlimit(resource.RLIMIT_DATA, (memory_mb * MiB, memory_mb * MiB))
+    if memory_mb:  # on top of what the worker holds already (the preloaded modules: about 250 MB with torch)
+        held = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmData"))
+        resource.setrlimit(resource.RLIMIT_DATA, (held + memory_mb * MiB,) * 2)
     for fd in (0, 1, 2) if quiet else ():  # a print() in the worked-on code reaches no terminal
         os.dup2(os.open(os.devnull, os.O_RDWR), fd)
     if "torch" in sys.modules:

@@ -20,7 +20,7 @@ DEFAULT_TIMEOUT = 5.0  # seconds for one call of a student's function (the first
 CHECK_TIMEOUT = 15.0  # seconds for all the checks of one task
 MAX_FILE_BYTES = 256 * 1024
 MEMORY_ENV = "GRPO_LAB_MEMORY_MB"  # the memory cap of a lab worker, MB (default MEMORY_MB)
-MEMORY_MB = 1024  # torch alone takes about 300 MB of it
+MEMORY_MB = 1024  # what a student's code may allocate, beyond the worker's own (torch: about 250 MB)
 WORKERS = 2
 ERROR_KINDS = ("raised", "timeout", "memory", "wrong shape", "wrong type", "import failed", "crashed", "missing")
 

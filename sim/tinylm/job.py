@@ -47,7 +47,7 @@ MAX_CONCURRENT = int(os.environ.get("TINYLM_MAX_JOBS", os.cpu_count() or 1))  # 
 MAX_FINISHED = 64  # finished runs kept for replay
 FINISHED_BYTES = 64 * MiB  # and their total size (history + result, measured as JSON)
 HEARTBEAT_S = 30.0  # a run nobody has polled for this long is abandoned (all its tabs closed)
-WORKER_MEMORY_MB = MEMORY_CAP_BYTES // MiB + 1024  # a run's cap (memory.py refuses larger runs) + torch itself
+WORKER_MEMORY_MB = MEMORY_CAP_BYTES // MiB + 512  # a run's cap (memory.py refuses larger runs) + slack
 LIVE = ("queued", "starting", "sft", "grpo", "eval")  # states of a run that has not ended
 _serials = itertools.count(1)  # names for caches, never reused (unlike id()); not state anyone reads
 

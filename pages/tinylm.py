@@ -3,7 +3,6 @@
 import streamlit as st
 
 from sim.tinylm.grpo_train import METRICS, GRPOConfig
-from sim.tinylm.job import MAX_CONCURRENT, poll_interval
 from sim.tinylm.memory import MemoryCapError, check_run
 from sim.tinylm.presets import PRESET_NAMES, PRESETS, preset_changes
 from sim.tinylm.story import StoryConfig
@@ -20,6 +19,7 @@ from ui.tinylm import (
     start_job,
     viewer_id,
 )
+from ui.tinylm_runs import poll_interval, registry
 
 # Every setting is a URL parameter built from GRPOConfig's declarations, so a link reproduces the run, seed included.
 ON_SPEC = Flag("tinylm_on", "Trainer on", False, help="Off by default so the app stays light.")
@@ -100,7 +100,7 @@ me = viewer_id()
 job = session_job()
 watching = job is not None and job.running and not st.session_state.get("tl_left", False)
 shared = watching and job.snapshot()["viewers"] > 1
-paused = watching and job.pause_event.is_set()
+paused = watching and job.paused
 c1, c2, c3, c4 = st.columns(4)
 c1.button("Start", key="tl_start", type="primary", on_click=start_job, args=(cfg,), disabled=too_big is not None)
 c2.button("Pause", key="tl_pause", disabled=paused or not (watching and job.can_pause(me)), on_click=pause_job,
@@ -112,9 +112,9 @@ if too_big:
     st.text(too_big)
 st.caption(
     f"Everyone who starts the same settings (seed included) watches the same run, and a finished run replays at "
-    f"once: runs are deterministic, so it is the run you would have got. At most {MAX_CONCURRENT} different runs "
-    f"train at once on this server; others wait their turn. A shared run cannot be paused, and Stop only leaves "
-    f"it: it ends when nobody watches."
+    f"once: runs are deterministic, so it is the run you would have got. At most {registry().max_concurrent} different "
+    f"runs train at once on this server; others wait their turn, first come first served. A shared run cannot be "
+    f"paused, and Stop only leaves it: it ends when nobody watches."
 )
 
 # Poll fast until the first iteration arrives (the first chart), then as often as the number of viewers allows.

@@ -3,12 +3,13 @@
 Timeouts, crashes, wrong shapes, exceptions and import failures come back as StudentError and the next call
 works; the file is re-imported when it changes; the convenience calls the pages use (advantages of one group,
 k3 over u, loss and gradient, the toy's advantage table) agree with the reference for a correct file and report
-the mismatch for a wrong one. All tests share the process's one zygote; timeouts are short.
+the mismatch for a wrong one. All tests share the process's lab pool; timeouts are short.
 """
 
 import math
 import os
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +27,8 @@ from sim.lab.runner import (
     compare,
     get_lab,
     lab_from_env,
+    lab_pool,
     load_lab,
-    shared_worker,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +39,13 @@ K3_CHAPTER = 0.5 / 0.6 - math.log(0.5 / 0.6) - 1  # 0.01565, printed as 0.0157
 
 def lab(name: str, **kw) -> Lab:
     return load_lab(FIXTURES / name, **kw)
+
+
+def _until(pred, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not pred() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return pred()
 
 
 def write(path: Path, text: str) -> Path:
@@ -60,12 +68,13 @@ def test_call_returns_the_students_tensor():
 
 def test_timeout_kills_the_worker_and_the_next_call_works():
     hangs = lab("hangs", timeout=0.5)
-    starts = hangs.worker.starts
+    assert hangs.load() is None and _until(lambda: all(w.pid for w in hangs.pool.workers))  # both workers up
+    starts = hangs.pool.starts
     got = hangs.call("k3_kl", np.zeros(2), np.zeros(2))
     assert isinstance(got, StudentError) and got.kind == "timeout" and got.func == "k3_kl"
     assert got.message == "did not finish within 0.5 s (an infinite loop?)"
     ok = hangs.call("group_advantages", np.array([1.0, 0, 0, 1]), 4)  # same file, a function that returns
-    assert isinstance(ok, torch.Tensor) and hangs.worker.starts == starts + 1
+    assert isinstance(ok, torch.Tensor) and _until(lambda: hangs.pool.starts == starts + 1)  # replaced once
 
 
 def test_crash_is_reported_and_the_next_call_works():
@@ -129,7 +138,7 @@ def test_student_output_is_discarded(tmp_path, capfd):
 def test_check_all_is_cached_until_the_file_changes(monkeypatch):
     correct = lab("correct")
     first = correct.check_all()
-    monkeypatch.setattr(correct.worker, "request", lambda *a, **k: pytest.fail("asked the worker again"))
+    monkeypatch.setattr(correct.pool, "call", lambda *a, **k: pytest.fail("asked a worker again"))
     assert correct.check_all() == first and all(r.passed for r in first)
 
 
@@ -150,7 +159,7 @@ def test_lab_paths_are_validated(tmp_path):
                                                   "GRPO_LAB_TIMEOUT": "-3"})[1]
     found, problem = lab_from_env({"GRPO_LAB_DIR": str(FIXTURES / "correct"), "GRPO_LAB_TIMEOUT": "7"})
     assert problem is None and found is get_lab(FIXTURES / "correct" / "tasks.py", check_timeout=7.0)
-    assert found.check_timeout == 7.0 and found.worker is shared_worker()
+    assert found.check_timeout == 7.0 and found.pool is lab_pool()
 
 
 # ---- what the pages draw --------------------------------------------------------------------------

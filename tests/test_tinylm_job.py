@@ -4,12 +4,11 @@ when nobody watches, bounded in number and size."""
 import threading
 import time
 
-import pytest
-
 from sim.tinylm import job as job_module
 from sim.tinylm.grpo_train import GRPOConfig
-from sim.tinylm.job import JobRegistry
+from sim.tinylm.job import TinyLMRuns
 from sim.tinylm.story import StoryConfig
+from ui.tinylm_runs import poll_interval
 
 LONG = StoryConfig(grpo=GRPOConfig(iterations=400, prompts_per_iter=2, group_size=2, eval_every=1000), eval_samples=2)
 SHORT = StoryConfig(grpo=GRPOConfig(iterations=3, prompts_per_iter=2, group_size=2), eval_samples=2)
@@ -30,14 +29,8 @@ def other_seed(cfg: StoryConfig, seed: int) -> StoryConfig:
     return dataclasses.replace(cfg, grpo=dataclasses.replace(cfg.grpo, seed=seed))
 
 
-@pytest.fixture
-def one_slot(monkeypatch):
-    """One training at a time, so the tests can see the queue."""
-    monkeypatch.setattr(job_module, "_slots", threading.BoundedSemaphore(1))
-
-
 def test_same_settings_share_one_run_and_other_settings_get_their_own():
-    reg = JobRegistry()
+    reg = TinyLMRuns()
     a = reg.join(LONG, "alice")
     assert reg.join(LONG, "bob") is a and a.snapshot("alice")["viewers"] == 2
     c = reg.join(other_seed(LONG, 1), "carol")  # the seed is part of the setting
@@ -54,7 +47,7 @@ def test_same_settings_share_one_run_and_other_settings_get_their_own():
 
 
 def test_a_finished_run_replays_at_once_with_its_whole_history():
-    reg = JobRegistry()
+    reg = TinyLMRuns()
     first = reg.join(SHORT, "alice")
     assert wait_for(lambda: first.state == "done")
     t0 = time.perf_counter()
@@ -73,21 +66,21 @@ def test_finished_runs_are_bounded_by_count_and_size(monkeypatch):
         return job
 
     monkeypatch.setattr(job_module.TrainingJob, "start", finish_at_once)
-    reg = JobRegistry(max_finished=2)
+    reg = TinyLMRuns(max_finished=2)
     jobs = [reg.join(other_seed(SHORT, seed), "alice") for seed in range(3)]  # eviction happens on join
     assert reg.find(other_seed(SHORT, 0)) is None  # the least recently joined went first
     assert reg.find(other_seed(SHORT, 1)) is jobs[1] and reg.find(other_seed(SHORT, 2)) is jobs[2]
     reg.join(other_seed(SHORT, 1), "bob")  # joining again makes it the most recent
     reg.join(other_seed(SHORT, 3), "bob")
     assert reg.find(other_seed(SHORT, 2)) is None and reg.find(other_seed(SHORT, 1)) is jobs[1]
-    small = JobRegistry(finished_bytes=2500)
+    small = TinyLMRuns(finished_bytes=2500)
     for seed in range(4):
         small.join(other_seed(SHORT, seed), "alice")
     assert len(small) == 2  # 2 x 1000 bytes fit under 2500, a third does not
 
 
 def test_pause_is_for_a_sole_viewer_and_a_second_viewer_resumes_the_run():
-    reg = JobRegistry()
+    reg = TinyLMRuns()
     job = reg.join(other_seed(LONG, 5), "alice")
     assert wait_for(lambda: job.snapshot("alice")["iteration"] >= 2)
     assert job.pause("alice")
@@ -104,8 +97,8 @@ def test_pause_is_for_a_sole_viewer_and_a_second_viewer_resumes_the_run():
     assert wait_for(lambda: not job.running) and job.state == "stopped"
 
 
-def test_a_run_nobody_polls_stops_and_frees_its_slot_for_the_next_in_line(one_slot):
-    reg = JobRegistry(heartbeat_s=1.0)
+def test_a_run_nobody_polls_stops_and_frees_its_slot_for_the_next_in_line():
+    reg = TinyLMRuns(heartbeat_s=1.0, max_concurrent=1)  # one slot: the line is visible
     first = reg.join(other_seed(LONG, 7), "alice")
     assert wait_for(lambda: first.snapshot("alice")["iteration"] >= 1)
     first.pause("alice")
@@ -119,7 +112,7 @@ def test_a_run_nobody_polls_stops_and_frees_its_slot_for_the_next_in_line(one_sl
 
 
 def test_sixty_sessions_joining_at_once_share_one_run():
-    reg = JobRegistry()
+    reg = TinyLMRuns()
     got, barrier = [], threading.Barrier(60)
 
     def student(i):
@@ -140,5 +133,66 @@ def test_sixty_sessions_joining_at_once_share_one_run():
 
 
 def test_polls_slow_down_with_viewers_but_stay_inside_the_heartbeat():
-    assert job_module.poll_interval(1) == 0.5 and job_module.poll_interval(60) == 6.0
-    assert job_module.poll_interval(10_000) == job_module.HEARTBEAT_S / 3
+    assert poll_interval(1) == 0.5 and poll_interval(60) == 6.0
+    assert poll_interval(10_000) == job_module.HEARTBEAT_S / 3
+
+
+# ---- issue 19 rows 11, 12, 13: the line -------------------------------------------------------------
+
+
+def test_the_line_is_first_come_first_served():
+    """Row 11: four settings started on one slot, then the running one stopped: place 1 gets the slot."""
+    runs = TinyLMRuns(max_concurrent=1)
+    a = runs.join(other_seed(LONG, 20), "alice")
+    b, c, d = (runs.join(other_seed(LONG, 21 + i), name) for i, name in enumerate(("bob", "carol", "dave")))
+    assert [j.snapshot()["queue_position"] for j in (a, b, c, d)] == [0, 1, 2, 3]
+    assert a.state != "queued" and {b.state, c.state, d.state} == {"queued"}
+    a.leave("alice")
+    assert wait_for(lambda: b.state not in ("queued",), timeout=30)
+    assert b.snapshot("bob")["queue_position"] == 0 and c.state == d.state == "queued"
+    assert [c.snapshot("carol")["queue_position"], d.snapshot("dave")["queue_position"]] == [1, 2]
+    for job, name in ((d, "dave"), (c, "carol"), (b, "bob")):
+        job.leave(name)
+    assert c.state == d.state == "stopped"  # a waiting run nobody watches leaves the line at once
+    assert wait_for(lambda: not b.running) and b._worker.starts == 1 and c._worker.starts == d._worker.starts == 0
+
+
+def test_a_queued_run_nobody_watches_is_not_started():
+    """Row 13: every tab of a waiting run closed (no Stop, only no more polls): when the slot frees, the run
+    behind it starts instead, and the abandoned one never starts a worker."""
+    runs = TinyLMRuns(max_concurrent=1, heartbeat_s=1.0)
+    a = runs.join(other_seed(LONG, 30), "alice")
+    gone = runs.join(other_seed(LONG, 31), "bob")  # bob's tab closes: he never polls again
+    c = runs.join(other_seed(LONG, 32), "carol")
+    deadline = time.monotonic() + 1.5
+    while time.monotonic() < deadline:  # alice and carol keep watching past bob's heartbeat
+        a.snapshot("alice"), c.snapshot("carol")
+        time.sleep(0.1)
+    a.leave("alice")
+    assert wait_for(lambda: (c.snapshot("carol"), c.state not in ("queued",))[1], timeout=30)
+    assert gone.state == "stopped" and gone._worker.starts == 0
+    c.leave("carol")
+    assert wait_for(lambda: not c.running and not a.running)
+
+
+def test_words_match_the_state():
+    """Row 12: no "place 0 in line" on an idle server's first Start; no "0 session(s) still watching"."""
+    from ui.tinylm_runs import left_text, queue_text
+
+    runs = TinyLMRuns(max_concurrent=1)
+    first = runs.join(other_seed(LONG, 40), "alice")
+    snap = first.snapshot("alice")
+    assert snap["state"] == "starting" and queue_text(snap) == "Starting the trainer…"
+    second = runs.join(other_seed(LONG, 41), "bob")
+    third = runs.join(other_seed(LONG, 42), "carol")
+    assert queue_text(second.snapshot("bob")) == "Waiting for a free trainer: next in line."
+    assert queue_text(third.snapshot("carol")) == "Waiting for a free trainer: place 2 in line (1 run ahead)."
+    assert runs.join(other_seed(LONG, 40), "dave") is first
+    first.leave("alice")
+    assert left_text(first.snapshot()) == "You left this run; it goes on for the other session watching it."
+    first.leave("dave")
+    assert left_text(first.snapshot()) == "You stopped this run: nobody else was watching it."
+    for job, name in ((third, "carol"), (second, "bob")):
+        job.leave(name)
+    assert wait_for(lambda: not first.running and not second.running)
+    assert all("place 0" not in (queue_text(j.snapshot()) or "") for j in (first, second, third))

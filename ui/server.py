@@ -122,11 +122,10 @@ class Server:
 
     @staticmethod
     def _new_tinylm_registry():
-        """The slot the TinyLM registry object plugs into (issue 15: helper `proc` makes it an object; the
-        coordinator wires it here). Until then: the module's registry, sim.tinylm.job.REGISTRY."""
-        from sim.tinylm.job import REGISTRY
+        """The server's one sim.tinylm.job.TinyLMRuns (imported here: it needs torch only when a run starts)."""
+        from sim.tinylm.job import TinyLMRuns
 
-        return REGISTRY
+        return TinyLMRuns()
 
     # ---- what a page run does ----
     def touch(self) -> None:

@@ -14,11 +14,12 @@ import streamlit as st
 
 from sim.tinylm.checkpoint import CheckpointError, load_checkpoint
 from sim.tinylm.figures import caption, load_preset_figures, seed_row
-from sim.tinylm.job import REGISTRY, TrainingJob, poll_interval
+from sim.tinylm.job import TrainingJob
 from sim.tinylm.presets import preset_of
 from ui.charts import COLORS, figure, rgba, show
 from ui.controls import set_state
 from ui.page import presenter, table
+from ui.tinylm_runs import left_text, poll_interval, queue_text, registry
 
 CHARTS = [("reward", "pass_at_1"), ("entropy",), ("kl",), ("frac_reward_zero_std",), ("completions/mean_length",),
           ("grad_norm",), ("clip_ratio/region_mean",), ("step_time",)]  # fmt: skip
@@ -36,11 +37,6 @@ def checkpoint_status() -> str | None:
     except CheckpointError as e:
         return str(e)
     return None
-
-
-def registry():
-    """Where the page's runs come from (the one line to change when the registry moves)."""
-    return REGISTRY
 
 
 def viewer_id() -> str:
@@ -180,17 +176,18 @@ def _progress(me: str, watching: bool, poll: float | None) -> None:
     snap = job.snapshot(None if left else me)
     state = snap["state"]
     if left and job.running:
-        st.info(f"You left this run; it goes on for the {snap['viewers']} session(s) still watching it.")
+        st.info(left_text(snap))
     elif snap["viewers"] > 1 and state not in ("done", "stopped", "error"):
         st.info(f"Shared with {snap['viewers']} viewers: everyone who started these settings watches this run.")
-    if state == "queued":
-        st.info(f"Waiting for a free trainer: place {snap['queue_position']} in line.")
+    if queue_text(snap):
+        st.info(queue_text(snap))
     elif state == "error":
         st.error("The run stopped with an error:", icon=":material/error:")
         st.text(snap["error"])
         if snap["checkpoint_error"]:
             scratch_button("tl_scratch2")
-    label = {"sft": "training SFT from scratch", "grpo": "GRPO", "eval": "evaluating pass@k", "done": "done",
+    label = {"queued": "waiting", "starting": "starting", "sft": "training SFT from scratch", "grpo": "GRPO",
+             "eval": "evaluating pass@k", "done": "done",
              "stopped": "stopped"}.get(state, state)  # fmt: skip
     if snap["paused"] and state == "grpo":
         label = "paused"

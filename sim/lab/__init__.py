@@ -6,11 +6,10 @@
     checks.py      the cases (chapter numbers, then properties); check_task / check_all / run_case
     probes.py      what the pages ask of the student's functions (advantage table, k3 curve, loss + grad)
     runner.py      Lab: the student's file in a worker process with a time limit; compare(); lab_from_env()
-    process.py     the zygote + worker processes, from the caller's side (no torch)
-    worker.py      the zygote and worker themselves
-    wire.py        JSON messages between them
+    pool.py        the lab's worker pool (sim.procs) and the file it runs, from the caller's side (no torch)
+    worker.py      what runs in a worker: import the student's file, call, check, probe
     cli.py         python -m sim lab new DIR / check [PATH]
 
 Nothing here is imported by `import sim.lab` itself (this file imports nothing), so the command
-line can start the worker before it pays for torch.
+line can start the workers before it pays for torch.
 """

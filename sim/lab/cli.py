@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from sim.lab.limits import TIMEOUT_MAX, TIMEOUT_MIN, parse_timeout
-from sim.lab.process import ROOT, LabPathError, resolve_lab_path, shared_worker
+from sim.lab.pool import ROOT, LabPathError, lab_pool, resolve_lab_path
 from sim.validate import neutral
 
 STUBS = ROOT / "lab"
@@ -55,7 +55,7 @@ def cmd_check(path: str, timeout: float) -> int:
     except OSError as e:  # a name too long for the file system (ENAMETOOLONG), a permission denied on the way
         print(f"error: {_path_problem(path, e)}", file=sys.stderr)
         return 2
-    shared_worker().start()  # it imports torch while this process does the same
+    lab_pool().start()  # the workers start while this process imports torch
     from sim.lab.runner import Lab
 
     lab = Lab(lab_path, timeout=timeout, check_timeout=timeout)

@@ -16,12 +16,12 @@ A `Comparison` holds `student` (numpy or None), `reference` (numpy), `error` (St
 None) and `report` (the dict of `compare`: ok, message, shapes, NaN count, largest error,
 mismatch mask); `comparison.ok` says whether they agree.
 
-The student's code runs in a worker process forked from a zygote that imported torch once
-(sim/lab/process.py, sim/lab/worker.py), so a call costs a few milliseconds. One zygote and
-worker serve every Lab of a process (`shared_worker()`); requests are serialised by a lock. A
-request that runs past its time limit kills the worker (its whole process group) and answers a
-"timeout" StudentError; one that kills the worker answers "crashed"; the next request forks a
-fresh worker in milliseconds. The student's file is re-imported when its mtime or size changes.
+The student's code runs in the workers of `lab_pool()` (sim/lab/pool.py on sim/procs.py: forked from a
+fork server that imported torch once, so a call costs well under a millisecond; two workers, shared by every
+Lab of the process, so a hanging check never holds up another page). A request past its time limit kills
+the worker and everything the student's code started, and answers a "timeout" StudentError; over the memory
+cap, "memory"; one that kills the worker, "crashed"; a fresh worker is started at once. A timeout is
+remembered until the file changes. The student's file is re-imported when its mtime or size changes.
 
 The server's lab comes from the environment: `lab_from_env()` reads GRPO_LAB_DIR (and
 GRPO_LAB_TIMEOUT, seconds per task's checks) and returns the process-wide Lab for that path
@@ -38,21 +38,22 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sim.lab import probes, solutions
+from sim.lab import probes, solutions, worker
 from sim.lab.checks import TASKS, TaskResult
 from sim.lab.harness import cap
 from sim.lab.limits import parse_timeout
-from sim.lab.process import (  # noqa: F401 - re-exported: the runner is the pages' one import
+from sim.lab.pool import (  # noqa: F401 - re-exported: the runner is the pages' one import
     CHECK_TIMEOUT,
     DEFAULT_TIMEOUT,
     ERROR_KINDS,
     MAX_FILE_BYTES,
+    MEMORY_ENV,
     LabPathError,
     StudentError,
-    Worker,
+    lab_pool,
     resolve_lab_path,
-    shared_worker,
 )
+from sim.procs import Pool
 
 # ---- comparing with the reference -----------------------------------------------------------------
 
@@ -135,16 +136,16 @@ def _plain(x):
 class Lab:
     """One student's tasks.py, run in a worker process with a time limit. Thread-safe."""
 
-    def __init__(self, path, *, worker: Worker | None = None, timeout: float = DEFAULT_TIMEOUT,
+    def __init__(self, path, *, pool: Pool | None = None, timeout: float = DEFAULT_TIMEOUT,
                  check_timeout: float = CHECK_TIMEOUT):
         self.path = resolve_lab_path(path)
-        self.worker = worker if worker is not None else shared_worker()
+        self.pool = pool if pool is not None else lab_pool()
         self.timeout = timeout
         self.check_timeout = check_timeout
         self._checked: tuple[tuple[int, int], list[TaskResult]] | None = None
         self._hung: dict[str, tuple] = {}  # function -> (file stamp, reply) of a call that timed out
         self._cache_lock = threading.Lock()
-        self.worker.start()  # torch imports in the background while the caller goes on
+        self.pool.start()  # the workers start in the background while the caller goes on
 
     def stamp(self) -> tuple[int, int] | None:
         """(mtime_ns, size) of the file, or None if it is gone."""
@@ -155,8 +156,8 @@ class Lab:
         return st.st_mtime_ns, st.st_size
 
     def _request(self, message: dict, timeout: float | None, func: str = "") -> dict:
-        """One request to the worker. A function that timed out is not run again until the file changes:
-        a page that asks several questions of a hanging function waits for its time limit once."""
+        """One request to a worker. A function (or task) that timed out is not run again until the file
+        changes: every page and session that asks anything of a hanging function pays its time limit once."""
         try:
             resolve_lab_path(self.path)  # it may have been removed or grown since
         except LabPathError as e:
@@ -165,7 +166,8 @@ class Lab:
         hung = self._hung.get(func)
         if func and hung is not None and hung[0] == stamp:
             return hung[1]
-        reply = self.worker.request({**message, "path": str(self.path)}, timeout or self.timeout)
+        got = self.pool.call(worker.handle, ({**message, "path": str(self.path)},), timeout=timeout or self.timeout)
+        reply = got.value if got.ok else {"ok": False, "kind": got.kind, "message": got.message}
         if func and reply.get("kind") == "timeout":
             message = reply.get("message", "") + " (not run again until the file changes)"
             self._hung[func] = (stamp, {**reply, "message": message})
@@ -176,6 +178,8 @@ class Lab:
         message = cap(reply.get("message", ""), 400)
         if kind == "import failed":
             message = f"{self.path.name} does not import: {message}"
+        elif kind == "memory":
+            message = cap(f"{self.path.name} {message}; the cap is {MEMORY_ENV}", 400)
         return StudentError(kind, message, func)
 
     def load(self, timeout: float | None = None) -> StudentError | None:
@@ -199,7 +203,7 @@ class Lab:
 
     def check(self, task: str, timeout: float | None = None) -> TaskResult:
         """The task's checks (sim.lab.checks) on the student's code, in the worker."""
-        reply = self._request({"op": "check", "task": task}, timeout or self.check_timeout)
+        reply = self._request({"op": "check", "task": task}, timeout or self.check_timeout, task)
         if not reply.get("ok"):
             err = self._error(reply, task)
             return TaskResult(task, False, 0, err.message, "", err.kind)
@@ -212,7 +216,7 @@ class Lab:
             if stamp is not None and self._checked is not None and self._checked[0] == stamp:
                 return list(self._checked[1])
             results = [self.check(task, timeout) for task in TASKS]
-            if stamp is not None and not any(r.kind in ("timeout", "crashed") for r in results):
+            if stamp is not None and not any(r.kind == "crashed" for r in results):  # a timeout is remembered
                 self._checked = (stamp, results)
             return list(results)
 

@@ -1,19 +1,21 @@
-"""TinyLM runs for a UI: a worker process per run, a queue, and one shared run per setting.
+"""TinyLM runs for a UI: a worker process per run, a first-come-first-served line, one shared run per setting.
 
 No Streamlit here. The story itself (SFT model -> GRPO -> pass@k) is story.run_story; this module only
-runs it in worker processes and shares the runs:
+runs it in worker processes (sim.procs) and shares the runs. `TinyLMRuns` is the whole state, one object
+(the server holds one; nothing here is a module-level variable):
 
-  * `REGISTRY.join(cfg, viewer)` returns the run for that StoryConfig (seed included), starting it if
-    nobody has: 60 students pressing Start on the same settings watch one training, not a queue of 60.
-    Runs are deterministic (float64, fixed seeds), so a shared run is exactly what each would have got.
+  * `runs.join(cfg, viewer)` returns the run for that StoryConfig (seed included), starting it if nobody
+    has: 60 students pressing Start on the same settings watch one training, not a queue of 60. Runs are
+    deterministic (float64, fixed seeds), so a shared run is exactly what each would have got.
   * A finished run is kept (at most MAX_FINISHED of them and FINISHED_BYTES in all, least recently used
     dropped first) and replays at once: joining it gives the whole history and the pass@k result.
-  * At most MAX_CONCURRENT runs train at once (one per core, torch on one thread each); the others wait
-    in line and see their place.
-  * Each run trains in its own process (multiprocessing "forkserver", sim.tinylm.story preloaded), and a
-    thread of the server reads its progress from a pipe. Not a thread of the server: a Streamlit server is
-    one process, and a training thread shares the GIL with every session's reruns. Measured with 60
-    headless students on one shared run: with a thread the run took ~100 s instead of ~26 s alone.
+  * At most `max_concurrent` runs train at once (one per core, torch on one thread each); the others wait
+    in line, first come first served, and see their place. When a slot frees, the first run in line that
+    somebody still watches starts; one that nobody watches any more (all its tabs closed) is dropped.
+  * Each run trains in its own process (sim.procs.Worker: forked from a fork server that imported the story
+    once; a memory cap), and a thread of the server relays its progress. Not a thread of the server: a
+    Streamlit server is one process, and a training thread shares the GIL with every session's reruns.
+    Measured with 60 headless students on one shared run: with a thread the run took ~100 s, not ~26 s.
   * Every session that watches a run polls `snapshot(viewer)`, which is its heartbeat. A run stops
     when no session has polled it for `heartbeat_s` seconds (all tabs closed), or at once when its last
     viewer presses Stop.
@@ -29,100 +31,83 @@ from __future__ import annotations
 
 import itertools
 import json
-import multiprocessing
 import os
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 
 import torch
 
+from sim.procs import Worker
 from sim.tinylm.checkpoint import CheckpointError
-from sim.tinylm.memory import MiB
+from sim.tinylm.memory import MEMORY_CAP_BYTES, MiB
 from sim.tinylm.story import StoryConfig, run_story
 
 MAX_CONCURRENT = int(os.environ.get("TINYLM_MAX_JOBS", os.cpu_count() or 1))  # one training per core
 MAX_FINISHED = 64  # finished runs kept for replay
 FINISHED_BYTES = 64 * MiB  # and their total size (history + result, measured as JSON)
-_slots = threading.BoundedSemaphore(MAX_CONCURRENT)
-_queue: list[TrainingJob] = []  # jobs waiting for a slot, oldest first
-_queue_lock = threading.Lock()
-_serials = itertools.count(1)
-_CTX = multiprocessing.get_context("forkserver")  # a clean fork (no server threads), torch imported once
-# The fork server imports torch and the story once; each run's process is then a fork of it (~0.1 s).
-# (A server started as `streamlit run` also has each worker import streamlit's CLI script, multiprocessing's
-# rule for a __main__ without a module name: ~0.6 s more per run. Starting the fork server early from a page
-# run made a 60-student class wait ~50 s for its first chart, for reasons not understood: not done.)
-_CTX.set_forkserver_preload(["sim.tinylm.story"])
-RERUNS_PER_S = 10.0  # what one server spends on polls of a shared run, whatever the number of viewers
 HEARTBEAT_S = 30.0  # a run nobody has polled for this long is abandoned (all its tabs closed)
+WORKER_MEMORY_MB = MEMORY_CAP_BYTES // MiB + 512  # a run's cap (memory.py refuses larger runs) + slack
+LIVE = ("queued", "starting", "sft", "grpo", "eval")  # states of a run that has not ended
+_serials = itertools.count(1)  # names for caches, never reused (unlike id()); not state anyone reads
 
 
-def poll_interval(viewers: int) -> float:
-    """Seconds between a page's polls of a run watched by `viewers` sessions: 0.5 s for a few, then slower so
-    that all of them together poll about RERUNS_PER_S times a second (60 viewers: every 6 s), but at least
-    every HEARTBEAT_S / 3 so that a watching session is never taken for a closed tab.
-
-    Why: a Streamlit server is one process, and every poll (a fragment rerun drawing eight charts, ~25 ms)
-    holds the same GIL as the training thread. Measured with 60 headless students polling every 0.5 s, the
-    server spent all its time redrawing and the shared run did not finish in 400 s.
-    """
-    return min(max(0.5, viewers / RERUNS_PER_S), HEARTBEAT_S / 3)  # polls stay well inside the heartbeat
-
-
-def _work(cfg: StoryConfig, conn, stop, pause) -> None:
-    """The worker process: run the story, sending ("stage", name), ("step", metrics, pass_at_1, groups)
-    and finally ("done", result), ("stopped",) or ("error", message, is_checkpoint_error)."""
+def _work(cfg: StoryConfig, task) -> tuple:
+    """In the worker process: run the story, emitting ("stage", name) and ("step", metrics, pass_at_1,
+    groups); return ("done", result), ("stopped",) or ("error", message, is_checkpoint_error)."""
     torch.set_num_threads(1)
+    pause = task.flag("pause")
 
     def on_step(trainer, metrics: dict) -> None:
-        conn.send(("step", metrics, list(trainer.pass_at_1), trainer.latest_groups))
-        while pause.is_set() and not stop.is_set():  # paused: wait between iterations
-            stop.wait(0.05)
+        task.emit(("step", metrics, list(trainer.pass_at_1), trainer.latest_groups))
+        while pause.is_set() and not task.stop.is_set():  # paused: wait between iterations
+            task.stop.wait(0.05)
 
     try:
-        result = run_story(cfg, on_stage=lambda stage: conn.send(("stage", stage)), on_step=on_step, stop=stop)
-        conn.send(("stopped",) if result is None else ("done", result))
+        result = run_story(cfg, on_stage=lambda stage: task.emit(("stage", stage)), on_step=on_step,
+                           stop=task.stop)  # fmt: skip
+        return ("stopped",) if result is None else ("done", result)
     except CheckpointError as e:
-        conn.send(("error", str(e), True))
+        return ("error", str(e), True)
     except ValueError as e:  # a run over the memory cap
-        conn.send(("error", str(e), False))
+        return ("error", str(e), False)
     except Exception as e:  # a UI must show a message, not a dead worker
-        conn.send(("error", f"TinyLM run failed: {type(e).__name__}: {e}", False))
-    finally:
-        conn.close()
+        return ("error", f"TinyLM run failed: {type(e).__name__}: {e}", False)
 
 
 class TrainingJob:
-    """One story run in a daemon thread, watched by one or more sessions; shared state behind `lock`."""
+    """One story run, watched by one or more sessions; its state behind `lock`. Started by its TinyLMRuns."""
 
-    def __init__(self, cfg: StoryConfig, *, heartbeat_s: float = HEARTBEAT_S):
-        self.cfg, self.heartbeat_s = cfg, heartbeat_s
+    def __init__(self, cfg: StoryConfig, runs: TinyLMRuns, *, heartbeat_s: float = HEARTBEAT_S):
+        self.cfg, self.runs, self.heartbeat_s = cfg, runs, heartbeat_s
         self.lock = threading.Lock()
-        self.stop_event, self.pause_event = _CTX.Event(), _CTX.Event()  # seen by the worker process too
+        self._stop = threading.Event()  # nobody watches: the run is being cancelled
+        self._paused = False
+        self._worker = Worker(memory_mb=WORKER_MEMORY_MB, quiet=False, name="the TinyLM run")
         self._viewers: dict[str, float] = {}  # session id -> last poll (time.monotonic)
         self._p = {"state": "queued", "iteration": 0, "history": [], "pass_at_1": [], "groups": [],
                    "result": None, "error": None, "checkpoint_error": False}  # fmt: skip
         self.nbytes = 0  # size of the finished run (set when done)
-        self.serial = next(_serials)  # a name for caches: never reused, unlike id()
+        self.serial = next(_serials)
         self.thread = threading.Thread(target=self._run, name="tinylm-job", daemon=True)
 
     # ---- called from the UI (any thread) -------------------------------------------------
     def start(self) -> TrainingJob:
-        with _queue_lock:
-            _queue.append(self)
+        """Train now (the caller, TinyLMRuns, holds the slot)."""
+        self._set(state="starting")
         self.thread.start()
         return self
 
     def attach(self, viewer: str) -> bool:
         """Add a watching session; False if the run is already being cancelled (start a new one then)."""
         with self.lock:
-            if self.stop_event.is_set():
+            if self._stop.is_set():
                 return False
             self._viewers[viewer] = time.monotonic()
-            if len(self._active()) > 1:
-                self.pause_event.clear()  # a shared run never waits on one student
-            return True
+            shared = len(self._active()) > 1
+        if shared:
+            self.resume(viewer)  # a shared run never waits on one student
+        return True
 
     def snapshot(self, viewer: str | None = None) -> dict:
         """A copy of the progress (lists copied), place in line, viewers. Also `viewer`'s heartbeat."""
@@ -131,39 +116,50 @@ class TrainingJob:
                 self._viewers[viewer] = time.monotonic()
             snap = {k: (list(v) if isinstance(v, list) else v) for k, v in self._p.items()}
             snap["viewers"] = len(self._active())
-        with _queue_lock:
-            snap["queue_position"] = _queue.index(self) + 1 if self in _queue else 0
-        snap["paused"] = self.pause_event.is_set()
+            snap["paused"] = self._paused
+        snap["queue_position"] = self.runs.place(self)  # 1, 2, ... while queued, else 0
         snap["iterations"] = self.cfg.grpo.iterations
         return snap
 
-    def can_pause(self, viewer: str) -> bool:
-        """Only a run's sole viewer may pause it."""
+    def watched(self) -> bool:
+        """Somebody polled within heartbeat_s and the run is not being cancelled."""
         with self.lock:
-            return self.running and set(self._active()) <= {viewer}
+            return bool(self._active()) and not self._stop.is_set()
+
+    def can_pause(self, viewer: str) -> bool:
+        """Only a training run's sole viewer may pause it."""
+        with self.lock:
+            return self._p["state"] in ("sft", "grpo", "eval") and set(self._active()) <= {viewer}
 
     def pause(self, viewer: str) -> bool:
         if not self.can_pause(viewer):
             return False
-        self.pause_event.set()
+        self._paused = True
+        self._worker.signal("pause", True)
         return True
 
     def resume(self, viewer: str) -> None:
-        self.pause_event.clear()
+        if self._paused:
+            self._paused = False
+            self._worker.signal("pause", False)
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
 
     def leave(self, viewer: str) -> None:
         """The session stops watching; the run is cancelled when that leaves nobody."""
         with self.lock:
             self._viewers.pop(viewer, None)
-            if not self._active():
-                self.stop_event.set()
-
-    def cancel(self) -> None:
-        self.stop_event.set()
+            if self._active():
+                return
+            self._stop.set()
+        self.runs.dequeue(self)
 
     @property
     def running(self) -> bool:
-        return self.thread.is_alive()
+        """Queued, starting or training: not yet done, stopped or failed."""
+        return self.state in LIVE
 
     @property
     def state(self) -> str:
@@ -183,11 +179,11 @@ class TrainingJob:
     def _abandoned(self) -> bool:
         with self.lock:
             if not self._active():
-                self.stop_event.set()
-        return self.stop_event.is_set()
+                self._stop.set()
+            return self._stop.is_set()
 
-    def _receive(self, msg: tuple) -> bool:
-        """Apply one message from the worker; True when it was the last."""
+    def _receive(self, msg: tuple) -> None:
+        """Apply one message from the worker."""
         kind = msg[0]
         if kind == "stage":
             self._set(state=msg[1])
@@ -207,64 +203,40 @@ class TrainingJob:
             self._set(state="stopped")
         elif kind == "error":
             self._set(state="error", error=msg[1], checkpoint_error=msg[2])
-        return kind in ("done", "stopped", "error")
 
     def _run(self) -> None:
-        got = False
         try:
-            while not (got := _slots.acquire(timeout=0.1)):
-                if self._abandoned():
-                    self._set(state="stopped")
-                    return
-            with _queue_lock:
-                _queue.remove(self)
-            self._supervise()
-        except Exception as e:  # e.g. the worker could not start
+            reply = self._worker.call(_work, (self.cfg,), task=True, on_message=self._receive,
+                                      cancelled=self._abandoned)  # fmt: skip
+            if reply.ok:
+                self._receive(reply.value)
+            elif reply.kind == "cancelled":
+                self._set(state="stopped")
+            elif reply.kind == "crashed":
+                self._set(state="error", error="TinyLM run failed: the training process ended unexpectedly")
+            else:
+                self._set(state="error", error=f"TinyLM run failed: {reply.message}")
+        except Exception as e:  # e.g. a malformed message: the page must show a message
             self._set(state="error", error=f"TinyLM run failed: {type(e).__name__}: {e}")
         finally:
-            with _queue_lock:
-                if self in _queue:
-                    _queue.remove(self)
-            if got:
-                _slots.release()
-
-    def _supervise(self) -> None:
-        """Start the worker process and relay its messages; end it if nobody watches any more."""
-        receive, send = _CTX.Pipe(duplex=False)
-        proc = _CTX.Process(target=_work, args=(self.cfg, send, self.stop_event, self.pause_event), daemon=True)
-        proc.start()
-        send.close()
-        stopped_at = None
-        try:
-            while True:
-                if receive.poll(0.1):
-                    try:
-                        if self._receive(receive.recv()):
-                            return
-                    except EOFError:  # the worker died without a word (killed, out of memory)
-                        self._set(state="error", error="TinyLM run failed: the training process ended unexpectedly")
-                        return
-                if self._abandoned():
-                    stopped_at = stopped_at or time.monotonic()
-                    if time.monotonic() - stopped_at > 2.0:  # e.g. busy evaluating: no need to wait for it
-                        self._set(state="stopped")
-                        return
-        finally:
-            receive.close()
-            proc.join(timeout=1.0)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
+            self._worker.close()
+            if self.state in LIVE:
+                self._set(state="stopped")
+            self.runs.ended(self)
 
 
-class JobRegistry:
-    """Runs by StoryConfig: join one, leave it, replay finished ones. Thread-safe."""
+class TinyLMRuns:
+    """The server's TinyLM runs by StoryConfig: join one, leave it, replay finished ones, a line for the
+    slots. Thread-safe; one lock for the registry and the line (a job's own lock is never held around it)."""
 
-    def __init__(self, *, max_finished: int = MAX_FINISHED, finished_bytes: int = FINISHED_BYTES,
-                 heartbeat_s: float = HEARTBEAT_S):  # fmt: skip
-        self.max_finished, self.finished_bytes, self.heartbeat_s = max_finished, finished_bytes, heartbeat_s
+    def __init__(self, *, max_concurrent: int = MAX_CONCURRENT, max_finished: int = MAX_FINISHED,
+                 finished_bytes: int = FINISHED_BYTES, heartbeat_s: float = HEARTBEAT_S):  # fmt: skip
+        self.max_concurrent, self.max_finished = max_concurrent, max_finished
+        self.finished_bytes, self.heartbeat_s = finished_bytes, heartbeat_s
         self._jobs: OrderedDict[StoryConfig, TrainingJob] = OrderedDict()  # least recently joined first
-        self._lock = threading.Lock()
+        self._line: deque[TrainingJob] = deque()  # waiting for a slot, first come first served
+        self._training: set[TrainingJob] = set()
+        self._lock = threading.RLock()
 
     def join(self, cfg: StoryConfig, viewer: str) -> TrainingJob:
         """The run for `cfg`, watched by `viewer`: the live or finished one if there is one, else a new one."""
@@ -272,10 +244,11 @@ class JobRegistry:
             self._forget_dead()
             job = self._jobs.get(cfg)
             if job is None or not job.attach(viewer):
-                job = TrainingJob(cfg, heartbeat_s=self.heartbeat_s)
+                job = TrainingJob(cfg, self, heartbeat_s=self.heartbeat_s)
                 job.attach(viewer)
                 self._jobs[cfg] = job
-                job.start()
+                self._line.append(job)
+                self._dispatch()
             self._jobs.move_to_end(cfg)
             self._evict()
             return job
@@ -288,10 +261,39 @@ class JobRegistry:
         with self._lock:
             return len(self._jobs)
 
+    def place(self, job: TrainingJob) -> int:
+        """1 for the first run in line, 2 for the next, ...; 0 when not waiting."""
+        with self._lock:
+            return self._line.index(job) + 1 if job in self._line else 0
+
+    def dequeue(self, job: TrainingJob) -> None:
+        """A waiting run nobody watches any more leaves the line at once."""
+        with self._lock:
+            if job in self._line:
+                self._line.remove(job)
+                job._set(state="stopped")
+
+    def ended(self, job: TrainingJob) -> None:
+        """A run's worker is gone: its slot goes to the next in line."""
+        with self._lock:
+            self._training.discard(job)
+            self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Fill the free slots from the head of the line, skipping runs nobody watches (their tabs closed)."""
+        self._training = {job for job in self._training if job.running}
+        while self._line and len(self._training) < self.max_concurrent:
+            job = self._line.popleft()
+            if not job.watched():
+                job._set(state="stopped")
+                continue
+            self._training.add(job)
+            job.start()
+
     def _forget_dead(self) -> None:
         """Stopped or failed runs are not kept: the next Start on those settings tries again."""
         for cfg, job in list(self._jobs.items()):
-            if not job.running and job.state in ("stopped", "error"):
+            if job.state in ("stopped", "error"):
                 del self._jobs[cfg]
 
     def _evict(self) -> None:
@@ -301,6 +303,3 @@ class JobRegistry:
             cfg, job = done.pop(0)
             total -= job.nbytes
             del self._jobs[cfg]
-
-
-REGISTRY = JobRegistry()  # the process-wide registry (one Streamlit server = one process)

@@ -1,0 +1,155 @@
+"""sim/procs.py: values back as numpy arrays, a message (never a traceback) for a raising, hanging, crashing or
+memory-hungry call, nothing left running that the call started (a new session or a double fork included),
+replies decoded without running code, cancellation, and a pool that does not make one caller wait on
+another's hang. The functions run in the worker, so they live at module level here."""
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from sim.procs import Pool, Reply, Worker
+
+MARK = "/tmp/grpo_procs_evil_ran"
+
+
+def alive(pid: int) -> bool:
+    """pid exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def square(x):
+    return np.asarray(x) ** 2, {"n": int(np.asarray(x).size), "name": "square"}
+
+
+def boom():
+    raise ValueError("no\nnewlines here")
+
+
+def die():
+    os._exit(3)
+
+
+def hog(mb: int):
+    return len(bytearray(mb * 1024 * 1024))
+
+
+def spawn_and(hang: bool, pid_file: str):
+    """A child in a new session and a double-forked grandchild (setsid); their pids; then return or hang."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    r, w = os.pipe()
+    first = os.fork()
+    if first == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.write(w, str(os.getpid()).encode().ljust(16))
+            time.sleep(60)
+        os._exit(0)
+    os.waitpid(first, 0)
+    pids = [child.pid, int(os.read(r, 16))]
+    with open(pid_file, "w") as f:
+        f.write(" ".join(map(str, pids)))
+    while hang:
+        pass
+    return pids
+
+
+class Evil:
+    def __reduce__(self):
+        return (os.system, (f"touch {MARK}",))
+
+
+def evil():
+    return Evil()
+
+
+def until_stopped(task):
+    task.emit("started")
+    while not task.stop.wait(0.01):
+        pass
+    return "stopped cleanly"
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = Worker(memory_mb=1024, name="the test")
+    yield w
+    w.close()
+
+
+def test_values_come_back_as_arrays_and_errors_as_one_line(worker):
+    got = worker.call(square, (np.arange(4.0),), timeout=60)
+    assert got.ok and isinstance(got.value[0], np.ndarray)
+    np.testing.assert_array_equal(got.value[0], [0.0, 1.0, 4.0, 9.0])
+    assert got.value[1] == {"n": 4, "name": "square"}
+    assert worker.call(boom, timeout=10) == Reply(False, kind="raised", message="ValueError: no newlines here")
+
+
+def test_a_crash_gives_the_exit_code_and_the_next_call_works(worker):
+    got = worker.call(die, timeout=10)
+    assert got.kind == "crashed" and got.exitcode == 3
+    assert got.message == "the process running the test died (exit code 3); it restarts on the next call"
+    assert worker.call(square, (2.0,), timeout=60).ok
+
+
+def test_memory_cap_has_its_own_message_and_the_worker_is_replaced(worker):
+    """Issue 19 row 7: an allocation far over the cap fails at once with "memory", not a timeout."""
+    starts = worker.starts
+    t0 = time.perf_counter()
+    got = worker.call(hog, (20_000,), timeout=30)
+    assert got.kind == "memory" and time.perf_counter() - t0 < 10
+    assert got.message.startswith("went over its memory cap of 1024 MB (MemoryError")
+    assert worker.call(hog, (50,), timeout=30).ok and worker.starts == starts + 1
+
+
+@pytest.mark.parametrize("hang", [False, True])
+def test_nothing_the_call_started_is_left_running(tmp_path, hang):
+    """Issue 19 row 6: a child in a new session and a setsid double fork are gone when the call ends, whether
+    it returned or hung past its limit."""
+    w = Worker(name="the test")
+    try:
+        got = w.call(spawn_and, (hang, str(tmp_path / "pids")), timeout=3.0 if hang else 60)
+        assert got.kind == ("timeout" if hang else "")
+        pids = [int(p) for p in (tmp_path / "pids").read_text().split()]
+        assert len(pids) == 2 and not any(alive(p) for p in pids)
+    finally:
+        w.close()
+
+
+def test_a_reply_cannot_run_code_in_the_caller(worker):
+    if os.path.exists(MARK):
+        os.remove(MARK)
+    got = worker.call(evil, timeout=30)
+    assert got.kind == "crashed" and "refusing posix.system" in got.message
+    assert not os.path.exists(MARK)
+
+
+def test_cancel_sets_stop_and_messages_stream(worker):
+    seen = []
+    got = worker.call(until_stopped, task=True, on_message=seen.append, cancelled=lambda: bool(seen))
+    assert got == Reply(True, "stopped cleanly") and seen == ["started"]
+
+
+def test_a_hang_in_a_pool_does_not_hold_up_the_other_caller():
+    import threading
+
+    pool = Pool(2, name="the test")
+    try:
+        pool.start()
+        assert pool.call(square, (1.0,), timeout=60).ok
+        hung = threading.Thread(target=pool.call, args=(time.sleep, (30,)), kwargs={"timeout": 2.5})
+        hung.start()
+        time.sleep(0.3)
+        t0 = time.perf_counter()
+        assert pool.call(square, (3.0,), timeout=60).value[0] == 9.0
+        assert time.perf_counter() - t0 < 2.0
+        hung.join()
+    finally:
+        pool.close()

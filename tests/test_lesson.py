@@ -12,7 +12,10 @@ from streamlit.testing.v1 import AppTest
 
 from sim.lesson import cli
 from sim.lesson.grid import estimate_bytes, parse_grid
-from sim.views.training import CONTROLS, page_config
+from sim.toy import ToyConfig
+from sim.views.training import CONTROLS, PRESETS, page_config
+from ui.controls import default_config
+from ui.specs import TRAINING as TRAINING_SPECS
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["--grid", "G=8,16", "--grid", "beta=0,0.04", "--grid", "scale=group", "--views", "training", "--quiet"]
@@ -59,7 +62,8 @@ def test_presets_off_the_grid_are_built_and_listed(lesson):
                                     .read_text(encoding="utf-8"), flags=re.S).group(1))
     assert {s["id"] for s in manifest["settings"]} >= {"training-G8_beta0_scalegroup_lr_w0",
                                                         "training-G8_beta0.001_scalegroup"}
-    assert manifest["extras"] == ["lr_w"] and len(manifest["presets"]) == 4
+    assert set(manifest["extras"]) == {"lr_w", "lr", "mu", "eps_high", "loss"}  # the presets' settings off the grid
+    assert len(manifest["presets"]) == len(PRESETS)
     assert [d["label"] for d in manifest["dims"]] == ["Group size G", "KL coefficient β", "Divide the advantages by"]
     assert manifest["defaults"] == {"G": 8, "beta": 0.0, "scale": "group"}
     lr_w0 = stored(lesson, "training-G8_beta0_scalegroup_lr_w0")
@@ -80,7 +84,9 @@ def test_the_controls_are_worded_and_defaulted_as_the_page():
         widget = next(w for w in [*at.slider, *at.selectbox, *at.radio, *at.select_slider, *at.toggle,
                                   *at.checkbox, *at.number_input] if w.key == key)
         assert widget.label == label, key
-    assert at.session_state.current_cfg == cfg  # the page's defaults are page_config's
+    # the lesson's table of the page's controls is the page's own specs, and its defaults are the page's config
+    assert {s.key: (s.field, s.label) for s in TRAINING_SPECS} == CONTROLS
+    assert default_config(ToyConfig, TRAINING_SPECS) == cfg
 
 
 def run(argv, capsys) -> tuple[int, str, str]:
@@ -98,8 +104,8 @@ def run(argv, capsys) -> tuple[int, str, str]:
     (["build", "X", "--grid", "G=1"], "G must be in [2,"),
     (["build", "X", "--grid", "scale=std"], "scale must be one of"),
     (["build", "X", "--views", "nope"], "unknown view 'nope'"),
-    (["build", "X", "--grid", "lr=0.1,0.2,0.3,0.4,0.5"], "451 settings, over the cap of 400"),
-    (["build", "X", "--grid", "T=500", "--max-mb", "5"], "would be about 10 MB (91 settings), over the cap of 5 MB"),
+    (["build", "X", "--grid", "lr=0.1,0.2,0.3,0.4,0.5"], "454 settings, over the cap of 400"),
+    (["build", "X", "--grid", "T=500", "--max-mb", "5"], "would be about 11 MB (94 settings), over the cap of 5 MB"),
     ([], "choose a command"),
 ])  # fmt: skip
 def test_bad_flags_are_one_line_and_exit_2_before_any_work(argv, message, capsys, tmp_path, monkeypatch):

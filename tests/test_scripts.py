@@ -53,8 +53,6 @@ def test_bench_player_quick():
     assert again and all(r["from_cache"] for r in again)  # a reload does not fetch Plotly.js again
 
 
-@pytest.mark.xfail(strict=True, reason="scripts/bench_toy.py fails with ImportError (_run_general, binomial_sampler) "
-                   "until helper `scale`'s fix (issue 15 item 4) is merged: then drop this mark")
 def test_bench_toy_quick():
     done = run("bench_toy.py", "--quick")
     assert done.returncode == 0, done.stderr[-3000:]

@@ -79,12 +79,13 @@ def default_runs() -> list[tuple]:
     Std scaling, pass@k. Each config is built from the page's specs by the page's own call."""
     from sim.sharpen import SharpenConfig
     from sim.toy import ToyConfig
+    from sim.views.std_scaling import STD_SEEDS
     from ui import runs, specs
     from ui.controls import default_config
 
     return [
         (runs.toy_runs, (default_config(ToyConfig, specs.TRAINING),)),
-        (runs.std_runs, (default_config(ToyConfig, specs.STD_SCALING, n_seeds=runs.STD_SEEDS),)),
+        (runs.std_runs, (default_config(ToyConfig, specs.STD_SCALING, n_seeds=STD_SEEDS),)),
         (runs.toy_before_after, ()),
         (runs.sharpen_run, (default_config(SharpenConfig, specs.PASSK),)),
     ]

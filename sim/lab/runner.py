@@ -30,6 +30,7 @@ GRPO_LAB_TIMEOUT, seconds per task's checks) and returns the process-wide Lab fo
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from dataclasses import dataclass, field
@@ -288,18 +289,16 @@ def load_lab(path, **kwargs) -> Lab:
 
 LAB_ENV = "GRPO_LAB_DIR"  # the lab the app runs: a directory holding tasks.py, or the .py file
 TIMEOUT_ENV = "GRPO_LAB_TIMEOUT"  # seconds allowed for each task's checks (default CHECK_TIMEOUT)
-_labs: dict[tuple[Path, float], Lab] = {}
-_labs_lock = threading.Lock()
 
 
 def get_lab(path, *, check_timeout: float = CHECK_TIMEOUT) -> Lab:
     """The one Lab for this path in this process (pages share it, and its cached check results)."""
-    resolved = resolve_lab_path(path)
-    with _labs_lock:
-        key = (resolved, check_timeout)
-        if key not in _labs:
-            _labs[key] = Lab(resolved, check_timeout=check_timeout)
-        return _labs[key]
+    return _lab(resolve_lab_path(path), check_timeout)
+
+
+@functools.cache
+def _lab(resolved: Path, check_timeout: float) -> Lab:  # one per (file, limit), as lab_pool() is one per process
+    return Lab(resolved, check_timeout=check_timeout)
 
 
 def lab_from_env(environ=None) -> tuple[Lab | None, str | None]:

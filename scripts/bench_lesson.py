@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.fixtures.serve import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 STATS = "window.grpoPlayers.training"
 

@@ -12,9 +12,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, free_port
 
 from sim.lesson import cli
+from tests.fixtures.serve import CHROMIUM, CHROMIUM_ARGS, free_port
 
 pytestmark = pytest.mark.browser
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")

@@ -71,12 +71,27 @@ def test_test_sh_parses():
     assert done.returncode == 0, done.stderr
 
 
+def test_bench_lab_tiny():
+    out = json_out(run("bench_lab.py", "--repeats", "1", "--hang", "0.05"))
+    assert out["n_checks"] == 18 and out["per_call_ms"] > 0 and out["checks_ms"] > 0
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
+def test_bench_lesson_tiny():
+    out = json_out(run("bench_lesson.py", "--grid", "G=8", "--grid", "beta=0", "--grid", "scale=group",
+                       "--tries", "1"))
+    assert out["first_view_s"] > 0 and out["play_fps_at_60"] > 0 and out["tries"] == 1
+
+
 RUN_HERE = {"bench_tinylm.py", "bench_tinylm_class.py", "bench_player.py", "bench_toy.py", "bench_cold_start.py",
-            "test.sh"}
+            "test.sh", "bench_lab.py", "bench_lesson.py"}
 RUN_ELSEWHERE = {  # script -> the test that runs it
     "bench_classroom.py": "tests/test_bench_classroom.py::test_short_class",
     "bench_cold_start.py": "tests/test_browser.py::test_first_chart_on_a_cold_start",
     "st_client.py": "tests/test_bench_classroom.py (a module: the classroom bench's headless tab)",
+    "serve.sh": "tests/test_serve.py::test_two_replicas_behind_haproxy_then_sigterm_leaves_nothing",
+    "bench_trainers.py": "tests/test_tinylm_trl.py::test_bench_tiny_two_processes_train_and_agree",
 }
 
 

@@ -86,25 +86,24 @@ for i in $(seq 1 "$replicas"); do
 done
 echo "serve.sh: $replicas app servers on 127.0.0.1:$app_port..$((app_port + replicas - 1)), logs in $logs" >&2
 
-for i in $(seq 1 "$replicas"); do  # each answers its health check within 60 s, or everything stops
-    p=$((app_port + i - 1))
-    for t in $(seq 600); do
-        curl -fs -o /dev/null "http://127.0.0.1:$p/_stcore/health" && break
-        kill -0 "${pids[$((i - 1))]}" 2>/dev/null || die "app server $i (port $p) exited: see $logs/app$i.log"
-        [ "$t" = 600 ] && die "app server $i (port $p) did not answer within 60 s: see $logs/app$i.log"
+wait_healthy() {  # PORT PID TRIES WHAT LOG: poll PORT's health check every 0.1 s while PID lives, or stop everything
+    local t
+    for t in $(seq "$3"); do
+        curl -fs -o /dev/null "http://127.0.0.1:$1/_stcore/health" && return 0
+        kill -0 "$2" 2>/dev/null || die "$4 exited: see $5"
         sleep 0.1
     done
+    die "$4 did not answer within $(($3 / 10)) s: see $5"
+}
+for i in $(seq 1 "$replicas"); do  # each answers its health check within 60 s, or everything stops
+    p=$((app_port + i - 1))
+    wait_healthy "$p" "${pids[$((i - 1))]}" 600 "app server $i (port $p)" "$logs/app$i.log"
 done
 
 GRPO_BIND="$bind:$port" "$haproxy_bin" -c -q -f "$cfg" || die "haproxy rejected $cfg"
 GRPO_BIND="$bind:$port" setsid "$haproxy_bin" -db -f "$cfg" > "$logs/haproxy.log" 2>&1 &
 pids+=($!)
-for t in $(seq 50); do
-    curl -fs -o /dev/null "http://127.0.0.1:$port/_stcore/health" && break
-    kill -0 "${pids[-1]}" 2>/dev/null || die "haproxy exited (is port $port free?): see $logs/haproxy.log"
-    [ "$t" = 50 ] && die "haproxy did not answer on port $port within 5 s: see $logs/haproxy.log"
-    sleep 0.1
-done
+wait_healthy "$port" "${pids[-1]}" 50 "haproxy (is port $port free?)" "$logs/haproxy.log"
 echo "serve.sh: ready at http://$bind:$port ($replicas servers behind HAProxy); Ctrl-C stops everything" >&2
 
 wait -n "${pids[@]}"  # the first process to exit (a crash) stops the rest

@@ -14,10 +14,9 @@ Choices, and why:
   * The standard library's multiprocessing "forkserver": the fork server imports PRELOAD once, and each
     worker is its fork (no server threads), ready in about 20-50 ms. Calls and replies travel through
     multiprocessing's pipes, pickled; no wire format of ours.
-  * pebble (a ProcessPool with per-task timeouts) and loky (a reusable executor that restarts broken
-    workers) were read and not taken: neither caps memory, kills what a worker started in a new session,
-    streams messages from a running call, or decodes replies without unpickling arbitrary classes; each
-    would be a new dependency wrapped in about as much code as this module.
+  * pebble (per-task timeouts) and loky (restarts broken workers) were read and not taken: neither caps
+    memory, kills what a worker started in a new session, streams messages from a running call, or decodes
+    replies without unpickling arbitrary classes; each would be a dependency wrapped in as much code as this.
   * Replies are decoded by a restricted unpickler (containers, numbers, strings, numpy arrays): a student's
     code can make its worker send anything, and the server must never run code from it.
   * Nothing left running: the worker is a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so whatever its
@@ -25,8 +24,8 @@ Choices, and why:
     group would not hold them). The worker kills its descendants after every call; the caller freezes a hung
     worker's whole tree (SIGSTOP, so nothing forks away) before it kills it. The tree is read from /proc.
   * Memory: RLIMIT_DATA, memory_mb above what the worker holds at start (heap, private mappings, thread
-    stacks; RLIMIT_AS would count the address space torch reserves). Over it: kind "memory", not a crash.
-  * A hung, crashed or over-cap worker is replaced at once, in the background.
+    stacks; RLIMIT_AS would count the address space torch reserves). Over it: kind "memory", not a crash. A
+    hung, crashed or over-cap worker is replaced at once, in the background. (`malloc_trim`: the server's.)
 """
 
 from __future__ import annotations
@@ -60,9 +59,7 @@ _SAFE = {("numpy", "ndarray"), ("numpy", "dtype")} | {(f"numpy{m}.multiarray", n
 
 @dataclass(frozen=True)
 class Reply:
-    """What a call gave: ok and value, or kind ("raised", "memory", "timeout", "crashed", "cancelled") and
-    a plain-text message; exitcode when the worker died."""
-
+    """What a call gave: ok and value, or kind (raised/memory/timeout/crashed/cancelled), message, exitcode."""
     ok: bool
     value: object = None
     kind: str = ""
@@ -94,7 +91,6 @@ def _message(data: bytes) -> tuple:
 
 
 # ---- process trees (Linux /proc) ------------------------------------------------------------------
-
 
 def _stat(pid) -> tuple[bytes, int] | None:
     """(state letter, parent pid) from /proc/PID/stat, or None once the process is gone."""
@@ -132,7 +128,6 @@ def kill_tree(pid: int, *, include_root: bool = True) -> set[int]:
 
 # ---- the worker's side ----------------------------------------------------------------------------
 
-
 class Task:
     """What a call made with task=True gets, in the worker: emit() to the caller, stop, flags."""
 
@@ -158,6 +153,12 @@ def _reap_descendants() -> None:
     with contextlib.suppress(ChildProcessError):
         while os.waitpid(-1, os.WNOHANG)[0]:
             pass
+
+
+def malloc_trim() -> None:
+    """Hand the C heap's free pages back to the system (glibc keeps freed memory in its arenas); elsewhere a no-op."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _watch_parent(parent: int) -> None:
@@ -214,7 +215,6 @@ def _serve(conn, control, memory_mb: int | None, quiet: bool) -> None:
 
 
 # ---- the caller's side ----------------------------------------------------------------------------
-
 
 @atexit.register
 def _close_all() -> None:

@@ -186,9 +186,9 @@ class Server:
         memory in its arenas, so without it the server's resident memory would stay near its peak long after
         the students have gone). While pages run it does nothing: a full collection would hold the GIL in the
         middle of a class."""
+        from sim.procs import malloc_trim
         from ui import runs
 
-        trim = _malloc_trim()
         released_at = self.last_use
         while not self._stop.wait(every_s):
             if time.monotonic() - self.last_use <= IDLE_RELEASE_S:
@@ -198,8 +198,7 @@ class Server:
                 runs.release()
                 self.warm()
             gc.collect()  # each quiet tick: sessions Streamlit drops later (after its disconnect TTL) free more
-            if trim is not None:
-                trim(0)
+            malloc_trim()
 
     def stop(self) -> None:
         self._stop.set()
@@ -218,16 +217,6 @@ class Server:
             yield {"server": self}
         finally:
             self.stop()
-
-
-def _malloc_trim():
-    """glibc's malloc_trim, or None (not glibc: nothing to trim)."""
-    import ctypes
-
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
 
 
 _lock = threading.Lock()

@@ -14,7 +14,8 @@ import streamlit as st
 from sim.export import settings_json, trl_grpo_config, trl_snippet
 from sim.toy import ToyConfig
 from sim.views.training import PRESETS, hard_prompt_question, training_charts
-from ui.controls import apply_preset, build_config, current_values, drop_state, fixed_by_link, new_seed, set_state
+from ui.callbacks import apply_preset, drop_state, fixed_by_link, new_seed, set_state
+from ui.controls import build_config, current_values
 from ui.labview import lab_switch, verdict
 from ui.page import open_page, presenter
 from ui.player import player

@@ -53,7 +53,7 @@ def neutral(text: object, *, keep_newlines: bool = False) -> str:
     return "".join(out)
 
 
-def env_number(name: str, default: float, low: float, high: float, environ=None) -> float:
+def env_number(name: str, default: float, low: float, high: float, environ=None, *, integer: bool = False) -> float:
     """The number in environment variable `name` (`default` when unset or blank), in [low, high]; otherwise
     ValueError in one line naming the variable (a server or CLI set up wrong says so, never with a traceback
     from deep inside, and `inf` or `1e999` never reach an int())."""
@@ -66,7 +66,8 @@ def env_number(name: str, default: float, low: float, high: float, environ=None)
         x = float(raw)
     except ValueError:
         x = math.nan
-    if not (math.isfinite(x) and low <= x <= high):
+    if not (math.isfinite(x) and low <= x <= high) or (integer and not x.is_integer()):
         bounds = [int(b) if float(b).is_integer() else b for b in (low, high)]
-        raise ValueError(f"{name}={neutral(raw[:40])} is not a number from {bounds[0]} to {bounds[1]}")
-    return x
+        what = "a whole number" if integer else "a number"
+        raise ValueError(f"{name}={neutral(raw[:40])} is not {what} from {bounds[0]} to {bounds[1]}")
+    return int(x) if integer else x

@@ -284,6 +284,16 @@ def test_a_bad_memory_cap_in_the_environment_is_one_line(raw):
     assert env_number("X", 2048, 1, 2**20, {"X": " "}) == 2048 and env_number("X", 1, 1, 9, {"X": "4.5"}) == 4.5
 
 
+@pytest.mark.parametrize("raw", ["x", "2.5", "0", "-1", "inf", "65"])
+def test_a_bad_tinylm_max_jobs_is_one_line(raw):
+    # the grep pass: TINYLM_MAX_JOBS was int(os.environ[...]): "x" a traceback at import, "0" a line that never moves
+    from sim.validate import env_number
+
+    with pytest.raises(ValueError, match=r"^TINYLM_MAX_JOBS=\S+ is not a whole number from 1 to 64$"):
+        env_number("TINYLM_MAX_JOBS", 2, 1, 64, {"TINYLM_MAX_JOBS": raw}, integer=True)
+    assert env_number("TINYLM_MAX_JOBS", 2, 1, 64, {"TINYLM_MAX_JOBS": "3"}, integer=True) == 3
+
+
 def test_a_bad_memory_cap_stops_the_cli_in_one_line(tmp_path):
     env = {**os.environ, "TINYLM_MEMORY_CAP_MB": "abc"}
     res = subprocess.run([sys.executable, "-m", "sim", "tinylm"], cwd=ROOT, env=env, capture_output=True, text=True,

@@ -16,8 +16,8 @@ from sim.tinylm.checkpoint import CheckpointError, load_checkpoint
 from sim.tinylm.figures import caption, load_preset_figures, seed_row
 from sim.tinylm.job import TrainingJob
 from sim.tinylm.presets import preset_of
+from ui.callbacks import set_state
 from ui.charts import COLORS, figure, rgba, show
-from ui.controls import set_state
 from ui.page import presenter, table
 from ui.tinylm_runs import left_text, poll_interval, queue_text, registry
 

@@ -42,8 +42,10 @@ from sim.procs import Worker
 from sim.tinylm.checkpoint import CheckpointError
 from sim.tinylm.memory import MEMORY_CAP_BYTES, MiB
 from sim.tinylm.story import StoryConfig, run_story
+from sim.validate import env_number
 
-MAX_CONCURRENT = int(os.environ.get("TINYLM_MAX_JOBS", os.cpu_count() or 1))  # one training per core
+# one training per core; a bad TINYLM_MAX_JOBS (x, 2.5, 0) is one line naming it, not a traceback or a stuck line
+MAX_CONCURRENT = env_number("TINYLM_MAX_JOBS", os.cpu_count() or 1, 1, 64, integer=True)
 MAX_FINISHED = 64  # finished runs kept for replay
 FINISHED_BYTES = 64 * MiB  # and their total size (history + result, measured as JSON)
 HEARTBEAT_S = 30.0  # a run nobody has polled for this long is abandoned (all its tabs closed)

@@ -17,6 +17,7 @@ from ui.tinylm import (
     scratch_button,
     session_job,
     start_job,
+    trl_overlay_switch,
     viewer_id,
 )
 from ui.tinylm_runs import poll_interval, registry
@@ -119,6 +120,7 @@ st.caption(
 
 # Poll fast until the first iteration arrives (the first chart), then as often as the number of viewers allows.
 POLL = poll_interval(job.snapshot()["viewers"]) if watching else None
+trl_overlay_switch()
 live_run(me, watching, POLL)
 recorded_runs()
 st.caption("Metrics use TRL's names: " + ", ".join(METRICS) + ".")

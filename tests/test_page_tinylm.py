@@ -143,3 +143,22 @@ def test_gspo_importance_level_is_offered_and_accepted():
     assert not at.exception and at.radio(key="tl_is_level").value == "sequence"
     assert not at.error and not at.button(key="tl_start").disabled
     assert len(at.dataframe) == 2  # the recorded runs stay
+
+
+def test_the_recorded_trl_run_overlays_reward_and_pass_at_1():
+    # Issue 18: the page can overlay the recorded TRL run (assets/tinylm_trl_run.json) on the live charts.
+    from sim.tinylm.trl_record import load_trl_run
+    from ui.tinylm import metric_figure
+
+    rec = load_trl_run()
+    assert rec is not None and len(rec["reward"]) == len(rec["iterations"])
+    snap = {"history": [{"iteration": 1, "reward": 0.5}, {"iteration": 2, "reward": 0.6}], "pass_at_1": [(0, 0.51)]}
+    reward = metric_figure(snap, ("reward", "pass_at_1"), rec)
+    names = [t.name for t in reward.data]
+    assert names == ["reward", "held-out pass@1", "reward, TRL (recorded)", "held-out pass@1, TRL (recorded)"]
+    assert list(reward.data[2].y) == rec["reward"] and reward.data[3].y[-1] == rec["pass_at_1"][-1][1]
+    assert [t.name for t in metric_figure(snap, ("reward", "pass_at_1")).data] == names[:2]  # off: the live run only
+    at = AppTest.from_file(PAGE, default_timeout=30)
+    at.query_params.update({"tinylm_on": "true"})
+    at.run()
+    assert not at.exception and at.toggle(key="tl_trl_overlay").value is False

@@ -116,7 +116,19 @@ def gap_figure(rows: list[dict]):
     return fig
 
 
-def metric_figure(snap: dict, names: tuple[str, ...]):
+@st.cache_resource(show_spinner=False, max_entries=1)
+def trl_record() -> tuple[dict | None, str | None]:
+    """The recorded TRL run (sim/tinylm/trl_record.py) and None, or None and why it cannot be read."""
+    from sim.tinylm.trl_record import TrlRecordError, load_trl_run
+
+    try:
+        return load_trl_run(), None
+    except TrlRecordError as e:
+        return None, str(e)
+
+
+def metric_figure(snap: dict, names: tuple[str, ...], trl: dict | None = None):
+    """One live metric against iteration; with `trl` (the recorded TRL run), its reward and pass@1 overlaid."""
     fig = figure(names[0], "iteration", names[0], height=260)
     hist = [m for m in snap["history"] if names[0] in m]  # "kl" is measured every few iterations when β = 0
     xs = [m["iteration"] for m in hist]
@@ -125,6 +137,12 @@ def metric_figure(snap: dict, names: tuple[str, ...]):
         pts = snap["pass_at_1"]
         fig.add_scatter(x=[i for i, _ in pts], y=[p for _, p in pts], name="held-out pass@1",
                         line=dict(color=COLORS["good"], width=3))  # fmt: skip
+    if trl is not None and names[0] == "reward":
+        fig.add_scatter(x=trl["iterations"], y=trl["reward"], name="reward, TRL (recorded)",
+                        line=dict(color=COLORS["pin"], dash="dot"))  # fmt: skip
+    if trl is not None and "pass_at_1" in names:
+        fig.add_scatter(x=[i for i, _ in trl["pass_at_1"]], y=[p for _, p in trl["pass_at_1"]],
+                        name="held-out pass@1, TRL (recorded)", line=dict(color=COLORS["pin"], width=3, dash="dash"))
     return fig
 
 
@@ -137,10 +155,12 @@ def group_rows(snap: dict) -> list[dict]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def live_view(job_serial: int, iteration: int, n_pass: int, _snap: dict) -> tuple[list, list[dict]]:
+def live_view(job_serial: int, iteration: int, n_pass: int, _snap: dict, trl: bool = False) -> tuple[list, list[dict]]:
     """The eight charts and the groups table of one run at one iteration, built once for all its viewers
-    (a shared run has many; only an optimisation: a cleared cache just rebuilds)."""
-    return [metric_figure(_snap, names) for names in CHARTS], group_rows(_snap)
+    (a shared run has many; only an optimisation: a cleared cache just rebuilds). trl: overlay the recorded
+    TRL run's reward and pass@1."""
+    rec = trl_record()[0] if trl else None
+    return [metric_figure(_snap, names, rec) for names in CHARTS], group_rows(_snap)
 
 
 # ---- a finished live run ----
@@ -198,7 +218,8 @@ def _progress(me: str, watching: bool, poll: float | None) -> None:
         for col, name in zip(cols, ("reward", "entropy", "kl", "frac_reward_zero_std"), strict=True):
             last = next((m[name] for m in reversed(snap["history"]) if name in m), float("nan"))
             col.metric(name, f"{last:.3f}")
-        figs, rows = live_view(job.serial, snap["iteration"], len(snap["pass_at_1"]), snap)
+        figs, rows = live_view(job.serial, snap["iteration"], len(snap["pass_at_1"]), snap,
+                               st.session_state.get("tl_trl_overlay", False))
         left_col, right_col = st.columns(2)
         for i, (names, fig) in enumerate(zip(CHARTS, figs, strict=True)):
             with left_col if i % 2 == 0 else right_col:
@@ -211,6 +232,19 @@ def _progress(me: str, watching: bool, poll: float | None) -> None:
         st.rerun()  # the job ended: redraw the buttons once
     if watching and not left and snap["history"] and poll_interval(snap["viewers"]) > 2 * poll:
         st.rerun()  # charts are up and there are many viewers: poll less often (see poll_interval)
+
+
+def trl_overlay_switch() -> None:
+    """A switch that overlays the recorded TRL run (scripts/bench_trainers.py's, TRL's GRPOTrainer on the same
+    task and SFT start) on the live charts; says so, as plain text, when the record cannot be read."""
+    rec, problem = trl_record()
+    if problem:
+        st.text(f"The recorded TRL run cannot be shown: {problem}")
+    elif rec is not None:
+        st.toggle("Overlay the recorded TRL run (reward, held-out pass@1)", key="tl_trl_overlay",
+                  help=f"TRL's own GRPOTrainer on the same task from the same SFT checkpoint, "
+                       f"{len(rec['iterations'])} iterations on {rec['num_processes']} process(es): final pass@1 "
+                       f"{rec['pass_at_1_after']:.3f}, pass@64 {rec['pass_at_64_after']:.3f}")
 
 
 def live_run(me: str, watching: bool, poll: float | None) -> None:

@@ -79,7 +79,7 @@ def test_bench_lab_tiny():
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
 def test_bench_lesson_tiny():
-    out = json_out(run("bench_lesson.py", "--grid", "G=8", "--grid", "beta=0", "--grid", "scale=group",
+    out = json_out(run("bench_lesson.py", "--grid", "G=8,16", "--grid", "beta=0", "--grid", "scale=group",
                        "--tries", "1"))
     assert out["first_view_s"] > 0 and out["play_fps_at_60"] > 0 and out["tries"] == 1
 

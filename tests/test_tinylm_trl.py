@@ -49,8 +49,8 @@ def test_missing_trl_exits_2_with_what_to_install(monkeypatch, capsys):
 @pytest.mark.parametrize("argv, words", [
     (["--trainer", "tf"], "invalid choice"),
     (["--trainer", "trl", "-G", "1"], "group_size"),
-    (["--trainer", "trl", "--out", "README.md/y.json"], "--out README.md/y.json: cannot write"),
-    (["--trainer", "trl", "--out", "/tmp"], "--out /tmp: is a directory"),
+    (["--trainer", "trl", "--out", "README.md/y.json"], "y.json cannot be written (Not a directory)"),
+    (["--trainer", "trl", "--out", "/tmp"], "--out /tmp: /tmp is a directory"),
     (["--trainer", "trl", "--baseline", "loo"], "--baseline loo: TRL's GRPOTrainer always subtracts the group mean"),
     (["--trainer", "trl", "--eps", "0"], "--eps 0: TRL's GRPOTrainer adds a fixed 0.0001"),
     (["--trainer", "trl", "--prompts", "3", "--max-seconds", "-1"], "--max-seconds must be > 0"),

@@ -69,7 +69,22 @@ def load(browser, url: str, shared=None) -> tuple:
     page.goto(url)
     page.wait_for_function(f"() => Object.keys(({SNAPSHOT})()).length > 0")
     page.wait_for_selector(IDLE)
+    stable_settings(page)
     return page, (page if shared is not None else ctx), requests
+
+
+def stable_settings(page, settle_ms: int = 300, tries: int = 25) -> dict:
+    """The sidebar's settings once two reads settle_ms apart agree: on a busy machine the idle marker can show
+    between the page's first script run and its correcting rerun, with the sidebar half drawn."""
+    prev = page.evaluate(SNAPSHOT)
+    for _ in range(tries):
+        page.wait_for_timeout(settle_ms)
+        page.wait_for_selector(IDLE)
+        cur = page.evaluate(SNAPSHOT)
+        if cur == prev:
+            return cur
+        prev = cur
+    return prev
 
 
 _SETTINGS: dict[str, dict] = {}

@@ -198,3 +198,33 @@ def test_std_scaling_and_sharpening_store_what_their_pages_send():
         entry["payload"].pop("plotly_url")
         assert entry["payload"] == sent, path
         assert entry["below"] in [c.value for c in at.caption], path  # the same words under the charts
+
+
+def test_one_group_and_kl_views_hold_the_chapters_numbers(tmp_path):
+    out = tmp_path / "g"
+    assert cli.main(["build", str(out), "--views", "one_group,kl_clip", "--quiet"]) == 0
+    ex = stored(out, "one_group-rewards1001_scalegroup_lossgrpo")
+    adv, bias, credit = ex["tables"]
+    assert [r[3] for r in adv["rows"]] == ["+0.9998", "-0.9998", "-0.9998", "+0.9998"]  # ±0.5 / (0.5 + 1e-4)
+    assert [r[1] for r in adv["rows"]] == ["8 5 <eos>", "7 5 <eos>", "8 1 5 <eos>", "8 5 <eos>"]
+    assert [r[6] for r in adv["rows"]] == ["+0.0833", "-0.0833", "-0.0625", "+0.0833"]  # A / (G |y|): 1/12, 1/16
+    rows = {r[0]: r for r in bias["rows"]}
+    assert rows["grpo"][1:] == ["-0.0833", "-0.0625"] and rows["dapo"][1] == rows["dapo"][2] == "-0.0769"  # 1/13
+    first = {r[2]: r[3] for r in credit["rows"] if r[0] == "0"}
+    assert first == {"8": "+0.1041", "7": "-0.0833"}  # 1/12 + 1/12 - 1/16, -1/12: the chapter's +0.10 / -0.083
+    one = stored(out, "one_group-rewards1000_scalegroup_lossgrpo")["tables"][0]["rows"]
+    assert [r[3] for r in one] == ["+1.7317", "-0.5772", "-0.5772", "-0.5772"]  # 0.75 / (0.433 + 1e-4): 1.732
+    same = stored(out, "one_group-rewards1111_scalegroup_lossgrpo")
+    assert {r[3] for r in same["tables"][0]["rows"]} == {"+0.0000"} and "teaches nothing" in same["above"]
+    # the same numbers as the app's own computation for another loss type
+    from sim.exercises import group_responses, per_token_weights
+
+    mine = stored(out, "one_group-rewards1001_scalenone_lossdr_grpo")["tables"][0]["rows"]
+    want = per_token_weights(group_responses([1, 0, 0, 1]), [1, 0, 0, 1], loss_type="dr_grpo", scale="none")
+    assert [r[6] for r in mine] == [f"{w[0]:+.4f}" for w in want]
+    kl = stored(out, "kl_clip-pi0.6_pi_ref0.5_eps0.2")
+    assert "u = π_ref / π = 0.833, k3 = u − log u − 1 = 0.0157, d k3 / d log π = 1 − u = 0.167" in kl["above"]
+    assert "ratio ρ = 1.250" in kl["below"] and "clipped, no more gradient" in kl["below"]
+    assert "still pushed up" in stored(out, "kl_clip-pi0.6_pi_ref0.5_eps0.3")["below"]  # 1.25 < 1.3
+    k = {r[0]: r for r in kl["tables"][0]["rows"]}
+    assert k["1"][1:] == ["+0.0000"] * 3 and k["2"][3] == "+0.3069"  # k3(2) = 2 - log 2 - 1

@@ -228,3 +228,36 @@ def test_one_group_and_kl_views_hold_the_chapters_numbers(tmp_path):
     assert "still pushed up" in stored(out, "kl_clip-pi0.6_pi_ref0.5_eps0.3")["below"]  # 1.25 < 1.3
     k = {r[0]: r for r in kl["tables"][0]["rows"]}
     assert k["1"][1:] == ["+0.0000"] * 3 and k["2"][3] == "+0.3069"  # k3(2) = 2 - log 2 - 1
+
+
+def test_passk_problems_and_the_predict_questions(tmp_path):
+    out = tmp_path / "p"
+    assert cli.main(["build", str(out), "--views", "passk_problems,kl_clip,wasted", "--quiet"]) == 0
+    two = stored(out, "passk_problems-default")
+    assert "pass@1 rises 0.325 → 0.495, and pass@64 falls 0.981 → 0.737" in two["above"]  # the chapter's numbers
+    rows = {r[0]: r for r in two["tables"][0]["rows"]}
+    assert rows["1"][1:] == ["0.600", "0.980", "0.050", "0.010", "0.325", "0.495"]
+    assert rows["64"][3:5] == ["0.962", "0.474"]  # 1 - 0.95^64, 1 - 0.99^64
+    q = two["predict"]
+    assert q["answer"] == 0.737 and q["answer_text"] == "0.737" and "0.981" in q["question"]
+    from sim.passk import mean_pass_at_k_known_p
+    from ui.runs import toy_before_after
+
+    p0, pT = toy_before_after()  # the app page's own computation (its cached call)
+    toy = two["tables"][1]["rows"]
+    assert [r[1:] for r in toy] == [[f"{mean_pass_at_k_known_p(p, [k])[0]:.3f}" for p in (p0, pT)]
+                                    for k in (1, 2, 4, 8, 16, 32, 64)]
+    k3 = stored(out, "kl_clip-pi0.6_pi_ref0.5_eps0.2")["predict"]
+    assert k3["answer"] == 0.0157 and k3["tolerance"] == 0.002
+    wasted = stored(out, "wasted-p0.05_G8")["predict"]
+    assert wasted["answer"] == 33.7 and "G = 64: 96.2%" in wasted["explain"]  # 1 - 0.95^8 - 0.05^8
+
+
+def test_std_scaling_asks_exercise_15_4():
+    from sim.exercises import mean_abs_advantage
+    from sim.lesson.views import std_entry
+
+    entry = std_entry(8)
+    assert entry["predict"]["answer"] == 0.66  # one of 8 correct: 2 * 7 * (1/8) / (0.331 + 1e-4) / 8
+    rows = entry["tables"][0]["rows"]
+    assert rows[4] == ["4", "1.000", "0.500"] and rows[1][1] == f"{float(mean_abs_advantage(1, 8)):.3f}"

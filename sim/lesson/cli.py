@@ -14,7 +14,8 @@ from pathlib import Path
 from sim.lesson.grid import DEFAULT_GRID, MAX_MB, MAX_SETTINGS, check_size, parse_grid
 from sim.views.training import CONTROLS
 
-VIEWS = ("training", "one_group", "kl_clip", "std_scaling", "passk_estimator", "sharpen", "wasted", "tinylm")
+VIEWS = ("training", "one_group", "kl_clip", "std_scaling", "passk_estimator", "passk_problems", "sharpen", "wasted",
+         "tinylm")
 
 
 class ArgError(Exception):
@@ -68,7 +69,8 @@ def views_for(args) -> list:
         else:
             out.append({"std_scaling": views.std_view, "sharpen": views.sharpen_view, "wasted": views.wasted_view,
                         "passk_estimator": views.estimator_view, "tinylm": views.tinylm_view,
-                        "one_group": exercise_views.one_group_view, "kl_clip": exercise_views.kl_view}[name]())
+                        "one_group": exercise_views.one_group_view, "kl_clip": exercise_views.kl_view,
+                        "passk_problems": exercise_views.problems_view}[name]())
     if None in out:  # only TinyLM's recorded figures can be missing
         raise ValueError("--views tinylm: assets/tinylm_seeds.json is missing or damaged (python "
                          "scripts/bench_tinylm.py --skip-sft --write-figures --seeds 5 records it)")

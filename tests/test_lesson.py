@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -261,3 +262,35 @@ def test_std_scaling_asks_exercise_15_4():
     assert entry["predict"]["answer"] == 0.66  # one of 8 correct: 2 * 7 * (1/8) / (0.331 + 1e-4) / 8
     rows = entry["tables"][0]["rows"]
     assert rows[4] == ["4", "1.000", "0.500"] and rows[1][1] == f"{float(mean_abs_advantage(1, 8)):.3f}"
+
+
+def test_the_recorded_tinylm_run_replays_its_record(tmp_path):
+    from sim.player.encode import decode_array
+    from sim.tinylm import figures
+
+    record = figures.load_run_record()
+    assert record is not None and len(record["iterations"]) == 300  # StoryConfig() defaults
+    out = tmp_path / "r"
+    assert cli.main(["build", str(out), "--views", "tinylm_run", "--quiet"]) == 0
+    entry = stored(out, "tinylm_run-default")
+    pay = entry["payload"]
+    assert pay["T"] == 300 and pay["charts"][0]["traces"][0]["x0"] == 1
+    reward = decode_array(pay["arrays"][pay["charts"][0]["traces"][0]["y"]])
+    np.testing.assert_allclose(reward, record["metrics"]["reward"], rtol=1e-6)  # float32 in the page
+    held = decode_array(pay["arrays"][pay["charts"][1]["traces"][0]["y"]])  # (T+1,) pass@1 at the last check
+    checks = dict(record["pass_at_1"])
+    assert [held[i] for i in (0, 15, 300)] == [np.float32(checks[i]) for i in (0, 10, 300)]
+    kl = decode_array(pay["arrays"][pay["charts"][3]["traces"][1]["y"]])
+    logged = [(i, v) for i, v in zip(record["iterations"], record["metrics"]["kl"], strict=True) if v is not None]
+    assert np.isnan(kl[0]) and all(kl[i] == np.float32(v) for i, v in logged)
+    this, *presets = entry["tables"]
+    assert this["rows"][-1] == ["64", f"{record['pass_at_k_before'][63]:.3f}", f"{record['pass_at_k_after'][63]:.3f}"]
+    loaded = figures.load_preset_figures()
+    assert [t["title"].split(":")[0] for t in presets] == [f"Preset {n}" for n in loaded]
+    mean = loaded["default"]["curves"]["pass_at_k_after"]["mean"]
+    assert presets[0]["rows"][0][2] == f"{mean[0]:.3f}" and presets[0]["caption"] == loaded["default"]["summary"]
+    damaged = tmp_path / "run.json"
+    for text in ("{", "[]", json.dumps({**record, "iterations": record["iterations"][1:]}),
+                 json.dumps({**record, "metrics": {**record["metrics"], "reward": ["x"] * 300}})):
+        damaged.write_text(text)
+        assert figures.load_run_record(damaged) is None

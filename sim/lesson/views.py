@@ -263,8 +263,9 @@ def default_views() -> list[View]:
     """The default lesson: what `python -m sim lesson build OUT` builds without flags."""
     from sim.lesson.exercise_views import kl_view, one_group_view, problems_view
     from sim.lesson.grid import DEFAULT_GRID
+    from sim.lesson.recorded import tinylm_run_view
 
     views = [training_view(DEFAULT_GRID), one_group_view(), kl_view(), std_view(), estimator_view(), problems_view(),
              sharpen_view(),
-             wasted_view(), tinylm_view()]
+             wasted_view(), tinylm_run_view(), tinylm_view()]
     return [v for v in views if v is not None]

@@ -286,7 +286,11 @@ def test_the_recorded_tinylm_run_replays_its_record(tmp_path):
     this, *presets = entry["tables"]
     assert this["rows"][-1] == ["64", f"{record['pass_at_k_before'][63]:.3f}", f"{record['pass_at_k_after'][63]:.3f}"]
     loaded = figures.load_preset_figures()
+    presets, never = presets[: len(loaded)], presets[len(loaded) :]
     assert [t["title"].split(":")[0] for t in presets] == [f"Preset {n}" for n in loaded]
+    first = loaded["chapter-lab"]["runs"][0]
+    assert never[-1]["rows"][0] == [str(first["seed"]), ", ".join(first["never_solved_problems_before"]),
+                                    ", ".join(first["never_solved_problems_after"]) or "none"]
     mean = loaded["default"]["curves"]["pass_at_k_after"]["mean"]
     assert presets[0]["rows"][0][2] == f"{mean[0]:.3f}" and presets[0]["caption"] == loaded["default"]["summary"]
     damaged = tmp_path / "run.json"

@@ -11,6 +11,7 @@ from sim.player import build_payload
 from sim.player.spec import COLORS, Chart, Line
 
 PASSK_KS = (1, 2, 4, 8, 16, 32, 64)
+NEVER = ("never_solved_problems_before", "never_solved_problems_after")  # optional in a record
 
 
 def _series(values) -> np.ndarray:
@@ -65,6 +66,12 @@ def run_entry(record: dict, presets: dict[str, dict]) -> dict:
                        "columns": ["k", "SFT", "GRPO"],
                        "rows": [[str(k), f"{cb[k - 1]:.3f}", f"{ca[k - 1]:.3f}"] for k in ks if k <= len(cb)],
                        "caption": fig["summary"]})
+    for name, fig in presets.items():
+        runs = [r for r in fig["runs"] if all(k in r for k in NEVER)]
+        if runs:
+            tables.append({"title": f"Preset {name}: held-out problems never solved in the samples, by GRPO seed",
+                           "columns": ["seed", "SFT", "GRPO"],
+                           "rows": [[str(r["seed"]), *(", ".join(r[k]) or "none" for k in NEVER)] for r in runs]})
     payload = build_payload("tinylm_run", T=T, columns=2, charts=run_charts(record))
     return {"payload": payload, "above": above, "below": "", "predict": None, "tables": tables}
 
@@ -83,5 +90,5 @@ def tinylm_run_view() -> View | None:
         "This is the app's default TinyLM run as sim's trainer logged it, replayed in the player.",
         [], [({}, lambda: run_entry(record, presets))], recorded=True,
         what="The default TinyLM run's reward, held-out pass@1, zero-std groups, entropy and KL in the player; "
-             "pass@k before and after for both presets (recorded).",
+             "pass@k before and after and the problems never solved, for both presets (recorded).",
     )  # fmt: skip

@@ -266,38 +266,35 @@
 
   function render(setting, entry) {
     $("ls-error").hidden = true;
-    $("ls-above").textContent = entry.above;
-    $("ls-below").textContent = entry.below;
-    tables(entry.tables || []);
-    if (!entry.payload) {
-      playerBox.hidden = true;
-      window.grpoLesson.shown = setting.id;
-      window.grpoLesson.changes += 1;
-      return;
+    const data = entry.payload && { ...entry.payload, plotly_url: manifest.plotly, classroom };
+    if (data) {
+      data.plotly_help = "Plotly.js should be in this lesson's folder: rebuild it with python -m sim lesson build.";
+      if (classroom) {
+        data.columns = manifest.classroom.columns || data.columns;
+        if (manifest.classroom.height) data.charts = data.charts.map((c) => ({ ...c, height: manifest.classroom.height }));
+      }
     }
-    const data = { ...entry.payload, plotly_url: manifest.plotly, classroom };
-    data.plotly_help = "Plotly.js should be in this lesson's folder: rebuild it with python -m sim lesson build.";
-    if (classroom) {
-      data.columns = manifest.classroom.columns || data.columns;
-      if (manifest.classroom.height) data.charts = data.charts.map((c) => ({ ...c, height: manifest.classroom.height }));
-    }
-    const mount = () => {
-      playerBox.hidden = false;
-      window.grpoMountPlayer({ data, parentElement: playerBox, setStateValue: () => {} });
+    // a view without charts (payload null) shows its text and tables only
+    const show = (withAbove) => {
+      if (withAbove) $("ls-above").textContent = entry.above;
+      $("ls-below").textContent = entry.below;
+      tables(entry.tables || []);
+      playerBox.hidden = !data;
+      if (data) window.grpoMountPlayer({ data, parentElement: playerBox, setStateValue: () => {} });
       window.grpoLesson.shown = setting.id;
       window.grpoLesson.changes += 1;
       return setting.id;
     };
     if (predictMode && entry.predict && revealed === null) {
+      // nothing that holds the answer is shown before the guess: the charts, tables and (without charts) the text
       playerBox.hidden = true;
+      $("ls-above").textContent = data ? entry.above : "";
       $("ls-below").textContent = "";
-      predictBox(entry.predict, () => {
-        $("ls-below").textContent = entry.below;
-        mount();
-      });
+      tables([]);
+      predictBox(entry.predict, () => show(true));
     } else {
       if (setting.id !== revealed) $("ls-predict").hidden = true;
-      mount();
+      show(true);
     }
   }
 

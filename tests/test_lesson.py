@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -198,3 +199,102 @@ def test_std_scaling_and_sharpening_store_what_their_pages_send():
         entry["payload"].pop("plotly_url")
         assert entry["payload"] == sent, path
         assert entry["below"] in [c.value for c in at.caption], path  # the same words under the charts
+
+
+def test_one_group_and_kl_views_hold_the_chapters_numbers(tmp_path):
+    out = tmp_path / "g"
+    assert cli.main(["build", str(out), "--views", "one_group,kl_clip", "--quiet"]) == 0
+    ex = stored(out, "one_group-rewards1001_scalegroup_lossgrpo")
+    adv, bias, credit = ex["tables"]
+    assert [r[3] for r in adv["rows"]] == ["+0.9998", "-0.9998", "-0.9998", "+0.9998"]  # ±0.5 / (0.5 + 1e-4)
+    assert [r[1] for r in adv["rows"]] == ["8 5 <eos>", "7 5 <eos>", "8 1 5 <eos>", "8 5 <eos>"]
+    assert [r[6] for r in adv["rows"]] == ["+0.0833", "-0.0833", "-0.0625", "+0.0833"]  # A / (G |y|): 1/12, 1/16
+    rows = {r[0]: r for r in bias["rows"]}
+    assert rows["grpo"][1:] == ["-0.0833", "-0.0625"] and rows["dapo"][1] == rows["dapo"][2] == "-0.0769"  # 1/13
+    first = {r[2]: r[3] for r in credit["rows"] if r[0] == "0"}
+    assert first == {"8": "+0.1041", "7": "-0.0833"}  # 1/12 + 1/12 - 1/16, -1/12: the chapter's +0.10 / -0.083
+    one = stored(out, "one_group-rewards1000_scalegroup_lossgrpo")["tables"][0]["rows"]
+    assert [r[3] for r in one] == ["+1.7317", "-0.5772", "-0.5772", "-0.5772"]  # 0.75 / (0.433 + 1e-4): 1.732
+    same = stored(out, "one_group-rewards1111_scalegroup_lossgrpo")
+    assert {r[3] for r in same["tables"][0]["rows"]} == {"+0.0000"} and "teaches nothing" in same["above"]
+    # the same numbers as the app's own computation for another loss type
+    from sim.exercises import group_responses, per_token_weights
+
+    mine = stored(out, "one_group-rewards1001_scalenone_lossdr_grpo")["tables"][0]["rows"]
+    want = per_token_weights(group_responses([1, 0, 0, 1]), [1, 0, 0, 1], loss_type="dr_grpo", scale="none")
+    assert [r[6] for r in mine] == [f"{w[0]:+.4f}" for w in want]
+    kl = stored(out, "kl_clip-pi0.6_pi_ref0.5_eps0.2")
+    assert "u = π_ref / π = 0.833, k3 = u − log u − 1 = 0.0157, d k3 / d log π = 1 − u = 0.167" in kl["above"]
+    assert "ratio ρ = 1.250" in kl["below"] and "clipped, no more gradient" in kl["below"]
+    assert "still pushed up" in stored(out, "kl_clip-pi0.6_pi_ref0.5_eps0.3")["below"]  # 1.25 < 1.3
+    k = {r[0]: r for r in kl["tables"][0]["rows"]}
+    assert k["1"][1:] == ["+0.0000"] * 3 and k["2"][3] == "+0.3069"  # k3(2) = 2 - log 2 - 1
+
+
+def test_passk_problems_and_the_predict_questions(tmp_path):
+    out = tmp_path / "p"
+    assert cli.main(["build", str(out), "--views", "passk_problems,kl_clip,wasted", "--quiet"]) == 0
+    two = stored(out, "passk_problems-default")
+    assert "pass@1 rises 0.325 → 0.495, and pass@64 falls 0.981 → 0.737" in two["above"]  # the chapter's numbers
+    rows = {r[0]: r for r in two["tables"][0]["rows"]}
+    assert rows["1"][1:] == ["0.600", "0.980", "0.050", "0.010", "0.325", "0.495"]
+    assert rows["64"][3:5] == ["0.962", "0.474"]  # 1 - 0.95^64, 1 - 0.99^64
+    q = two["predict"]
+    assert q["answer"] == 0.737 and q["answer_text"] == "0.737" and "0.981" in q["question"]
+    from sim.passk import mean_pass_at_k_known_p
+    from ui.runs import toy_before_after
+
+    p0, pT = toy_before_after()  # the app page's own computation (its cached call)
+    toy = two["tables"][1]["rows"]
+    assert [r[1:] for r in toy] == [[f"{mean_pass_at_k_known_p(p, [k])[0]:.3f}" for p in (p0, pT)]
+                                    for k in (1, 2, 4, 8, 16, 32, 64)]
+    k3 = stored(out, "kl_clip-pi0.6_pi_ref0.5_eps0.2")["predict"]
+    assert k3["answer"] == 0.0157 and k3["tolerance"] == 0.002
+    wasted = stored(out, "wasted-p0.05_G8")["predict"]
+    assert wasted["answer"] == 33.7 and "G = 64: 96.2%" in wasted["explain"]  # 1 - 0.95^8 - 0.05^8
+
+
+def test_std_scaling_asks_exercise_15_4():
+    from sim.exercises import mean_abs_advantage
+    from sim.lesson.views import std_entry
+
+    entry = std_entry(8)
+    assert entry["predict"]["answer"] == 0.66  # one of 8 correct: 2 * 7 * (1/8) / (0.331 + 1e-4) / 8
+    rows = entry["tables"][0]["rows"]
+    assert rows[4] == ["4", "1.000", "0.500"] and rows[1][1] == f"{float(mean_abs_advantage(1, 8)):.3f}"
+
+
+def test_the_recorded_tinylm_run_replays_its_record(tmp_path):
+    from sim.player.encode import decode_array
+    from sim.tinylm import figures
+
+    record = figures.load_run_record()
+    assert record is not None and len(record["iterations"]) == 300  # StoryConfig() defaults
+    out = tmp_path / "r"
+    assert cli.main(["build", str(out), "--views", "tinylm_run", "--quiet"]) == 0
+    entry = stored(out, "tinylm_run-default")
+    pay = entry["payload"]
+    assert pay["T"] == 300 and pay["charts"][0]["traces"][0]["x0"] == 1
+    reward = decode_array(pay["arrays"][pay["charts"][0]["traces"][0]["y"]])
+    np.testing.assert_allclose(reward, record["metrics"]["reward"], rtol=1e-6)  # float32 in the page
+    held = decode_array(pay["arrays"][pay["charts"][1]["traces"][0]["y"]])  # (T+1,) pass@1 at the last check
+    checks = dict(record["pass_at_1"])
+    assert [held[i] for i in (0, 15, 300)] == [np.float32(checks[i]) for i in (0, 10, 300)]
+    kl = decode_array(pay["arrays"][pay["charts"][3]["traces"][1]["y"]])
+    logged = [(i, v) for i, v in zip(record["iterations"], record["metrics"]["kl"], strict=True) if v is not None]
+    assert np.isnan(kl[0]) and all(kl[i] == np.float32(v) for i, v in logged)
+    this, *presets = entry["tables"]
+    assert this["rows"][-1] == ["64", f"{record['pass_at_k_before'][63]:.3f}", f"{record['pass_at_k_after'][63]:.3f}"]
+    loaded = figures.load_preset_figures()
+    presets, never = presets[: len(loaded)], presets[len(loaded) :]
+    assert [t["title"].split(":")[0] for t in presets] == [f"Preset {n}" for n in loaded]
+    first = loaded["chapter-lab"]["runs"][0]
+    assert never[-1]["rows"][0] == [str(first["seed"]), ", ".join(first["never_solved_problems_before"]),
+                                    ", ".join(first["never_solved_problems_after"]) or "none"]
+    mean = loaded["default"]["curves"]["pass_at_k_after"]["mean"]
+    assert presets[0]["rows"][0][2] == f"{mean[0]:.3f}" and presets[0]["caption"] == loaded["default"]["summary"]
+    damaged = tmp_path / "run.json"
+    for text in ("{", "[]", json.dumps({**record, "iterations": record["iterations"][1:]}),
+                 json.dumps({**record, "metrics": {**record["metrics"], "reward": ["x"] * 300}})):
+        damaged.write_text(text)
+        assert figures.load_run_record(damaged) is None

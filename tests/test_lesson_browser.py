@@ -163,3 +163,24 @@ def test_classroom_predict_and_hide(browser, lesson):
     columns = p.evaluate("getComputedStyle(document.querySelector('.gp-charts')).gridTemplateColumns")
     assert len(columns.split(" ")) == 3
     w.close()
+
+
+def test_table_views_ask_before_they_show_the_answer(browser, tmp_path):
+    out = tmp_path / "tables"
+    assert cli.main(["build", str(out), "--views", "kl_clip,one_group", "--quiet"]) == 0
+    base = out.resolve().as_uri()
+    w = Opened(browser, f"{base}/kl_clip.html?predict=1", allowed=base + "/")
+    p = w.page
+    p.locator("#ls-predict").wait_for(state="visible")
+    assert p.locator("#ls-above").text_content() == "" and p.locator("#ls-tables table").count() == 0
+    p.locator("#ls-guess").fill("0.016")
+    p.get_by_role("button", name="Reveal").click()
+    assert "the answer 0.0157: off by 0.0003, close" in p.locator("#ls-predict").text_content()
+    assert "k3 = u − log u − 1 = 0.0157" in p.locator("#ls-above").text_content()
+    assert p.locator("#ls-tables table").count() == 1
+    w.close()
+    w = Opened(browser, f"{base}/one_group.html#rewards=1,0,0,0", allowed=base + "/")
+    p = w.page
+    p.locator("#ls-tables table").first.wait_for(state="visible")
+    assert "Right answers get +1.732" in p.locator("#ls-above").text_content()  # the chapter's 1.732 / -0.577
+    w.close()

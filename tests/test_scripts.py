@@ -84,8 +84,17 @@ def test_bench_lesson_tiny():
     assert out["first_view_s"] > 0 and out["play_fps_at_60"] > 0 and out["tries"] == 1
 
 
+def test_record_tinylm_run_tiny(tmp_path):
+    from sim.tinylm.figures import load_run_record
+
+    done = run("record_tinylm_run.py", "--iterations", "2", "--eval-samples", "2", "--out", str(tmp_path / "run.json"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = load_run_record(tmp_path / "run.json")
+    assert record is not None and record["iterations"] == [1, 2] and len(record["pass_at_k_after"]) == 2
+
+
 RUN_HERE = {"bench_tinylm.py", "bench_tinylm_class.py", "bench_player.py", "bench_toy.py", "bench_cold_start.py",
-            "test.sh", "bench_lab.py", "bench_lesson.py"}
+            "test.sh", "bench_lab.py", "bench_lesson.py", "record_tinylm_run.py"}
 RUN_ELSEWHERE = {  # script -> the test that runs it
     "bench_classroom.py": "tests/test_bench_classroom.py::test_short_class",
     "bench_cold_start.py": "tests/test_browser.py::test_first_chart_on_a_cold_start",

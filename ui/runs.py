@@ -13,6 +13,7 @@ import streamlit as st
 from sim.export import rows_csv
 from sim.sharpen import SharpenConfig, SharpenHistory, train
 from sim.toy import ToyConfig, ToyHistory, expected_run, history_rows, run_toy
+from sim.views.passk import toy_p_before_after
 from sim.views.std_scaling import std_comparison
 
 
@@ -56,8 +57,7 @@ def std_runs(with_std: ToyConfig) -> dict:
 @st.cache_resource(max_entries=4, show_spinner=False)
 def toy_before_after(T: int = 200) -> tuple[np.ndarray, np.ndarray]:
     """p_j of the 24-prompt toy (chapter defaults) at iteration 0 and T, exact expected run."""
-    h = expected_run(ToyConfig(iterations=T))
-    return h.p[0, 0], h.p[-1, 0]
+    return toy_p_before_after(T)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -14,7 +14,8 @@ from pathlib import Path
 from sim.lesson.grid import DEFAULT_GRID, MAX_MB, MAX_SETTINGS, check_size, parse_grid
 from sim.views.training import CONTROLS
 
-VIEWS = ("training", "std_scaling", "passk_estimator", "sharpen", "wasted", "tinylm")
+VIEWS = ("training", "one_group", "kl_clip", "std_scaling", "passk_estimator", "passk_problems", "sharpen", "wasted",
+         "tinylm_run", "tinylm")
 
 
 class ArgError(Exception):
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def views_for(args) -> list:
-    from sim.lesson import views
+    from sim.lesson import exercise_views, recorded, views
 
     names = [v.strip() for v in args.views.split(",") if v.strip()]
     unknown = [n for n in names if n not in VIEWS]
@@ -67,7 +68,13 @@ def views_for(args) -> list:
             out.append(view)
         else:
             out.append({"std_scaling": views.std_view, "sharpen": views.sharpen_view, "wasted": views.wasted_view,
-                        "passk_estimator": views.estimator_view, "tinylm": views.tinylm_view}[name]())
+                        "passk_estimator": views.estimator_view, "tinylm": views.tinylm_view,
+                        "one_group": exercise_views.one_group_view, "kl_clip": exercise_views.kl_view,
+                        "passk_problems": exercise_views.problems_view,
+                        "tinylm_run": recorded.tinylm_run_view}[name]())
+    if None in out and "tinylm_run" in names and out[names.index("tinylm_run")] is None:
+        raise ValueError("--views tinylm_run: assets/tinylm_run.json is missing or damaged (python "
+                         "scripts/record_tinylm_run.py records it)")
     if None in out:  # only TinyLM's recorded figures can be missing
         raise ValueError("--views tinylm: assets/tinylm_seeds.json is missing or damaged (python "
                          "scripts/bench_tinylm.py --skip-sft --write-figures --seeds 5 records it)")

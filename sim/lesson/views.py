@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.exercises import TABLE_PS, no_signal_table, p_no_signal
+from sim.exercises import TABLE_PS, mean_abs_advantage, no_signal_table, p_no_signal
 from sim.lesson.grid import settings_of
 from sim.passk import pass_at_k
 from sim.player import build_payload
@@ -130,7 +130,16 @@ def std_entry(G: int) -> dict:
     intro, caption = std_scaling.std_words(runs, lr)
     payload = build_payload("std_scaling", T=len(runs["with std"]["accuracy"]) - 1, columns=2,
                             charts=std_scaling.std_charts(runs))
-    return {"payload": payload, "above": intro, "below": caption, "predict": None}
+    cs = np.arange(G + 1)
+    with_std, without = mean_abs_advantage(cs, G, scale="group"), mean_abs_advantage(cs, G, scale="none")
+    question = {"question": f"A group of G = {G} has 1 correct answer. With the std division, what is its mean |A|? "
+                            f"(A group with {G // 2} correct has {with_std[G // 2]:.2f}.)",
+                "answer": round(float(with_std[1]), 2), "tolerance": 0.05, "fmt": "{:.2f}",
+                "explain": f"Without the std it would be {without[1]:.2f}."}
+    table = {"title": f"Exercise 15.4: the mean |A| of a group with c of {G} correct",
+             "columns": ["c", "with std (GRPO)", "without std"],
+             "rows": [[str(c), f"{a:.3f}", f"{b:.3f}"] for c, a, b in zip(cs, with_std, without, strict=True)]}
+    return {"payload": payload, "above": intro, "below": caption, "predict": question, "tables": [table]}
 
 
 def std_view(Gs: tuple = (2, 4, 8, 16, 32, 64)) -> View:
@@ -175,7 +184,13 @@ def wasted_entry(p: float, G: int) -> dict:
     table = {"title": "The chapter's table: P(group teaches nothing) = p^G + (1 − p)^G",
              "columns": ["p", *(f"G = {g}" for g in tab["group_size"])], "rows": rows,
              "caption": "Read it from both ends. RL can only reinforce what the model already sometimes does."}
-    return {"payload": None, "above": above, "below": "", "predict": None, "tables": [table]}
+    sig8 = 1 - float(p_no_signal(0.05, 8))
+    question = {"question": "A prompt is solved 5% of the time (p = 0.05). With G = 8, in what share of its groups "
+                            "does at least one answer differ from the rest (a group that teaches something)? (%)",
+                "answer": round(100 * sig8, 1), "tolerance": 5, "fmt": "{:.1f}",
+                "explain": f"With G = 64: {100 * (1 - float(p_no_signal(0.05, 64))):.1f}%. DeepSeekMath used G = 64; "
+                           "DeepSeek-R1-Zero G = 16."}
+    return {"payload": None, "above": above, "below": "", "predict": question, "tables": [table]}
 
 
 def wasted_view(ps: tuple = TABLE_PS, Gs: tuple = (2, 4, 8, 16, 32, 64)) -> View:
@@ -246,7 +261,11 @@ def tinylm_view() -> View | None:
 
 def default_views() -> list[View]:
     """The default lesson: what `python -m sim lesson build OUT` builds without flags."""
+    from sim.lesson.exercise_views import kl_view, one_group_view, problems_view
     from sim.lesson.grid import DEFAULT_GRID
+    from sim.lesson.recorded import tinylm_run_view
 
-    views = [training_view(DEFAULT_GRID), std_view(), estimator_view(), sharpen_view(), wasted_view(), tinylm_view()]
+    views = [training_view(DEFAULT_GRID), one_group_view(), kl_view(), std_view(), estimator_view(), problems_view(),
+             sharpen_view(),
+             wasted_view(), tinylm_run_view(), tinylm_view()]
     return [v for v in views if v is not None]

@@ -165,6 +165,39 @@ def load_seed_figures(path: str | Path = SEEDS_ASSET) -> dict | None:
             "side": side(rows), "curves": mean_curves(rows), "preset": str(data.get("preset", "default"))}  # fmt: skip
 
 
+RUN_ASSET = ASSETS / "tinylm_run.json"  # the default run's live metrics (scripts/record_tinylm_run.py)
+RUN_METRICS = ("reward", "entropy", "kl", "frac_reward_zero_std")  # logged by sim's trainer (TRL names)
+
+
+def write_run_record(steps: list[dict], result: dict, path: str | Path = RUN_ASSET, command: str = "") -> dict:
+    """One run's metrics by iteration (None where a metric was not logged, e.g. kl between kl_every checks),
+    the exact held-out pass@1 where checked ([iteration, value] pairs, iteration 0 included) and its pass@k curves."""
+    out = {"command": command, "iterations": [int(m["iteration"]) for m in steps],
+           "metrics": {k: [m.get(k) for m in steps] for k in RUN_METRICS},
+           "pass_at_1": [[int(i), float(v)] for i, v in result["exact_pass_at_1"]],
+           **{k: result[k] for k in CURVE_FIELDS}}
+    write_atomically({Path(path): (json.dumps(out) + "\n").encode()})
+    return out
+
+
+def load_run_record(path: str | Path = RUN_ASSET) -> dict | None:
+    """The recorded run (write_run_record's shape), or None if the file is missing or not in that shape."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    try:
+        its, metrics = data["iterations"], data["metrics"]
+        n = len(its)
+        ok = (n > 0 and its == list(range(1, n + 1)) and set(metrics) == set(RUN_METRICS)
+              and all(len(metrics[k]) == n and all(v is None or _number(v) for v in metrics[k]) for k in RUN_METRICS)
+              and all(len(p) == 2 and 0 <= p[0] <= n and _number(p[1]) for p in data["pass_at_1"])
+              and all(isinstance(data[k], list) and data[k] and all(_number(x) for x in data[k]) for k in CURVE_FIELDS))
+    except (KeyError, TypeError):
+        return None
+    return data if ok else None
+
+
 def load_preset_figures() -> dict[str, dict]:
     """Each preset's record that loads, by preset name (in PRESET_NAMES order)."""
     figs = {name: load_seed_figures(PRESET_ASSETS[name]) for name in PRESET_NAMES}

@@ -6,6 +6,7 @@ import numpy as np
 
 from sim.player.spec import COLORS, Chart, Line
 from sim.sharpen import SharpenHistory
+from sim.toy import ToyConfig, expected_run
 
 KS = np.arange(1, 65)  # k = 1..64, drawn on a log axis
 
@@ -33,3 +34,9 @@ def sharpen_caption(h: SharpenHistory) -> str:
         + (f"; the curves cross at k ≈ {cross:.1f}." if cross is not None else "; the curves do not cross in this run.")
         + " Watch pass@k at large k and the entropy, not just pass@1."
     )
+
+
+def toy_p_before_after(T: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """p_j of the 24-prompt toy (chapter defaults) at iteration 0 and T, exact expected run: (P,), (P,)."""
+    h = expected_run(ToyConfig(iterations=T))
+    return h.p[0, 0], h.p[-1, 0]

@@ -4,13 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Chromium for the browser tests (Playwright's own browser download cannot work here).
-if [ ! -x /usr/bin/chromium ]; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-liberation >/dev/null
-  else
-    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-liberation >/dev/null
-  fi
+# Chromium for the browser tests (Playwright's own browser download cannot work here); HAProxy and curl for
+# scripts/serve.sh's test (two app servers behind HAProxy).
+if [ ! -x /usr/bin/chromium ] || ! command -v haproxy >/dev/null || ! command -v curl >/dev/null; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-liberation haproxy curl >/dev/null
 fi
 
 [ -d .venv ] || python3 -m venv .venv

@@ -317,8 +317,7 @@ class Worker:
                 if msg[0] == "err":
                     return Reply(False, kind=msg[1], message=msg[2])
                 if msg[0] == "msg" and on_message is not None:
-                    on_message(msg[1])
-                continue
+                    on_message(msg[1])  # then the checks below: a call that streams fast still times out or stops
             now = time.monotonic()
             if deadline is not None and now >= deadline:
                 self._replace()

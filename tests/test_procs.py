@@ -70,6 +70,11 @@ def evil():
     return Evil()
 
 
+def stream_forever(task):
+    while True:  # messages faster than the caller's 0.1 s checks, and deaf to task.stop
+        task.emit(1)
+
+
 def until_stopped(task):
     task.emit("started")
     while not task.stop.wait(0.01):
@@ -153,3 +158,16 @@ def test_a_hang_in_a_pool_does_not_hold_up_the_other_caller():
         hung.join()
     finally:
         pool.close()
+
+
+def test_a_call_that_streams_fast_still_times_out_and_is_still_cancelled(worker):
+    # A run that emits a message every few ms (a tiny TinyLM config) once starved the time limit and the cancel
+    # check: the last viewer's Stop never stopped it. Both checks now run after every message too.
+    t0 = time.monotonic()
+    r = worker.call(stream_forever, task=True, on_message=lambda m: None, timeout=0.5)
+    assert r.kind == "timeout" and time.monotonic() - t0 < 5
+    stop_at = time.monotonic() + 0.3
+    r = worker.call(stream_forever, task=True, on_message=lambda m: None, cancelled=lambda: time.monotonic() > stop_at,
+                    grace=0.5)
+    assert r.kind == "cancelled" and time.monotonic() - stop_at < 5
+    assert worker.call(square, (3,)).value[0] == 9  # the worker was replaced and answers

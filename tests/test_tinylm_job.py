@@ -10,7 +10,8 @@ from sim.tinylm.job import TinyLMRuns
 from sim.tinylm.story import StoryConfig
 from ui.tinylm_runs import poll_interval
 
-LONG = StoryConfig(grpo=GRPOConfig(iterations=400, prompts_per_iter=2, group_size=2, eval_every=1000), eval_samples=2)
+LONG = StoryConfig(grpo=GRPOConfig(iterations=20_000, prompts_per_iter=2, group_size=2, eval_every=1000),
+                   eval_samples=2)  # long enough that only Stop ends it, even on a quiet machine
 SHORT = StoryConfig(grpo=GRPOConfig(iterations=3, prompts_per_iter=2, group_size=2), eval_samples=2)
 
 

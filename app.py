@@ -11,6 +11,7 @@ import streamlit as st
 
 from ui.page import apply_style
 from ui.server import current
+from ui.work import leave
 
 PAGES = [  # (file, title, icon, one line for the home page)
     ("pages/one_group.py", "One group", ":material/group:", "the worked example: rewards, advantages, token weights"),
@@ -93,9 +94,16 @@ def navigation() -> st.navigation:
 if __name__ == "__main__":  # a session's script run
     # A local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.
     st.set_page_config(page_title="GRPO Playground", page_icon="assets/icon.png", layout="wide")
-    navigation().run()
+    try:
+        navigation().run()
+    finally:
+        leave()  # the page's place in the server's gate (ui/work.py) goes to the next run
 else:  # imported by the server that `streamlit run app.py` starts: warm up, then serve this file's sessions
-    from ui.server import Server
+    from ui.server import Server, worker_count
 
-    server = Server.create()  # tinylm_registry=... : the TinyLM registry, once it is an object
+    try:
+        workers = worker_count()
+    except ValueError as e:  # GRPO_WORKERS set wrong: one line, no traceback
+        raise SystemExit(f"error: {e}") from None
+    server = Server.create(workers=workers)
     app = st.App("app.py", lifespan=server.lifespan, routes=server.routes())

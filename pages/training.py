@@ -20,7 +20,7 @@ from ui.labview import lab_switch, verdict
 from ui.page import open_page, presenter
 from ui.player import player
 from ui.predict import predict, predict_mode
-from ui.runs import student_toy_run, toy_history_csv, toy_runs
+from ui.runs import student_toy_run, toy_history_csv, toy_run, toy_runs
 from ui.specs import TRAINING as SPECS
 
 
@@ -59,7 +59,7 @@ if "pinned" in st.session_state:
     try:
         old = st.session_state.pinned
         changed = [f"{k}={val}" for k, val in old.items() if val != v[k]]
-        pinned = ("pinned" + (f" ({', '.join(changed)})" if changed else ""), toy_runs(toy_config(old))[0])
+        pinned = ("pinned" + (f" ({', '.join(changed)})" if changed else ""), toy_run(toy_config(old)))
     except ValueError:
         del st.session_state.pinned
 
@@ -84,7 +84,7 @@ if predict_mode() and question is not None and not predict("hard_prompt", **ques
     st.stop()  # the charts wait for the guess
 
 ppo_cfg = dataclasses.replace(cfg, loss_type="grpo", clip_eps_high=None)  # the clip caption's comparison
-ppo = toy_runs(ppo_cfg)[0] if cfg.mu > 1 and ppo_cfg != cfg else None
+ppo = toy_run(ppo_cfg) if cfg.mu > 1 and ppo_cfg != cfg else None
 player("training", T=cfg.iterations,
        charts=training_charts(cfg, run, exp, pinned, mine, big=presenter(), ppo=ppo),
        columns=3 if presenter() else 2, classroom=presenter())

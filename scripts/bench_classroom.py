@@ -111,6 +111,7 @@ class Actor:
     rng: random.Random
     tab: Tab
     latencies: list[float] = field(default_factory=list)
+    sent_at: list[float] = field(default_factory=list)  # when each measured change was sent (monotonic)
     timeouts: int = 0
     errors: list[str] = field(default_factory=list)
     play_clicks: int = 0
@@ -190,6 +191,7 @@ class Actor:
                 next_change = time.monotonic()
                 continue
             self.latencies.append(arrived - sent)
+            self.sent_at.append(sent)
             jitter = 1.0 if self.lecturer else self.rng.uniform(0.9, 1.1)
             next_change = max(sent + jitter * self.period, arrived)
         await self.watch_until(t_end, timeout)
@@ -258,12 +260,15 @@ async def run_class(opts: argparse.Namespace, url: str, pid: int | None) -> dict
         "full_runs_per_s": round(sum(t.full_runs for t in tabs) / wall, 2),
         "interrupted_runs_per_s": round(sum(t.interrupted_runs for t in tabs) / wall, 2),
         "lecturer_latency_s": summary(actors[0].latencies, actors[0].timeouts),
+        "lecturer_changes": [[round(at - t0, 1), round(x, 3)] for at, x in zip(actors[0].sent_at, actors[0].latencies,
+                                                                               strict=True)],
         "student_latency_s": summary([x for a in students for x in a.latencies], sum(a.timeouts for a in students)),
         "students_loaded": sum(a.loaded for a in students),  # the others' page had not loaded when the class ended
         "errors": len(errors),
         "error_samples": sorted(set(errors))[:5],
         "play_clicks": sum(a.play_clicks for a in actors),
         "messages_sent": sum(t.sent for t in tabs),
+        "waits_shown": sum(t.waits_shown for t in tabs),  # status lines: a setting waiting, and how many ahead
         "mb_received": round(sum(t.bytes_received for t in tabs) / 2**20, 1),
         "rss_peak_mb": round(max(rss_samples), 1) if rss_samples else None,
         "load_avg_during": {"start": load_samples[0], "max": max(load_samples), "end": load1()},

@@ -140,6 +140,9 @@ class Widget:
         return parts[2] if self.id.startswith("$$ID-") and len(parts) == 3 else self.id
 
 
+WAIT_LINE = re.compile(r"(Computing this setting|The server is busy|Computed; the server is busy)")  # ui/work.py
+
+
 @dataclass
 class _Expectation:
     pattern: re.Pattern
@@ -155,6 +158,7 @@ class TabStats:
     sent: int = 0
     received: int = 0
     bytes_received: int = 0
+    waits_shown: int = 0  # "Computing this setting: N ahead ..." / "The server is busy ..." lines (ui/work.py)
     errors: list[str] = field(default_factory=list)
 
 
@@ -410,6 +414,8 @@ class Tab:
             self.stats.errors.append(f"exception on the page: {el.exception.type}: {el.exception.message}"[:300])
         elif kind == "alert" and el.alert.format == Alert.ERROR:
             self.stats.errors.append(f"error on the page: {el.alert.body}"[:300])
+        elif kind == "alert" and el.alert.format == Alert.INFO and WAIT_LINE.match(el.alert.body):
+            self.stats.waits_shown += 1
         elif kind in CHART_KINDS and self._expectations:
             for e in list(self._expectations):
                 if e.future.done():

@@ -46,7 +46,7 @@ import weakref
 from collections import deque
 from dataclasses import dataclass
 
-PRELOAD = ("numpy", "torch", "sim.lab.worker", "sim.tinylm.story")  # imported once by the fork server
+PRELOAD = ("numpy", "torch", "sim.lab.worker", "sim.tinylm.story", "sim.jobs")  # imported once by the fork server
 STARTUP_TIMEOUT = 120.0  # seconds for a worker to start (the fork server imports torch first); not the caller's
 MiB = 1024 * 1024
 _CTX = multiprocessing.get_context("forkserver")

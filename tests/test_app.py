@@ -35,12 +35,19 @@ pytestmark = pytest.mark.usefixtures("full_error_details")  # tests/conftest.py
 
 @pytest.fixture
 def asked(monkeypatch) -> list:
-    """The configs the Training page hands to its cached run (ui.runs.toy_runs), in call order: what it computes
-    and draws. Clear it before a run to read that run's: the page's own config first, a pinned run's after."""
+    """The configs of the sampled runs the Training page asks for (sim.jobs.toy_run through ui.runs), in call
+    order: what it computes and draws. Clear it before a run to read that run's: the page's own config first, a
+    pinned run's after."""
     import ui.runs
+    from sim import jobs
 
-    calls, toy_runs = [], ui.runs.toy_runs
-    monkeypatch.setattr(ui.runs, "toy_runs", lambda cfg: calls.append(cfg) or toy_runs(cfg))
+    calls, compute = [], ui.runs.compute
+
+    def recording(*jobs_asked):
+        calls.extend(args[0] for fn, args in jobs_asked if fn is jobs.toy_run)
+        return compute(*jobs_asked)
+
+    monkeypatch.setattr(ui.runs, "compute", recording)
     return calls
 
 

@@ -5,7 +5,8 @@
 - `test_tab_sends_what_chromium_sends` (browser): Chromium and a `Tab` do the same things on the same
   server (open Training dynamics, Play, G 8 -> 9, Pause); their websocket messages are compared field by
   field, and the fragment-rerun rates are printed (run with -s to see them).
-- `test_short_class`: the bench itself, 5 students + lecturer for 10 s against a server it starts: no
+- `test_short_class_that_saturates_the_server`: the bench itself, 40 students each trying a new seed every 2 s
+  and the lecturer, for 10 s against a server it starts: no
   error, and every lecturer change showed a chart carrying the new G.
 """
 
@@ -396,20 +397,24 @@ def test_tab_sends_what_chromium_sends():
         assert tab["not_auto_while_playing"] == 0 and tab["fragment_ids"] == []
 
 
-def test_short_class(tmp_path):
-    """5 students + lecturer for 10 s against a server the bench starts: zero errors, real new data."""
+def test_short_class_that_saturates_the_server(tmp_path):
+    """A short saturated class against a server the bench starts: 40 students each trying a new seed every 2 s
+    (20 new settings a second, as 200 students every 10 s) and the lecturer moving G for 10 s. Zero errors,
+    every change shown with its own new data, and the waits said on the page."""
     out = tmp_path / "class.json"
-    cmd = [sys.executable, "scripts/bench_classroom.py", "--start-server", "--students", "5", "--duration", "10"]
-    cmd += ["--settle", "0", "--timeout", "20", "--json-out", str(out)]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    cmd = [sys.executable, "scripts/bench_classroom.py", "--start-server", "--students", "40", "--duration", "10"]
+    cmd += ["--move", "seed", "--setting-every", "2", "--settle", "0", "--timeout", "40", "--json-out", str(out)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     result = json.loads(out.read_text())
     assert result == json.loads(proc.stdout.strip().splitlines()[-1])  # one JSON line, also in the file
     assert result["errors"] == 0 and result["server_log_tracebacks"] == 0, result["error_samples"]
-    lecturer = result["lecturer_latency_s"]
-    # Each counted change is a chart that arrived carrying the lecturer's new G (`G = v`), in a run that
+    lecturer, students = result["lecturer_latency_s"], result["student_latency_s"]
+    # Each counted change is a chart that arrived carrying the new value (`G = v`, `(seed v)`), in a run that
     # started after the change was sent: new data, not just a rerun.
-    assert lecturer["n"] >= 2 and 0 < lecturer["p50"] <= lecturer["max"] < 20
+    assert lecturer["n"] >= 2 and lecturer["timeouts"] == 0 and 0 < lecturer["p50"] <= lecturer["max"] < 40
+    assert students["n"] >= 40 and students["timeouts"] == 0
+    assert result["students_loaded"] == 40
     assert result["full_runs_per_s"] > 0 and result["server_cpu_pct"] > 0
     assert 0 < result["rss_idle_mb"] <= result["rss_peak_mb"]
 

@@ -96,7 +96,7 @@ def test_record_tinylm_run_tiny(tmp_path):
 RUN_HERE = {"bench_tinylm.py", "bench_tinylm_class.py", "bench_player.py", "bench_toy.py", "bench_cold_start.py",
             "test.sh", "bench_lab.py", "bench_lesson.py", "record_tinylm_run.py"}
 RUN_ELSEWHERE = {  # script -> the test that runs it
-    "bench_classroom.py": "tests/test_bench_classroom.py::test_short_class",
+    "bench_classroom.py": "tests/test_bench_classroom.py::test_short_class_that_saturates_the_server",
     "bench_cold_start.py": "tests/test_browser.py::test_first_chart_on_a_cold_start",
     "st_client.py": "tests/test_bench_classroom.py (a module: the classroom bench's headless tab)",
     "serve.sh": "tests/test_serve.py::test_two_replicas_behind_haproxy_then_sigterm_leaves_nothing",

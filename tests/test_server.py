@@ -20,7 +20,6 @@ from ui.controls import Choice, Flag, Num, build_config, default_config, default
 
 ROOT = Path(__file__).resolve().parents[1]
 WARMED_PAGES = ["pages/training.py", "pages/std_scaling.py", "pages/passk.py"]
-CACHED = ["toy_runs", "std_runs", "toy_before_after", "sharpen_run"]
 
 
 # ---- declared once: a spec keeps its field, one call builds the config ----
@@ -63,22 +62,27 @@ def test_specs_of_two_configs_on_one_page():
 
 # ---- the warm-up computes exactly what the pages ask for ----
 def _record(monkeypatch) -> tuple[list, list]:
-    """Wrap ui.runs' cached functions (what a page calls) and the engine calls behind them (what a cache miss
-    costs). Returns (cached calls [(name, args)], engine calls)."""
-    asked, computed = [], []
-    for name in CACHED:
-        fn = getattr(runs, name)
-        monkeypatch.setattr(runs, name, lambda *a, _fn=fn, _n=name: asked.append((_n, a)) or _fn(*a))
-    for name in ("run_toy", "expected_run", "train"):
-        fn = getattr(runs, name)
-        monkeypatch.setattr(runs, name, lambda *a, _fn=fn, **k: computed.append(a) or _fn(*a, **k))
+    """Record the jobs the pages ask for (ui.runs' calls of ui.work.compute) and the engine calls behind them
+    (what a cache miss costs). Returns ([(job name, args)], engine calls)."""
+    from sim import jobs
+
+    asked, computed, compute = [], [], runs.compute
+
+    def recording(*calls):
+        asked.extend((fn.__name__, args) for fn, args in calls)
+        return compute(*calls)
+
+    monkeypatch.setattr(runs, "compute", recording)
+    for name in ("run_toy", "expected_run", "train", "std_comparison", "toy_p_before_after"):
+        fn = getattr(jobs, name)
+        monkeypatch.setattr(jobs, name, lambda *a, _fn=fn, **k: computed.append(a) or _fn(*a, **k))
     return asked, computed
 
 
 def test_warm_up_cache_keys_are_exactly_the_pages_default_keys(monkeypatch):
     warmed = {(fn.__name__, repr(args)) for fn, args in server.default_runs()}
-    runs.release()
-    server.Server().warm()  # fills the caches as the server does before its first visitor
+    s = server.Server.create()  # the process's server: the pages below use its cache
+    s.warm()  # fills the cache as the server does before its first visitor
     asked, computed = _record(monkeypatch)
     for path in WARMED_PAGES:
         at = AppTest.from_file(str(ROOT / path), default_timeout=60).run()

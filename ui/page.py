@@ -1,4 +1,5 @@
-"""What every page does first, once: app navigation, presenter styling, the title, the settings sidebar.
+"""What every page does first, once: app navigation, presenter styling, the title, a status line, the settings
+sidebar.
 
     values = open_page("Wasted groups", "If a prompt is solved ...", SPECS)
 
@@ -13,6 +14,7 @@ import streamlit as st
 from ui.controls import Spec, classroom_active, classroom_link_builder, control
 from ui.lesson_download import lesson_download
 from ui.server import current, use_app_navigation
+from ui.work import admit
 
 # Pixel sizes of chart text, (normal, presenter). The browser test measures them in presenter mode.
 FONT = {"tick": (13, 18), "axis": (14, 20), "legend": (13, 18), "title": (17, 24)}
@@ -59,6 +61,8 @@ def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, f
     current().touch()
     apply_style()
     st.title(title)
+    st.session_state["_status_line"] = st.empty()  # every run, so the elements below keep their places
+    admit()  # the server's gate: a busy server's students queue here, the lecturer does not (ui/work.py)
     if intro and fold_intro:
         with st.expander("What this page shows"):
             st.markdown(intro)
@@ -72,6 +76,12 @@ def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, f
         classroom_link_builder(list(specs))
     lesson_download()
     return values
+
+
+def status_line():
+    """The page's status line under its title (empty unless a computation is waiting: ui/work.py), or None
+    outside a page."""
+    return st.session_state.get("_status_line")
 
 
 def table(rows: list[dict], *, key: str) -> None:

@@ -1,36 +1,35 @@
-"""The engine calls the pages share, cached once per setting for the whole server.
+"""The engine calls the pages share, computed once per setting for the whole server (ui/work.py).
 
-Every session of a class asks for the same few settings, so a run is computed once and handed to all of
-them read-only (`st.cache_resource`: no copy per caller). They live here, not in the pages, so that the
-server can compute the defaults before the first visitor arrives (ui/server.py) and the pages find them.
+Every session of a class asks for the same few settings, so a run is computed once, in a worker process,
+and handed to all of them read-only. They live here, not in the pages, so that the server can compute the
+defaults before the first visitor arrives (ui/server.py) and the pages find them.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import streamlit as st
 
+from sim import jobs
 from sim.export import rows_csv
-from sim.sharpen import SharpenConfig, SharpenHistory, train
-from sim.toy import ToyConfig, ToyHistory, expected_run, history_rows, run_toy
-from sim.views.passk import toy_p_before_after
-from sim.views.std_scaling import std_comparison
+from sim.sharpen import SharpenConfig, SharpenHistory
+from sim.toy import ToyConfig, ToyHistory, history_rows
+from ui.work import compute
 
 
-def release() -> None:
-    """Drop every cached run and the samplers' tables (the class has left); the server then recomputes the
-    defaults. Sessions still holding a run keep it alive: only the cache's references go."""
-    from sim.binomial import binomial_sampler
-
-    for cached in (toy_runs, student_toy_run, std_runs, toy_before_after, sharpen_run):
-        cached.clear()
-    binomial_sampler.cache_clear()
-
-
-@st.cache_resource(max_entries=64, show_spinner="Running the toy…")
 def toy_runs(cfg: ToyConfig) -> tuple[ToyHistory, ToyHistory]:
-    """(sampled run with S seeds, exact expected run) for the Training page."""
-    return run_toy(cfg), expected_run(cfg)
+    """(sampled run with S seeds, exact expected run) for the Training page. The expected run draws
+    nothing, so every seed of a setting shares it."""
+    return tuple(compute(*toy_calls(cfg)))
+
+
+def toy_run(cfg: ToyConfig) -> ToyHistory:
+    """The sampled run alone (a pinned run, the clip caption's comparison)."""
+    return compute((jobs.toy_run, (cfg,)))[0]
+
+
+def toy_calls(cfg: ToyConfig) -> list[tuple]:
+    """The jobs behind toy_runs(cfg)."""
+    return [(jobs.toy_run, (cfg,)), (jobs.toy_expected, (jobs.expected_key(cfg),))]
 
 
 def toy_history_csv(cfg: ToyConfig) -> str:
@@ -38,28 +37,28 @@ def toy_history_csv(cfg: ToyConfig) -> str:
 
     Pass it as functools.partial(toy_history_csv, cfg): Streamlit keeps a deferred download's callable after
     its session has gone, and a lambda written in a page would keep that page's whole namespace (its runs and
-    figures) alive with it; the partial keeps only the config."""
-    return rows_csv(history_rows(toy_runs(cfg)[0], per_seed=False))
+    figures) alive with it; the partial keeps only the config. (Run outside a script run, in Streamlit's
+    download handler: the run is cached, or computed here.)"""
+    from ui.server import current
+
+    hit, run = current().work.cached(jobs.toy_run, (cfg,))
+    return rows_csv(history_rows(run if hit else current().work.run_here(jobs.toy_run, (cfg,)), per_seed=False))
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
 def student_toy_run(cfg: ToyConfig, table: tuple) -> ToyHistory:
     """The expected run with a student's advantage table ((A_correct...), (A_wrong...)), k = 0..G."""
-    return expected_run(cfg, advantage_table=(np.asarray(table[0]), np.asarray(table[1])))
+    return compute((jobs.toy_expected, (jobs.expected_key(cfg), table)))[0]
 
 
-@st.cache_resource(max_entries=16, show_spinner="Training the three toy runs…")
 def std_runs(with_std: ToyConfig) -> dict:
     """Std scaling's comparison for the config with std (sim/views/std_scaling.py), shared by every session."""
-    return std_comparison(with_std)
+    return compute((jobs.std_runs, (with_std,)))[0]
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
 def toy_before_after(T: int = 200) -> tuple[np.ndarray, np.ndarray]:
     """p_j of the 24-prompt toy (chapter defaults) at iteration 0 and T, exact expected run."""
-    return toy_p_before_after(T)
+    return compute((jobs.before_after, (T,)))[0]
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
 def sharpen_run(cfg: SharpenConfig) -> SharpenHistory:
-    return train(cfg)
+    return compute((jobs.sharpen_run, (cfg,)))[0]

@@ -11,12 +11,15 @@ It owns:
   from the pages' own control specs (ui/specs.py) with the pages' own call, so the cache keys are equal;
 - the memory janitor (`janitor()`): once no page has run for IDLE_RELEASE_S, drop the cached runs and
   recompute the defaults, collect garbage and give the C heap's free pages back;
+- the pages' computations (`work`, ui/work.py): worker processes, one queue with the lecturer first, the
+  shared cache of results; GRPO_WORKERS processes (`worker_count()`), none in a bare Server;
 - the shared caches' bookkeeping (`last_use`, written by every page run through `touch()`);
 - the navigation fix (`use_app_navigation()`, checked against Streamlit STREAMLIT_CHECKED);
 - a slot for the TinyLM registry (`tinylm_registry`), handed in by app.py.
 
 A script run without app.py's st.App (AppTest, a test app) gets a bare Server from `current()`: no route
-(the player falls back to static serving), nothing warmed, no janitor.
+(the player falls back to static serving), nothing warmed, no janitor, and no workers: the pages'
+computations run in the script's own thread.
 """
 
 from __future__ import annotations
@@ -75,8 +78,10 @@ def page_imports() -> list[str]:
 
 
 def default_runs() -> list[tuple]:
-    """(cached function, args) for every run a warmed page asks for at its defaults: Training dynamics,
-    Std scaling, pass@k. Each config is built from the page's specs by the page's own call."""
+    """The jobs (fn, args) a warmed page asks for at its defaults: Training dynamics, Std scaling, pass@k.
+    Each config is built from the page's specs by the page's own call, and each job named as ui/runs.py
+    names it, so the warm-up's cache keys are the pages' keys."""
+    from sim import jobs
     from sim.sharpen import SharpenConfig
     from sim.toy import ToyConfig
     from sim.views.std_scaling import STD_SEEDS
@@ -84,17 +89,30 @@ def default_runs() -> list[tuple]:
     from ui.controls import default_config
 
     return [
-        (runs.toy_runs, (default_config(ToyConfig, specs.TRAINING),)),
-        (runs.std_runs, (default_config(ToyConfig, specs.STD_SCALING, n_seeds=STD_SEEDS),)),
-        (runs.toy_before_after, ()),
-        (runs.sharpen_run, (default_config(SharpenConfig, specs.PASSK),)),
+        *runs.toy_calls(default_config(ToyConfig, specs.TRAINING)),
+        (jobs.std_runs, (default_config(ToyConfig, specs.STD_SCALING, n_seeds=STD_SEEDS),)),
+        (jobs.before_after, (200,)),
+        (jobs.sharpen_run, (default_config(SharpenConfig, specs.PASSK),)),
     ]
+
+
+def worker_count(environ=None) -> int:
+    """Worker processes for the pages' computations: GRPO_WORKERS (0 = compute in the server's threads),
+    by default one per core up to 4 (a 2-core machine computes two settings at once)."""
+    import os
+
+    from sim.validate import env_number
+
+    return env_number("GRPO_WORKERS", min(4, os.cpu_count() or 1), 0, 16, environ, integer=True)
 
 
 class Server:
     """The process's server state. Build it with `Server.create()` (which makes it `current()`)."""
 
-    def __init__(self, *, tinylm_registry: object | None = None) -> None:
+    def __init__(self, *, tinylm_registry: object | None = None, workers: int = 0) -> None:
+        from ui.work import Work
+
+        self.work = Work(workers)  # the pages' computations: queue, worker processes, cache (ui/work.py)
         self.plotly_path: str | None = None  # set by routes(): the app's own server serves Plotly.js there
         self.last_use = time.monotonic()  # when a page last ran (touch()); the janitor reads it
         self._tinylm_registry = tinylm_registry  # see the tinylm_registry property
@@ -170,12 +188,14 @@ class Server:
 
     def warm(self) -> float:
         """Import what the pages import (and what Streamlit imports on a first run), compute what the warmed
-        pages show at their defaults. Returns the seconds spent."""
+        pages show at their defaults (here, while the workers start). Returns the seconds spent."""
         start = time.perf_counter()
+        self.work.start()
         for module in (*page_imports(), *STREAMLIT_LAZY):
             importlib.import_module(module)
-        for cached, args in default_runs():
-            cached(*args)
+        for fn, args in default_runs():
+            if not self.work.cached(fn, args)[0]:
+                self.work.run_here(fn, args)
         self.warm_seconds = time.perf_counter() - start
         return self.warm_seconds
 
@@ -186,8 +206,8 @@ class Server:
         memory in its arenas, so without it the server's resident memory would stay near its peak long after
         the students have gone). While pages run it does nothing: a full collection would hold the GIL in the
         middle of a class."""
+        from sim.binomial import binomial_sampler
         from sim.procs import malloc_trim
-        from ui import runs
 
         released_at = self.last_use
         while not self._stop.wait(every_s):
@@ -195,13 +215,15 @@ class Server:
                 continue
             if released_at != self.last_use:
                 released_at = self.last_use
-                runs.release()
+                self.work.clear()  # sessions still holding a run keep it alive: only the cache's references go
+                binomial_sampler.cache_clear()
                 self.warm()
             gc.collect()  # each quiet tick: sessions Streamlit drops later (after its disconnect TTL) free more
             malloc_trim()
 
     def stop(self) -> None:
         self._stop.set()
+        self.work.close()
 
     @asynccontextmanager
     async def lifespan(self, app):

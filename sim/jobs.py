@@ -78,3 +78,36 @@ def nbytes(value) -> int:
     if isinstance(value, list | tuple):
         return sum(nbytes(v) for v in value)
     return 0
+
+
+def lesson_zip(view_names: str | None = None, task=None) -> bytes:
+    """The default lesson (sim/lesson) as the bytes of grpo-lesson.zip, built in a temporary folder;
+    view_names: only these views (comma-separated, as the CLI's --views). With a sim.procs Task,
+    task.emit((settings done, of all)) after each setting."""
+    import io
+    import tempfile
+    import zipfile
+    from pathlib import Path
+
+    from sim.lesson.build import build
+    from sim.lesson.cli import build_parser, views_for
+    from sim.lesson.views import default_views
+
+    views = default_views() if view_names is None else views_for(build_parser().parse_args(
+        ["build", "unused", "--views", view_names]))
+    sizes = [len(v.entries) for v in views]
+    before = {v.name: sum(sizes[:i]) for i, v in enumerate(views)}
+
+    def say(view: str, done: int, total: int) -> None:
+        if task is not None:
+            task.emit((before.get(view, 0) + done, sum(sizes)))
+
+    buf = io.BytesIO()
+    with tempfile.TemporaryDirectory(prefix="grpo-lesson-") as tmp:
+        out = Path(tmp) / "grpo-lesson"
+        build(out, views, say=say)
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as z:
+            for f in sorted(out.rglob("*")):
+                if f.is_file():
+                    z.write(f, f"grpo-lesson/{f.relative_to(out)}")
+    return buf.getvalue()

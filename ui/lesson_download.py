@@ -1,28 +1,31 @@
 """The sidebar's "Download this lesson": a zip of the default lesson (sim/lesson), built once per server on
-the first request, in a background thread (the page polls its progress), then served from memory to everyone.
+the first request, in a worker process of its own (sim.jobs.lesson_zip: a minute of numpy that the server's
+sessions never wait behind; the page polls its progress), then served from memory to everyone. The one
+LessonZip is the server's (`current().lesson_zip`).
 """
 
 from __future__ import annotations
 
-import io
-import tempfile
 import threading
-import zipfile
-from pathlib import Path
 
 import streamlit as st
+
+from ui.server import current
+
+BUILD_TIMEOUT_S = 900.0
+BUILD_MEMORY_MB = 4096
 
 
 class LessonZip:
     """One build of the default lesson into a zip in memory: progress, then the bytes or an error."""
 
-    def __init__(self):
+    def __init__(self, view_names: str | None = None):
+        self.view_names = view_names  # None: the default lesson; else only these views (as the CLI's --views)
         self.lock = threading.Lock()
         self.started = False
         self.done, self.total = 0, 1
         self.data: bytes | None = None
         self.error: str | None = None
-        self.all_settings, self.done_before = 1, {}
 
     def start(self) -> None:
         with self.lock:
@@ -31,34 +34,23 @@ class LessonZip:
             self.started = True
         threading.Thread(target=self._build, name="lesson-zip", daemon=True).start()
 
-    def _say(self, view: str, done: int, total: int) -> None:
-        self.done, self.total = self.done_before.get(view, 0) + done, self.all_settings
+    def _progress(self, message) -> None:
+        self.done, self.total = (int(x) for x in message)
 
     def _build(self) -> None:
-        from sim.lesson.build import build
-        from sim.lesson.views import default_views
+        from sim import jobs
+        from sim.procs import Worker
 
+        worker = Worker(memory_mb=BUILD_MEMORY_MB, name="the lesson build")
         try:
-            views = default_views()
-            sizes = [len(v.entries) for v in views]
-            self.all_settings = sum(sizes)
-            self.done_before = {v.name: sum(sizes[:i]) for i, v in enumerate(views)}
-            with tempfile.TemporaryDirectory(prefix="grpo-lesson-") as tmp:
-                out = Path(tmp) / "grpo-lesson"
-                build(out, views, say=self._say)
-                buf = io.BytesIO()
-                with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as z:
-                    for f in sorted(out.rglob("*")):
-                        if f.is_file():
-                            z.write(f, f"grpo-lesson/{f.relative_to(out)}")
-            self.data = buf.getvalue()
-        except Exception as e:  # noqa: BLE001  (shown on the page as text: the server keeps running)
-            self.error = f"{type(e).__name__}: {e}"
-
-
-@st.cache_resource(show_spinner=False)
-def _lesson_zip() -> LessonZip:
-    return LessonZip()
+            reply = worker.call(jobs.lesson_zip, (self.view_names,), task=True, on_message=self._progress,
+                                timeout=BUILD_TIMEOUT_S)
+        finally:
+            worker.close()
+        if reply.ok and isinstance(reply.value, bytes):
+            self.data = reply.value
+        else:  # shown on the page as text: the server keeps running
+            self.error = reply.message or "the build gave no zip"
 
 
 @st.fragment(run_every=1.0)
@@ -71,7 +63,7 @@ def _poll(job: LessonZip) -> None:
 
 def lesson_download() -> None:
     """In the sidebar: a button that builds the lesson (once per server), its progress, then the download."""
-    job = _lesson_zip()
+    job = current().lesson_zip
     with st.sidebar:
         if job.data is not None:
             st.download_button("Download this lesson", job.data, file_name="grpo-lesson.zip", mime="application/zip",

@@ -15,7 +15,8 @@ It owns:
   shared cache of results; GRPO_WORKERS processes (`worker_count()`), none in a bare Server;
 - the shared caches' bookkeeping (`last_use`, written by every page run through `touch()`);
 - the navigation fix (`use_app_navigation()`, checked against Streamlit STREAMLIT_CHECKED);
-- a slot for the TinyLM registry (`tinylm_registry`), handed in by app.py.
+- a slot for the TinyLM registry (`tinylm_registry`), handed in by app.py, and the lesson zip's build
+  (`lesson_zip`).
 
 A script run without app.py's st.App (AppTest, a test app) gets a bare Server from `current()`: no route
 (the player falls back to static serving), nothing warmed, no janitor, and no workers: the pages'
@@ -116,6 +117,7 @@ class Server:
         self.plotly_path: str | None = None  # set by routes(): the app's own server serves Plotly.js there
         self.last_use = time.monotonic()  # when a page last ran (touch()); the janitor reads it
         self._tinylm_registry = tinylm_registry  # see the tinylm_registry property
+        self._lesson_zip = None  # see the lesson_zip property
         self.warm_seconds: float | None = None  # how long the last warm-up took
         self._stop = threading.Event()
         self._registry_lock = threading.Lock()
@@ -128,6 +130,16 @@ class Server:
         with _lock:
             _current = server
         return server
+
+    @property
+    def lesson_zip(self):
+        """The sidebar's "Download this lesson" build (ui/lesson_download.py), one per server."""
+        with self._registry_lock:
+            if self._lesson_zip is None:
+                from ui.lesson_download import LessonZip
+
+                self._lesson_zip = LessonZip()
+            return self._lesson_zip
 
     @property
     def tinylm_registry(self):

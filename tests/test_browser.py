@@ -157,6 +157,24 @@ def test_training_play_runs_in_the_browser(page, server):
     assert label_t(page) == t + 1, "Step moves exactly one iteration"
 
 
+def test_a_slow_setting_says_it_is_computing_and_keeps_the_old_charts(page, server):
+    """A setting that takes about a second (G = 64, 64 seeds, 500 iterations): while its worker computes, the
+    status line under the title says so and how many are ahead, the previous charts stay on screen, and
+    the new ones replace them (ui/work.py)."""
+    open_training(page, server, "?G=64&seeds=64&T=500&seed=4321")  # the first visit computes too
+    status = page.get_by_test_id("stAlert").filter(has_text="Computing this setting")
+    assert status.count() == 0, "the status line is empty once the charts are there"
+    seed = page.get_by_test_id("stSlider").filter(has_text="Seed").first.get_by_role("slider")
+    seed.focus()
+    seed.press("ArrowRight")
+    status.wait_for(timeout=10_000)
+    assert re.search(r"Computing this setting(…|: \d+ ahead of it in the queue\.)", status.text_content())
+    assert page.locator(".gp-plot").count() == 5, "the previous charts stay while the new ones compute"
+    page.locator(".gp-title", has_text="(seed 4322)").first.wait_for(timeout=60_000)
+    status.wait_for(state="detached", timeout=10_000)
+    assert page.get_by_test_id("stException").count() == 0
+
+
 def boxes(page, selectors: list[str]) -> list[dict]:
     return [page.locator(s).first.bounding_box() for s in selectors]
 

@@ -14,7 +14,8 @@ would wait behind it. So:
   * only the newest request of a session counts: a student who moves a slider again while their setting
     waits starts a new script run, Streamlit stops the old one (its wait ends), and a queued job nobody
     waits for any more is dropped before it starts (one that started finishes into the cache);
-  * a waiting session sees "Computing this setting: N ahead of it in the queue" at the top of its page,
+  * a waiting session sees "Computing this setting…" (with how many are ahead of it in the queue) under its
+    page's title,
     and the previous charts stay where they are until the new ones replace them.
 
 Without workers (a bare Server: AppTest, a test app) the same jobs run in the caller's thread, through the
@@ -348,7 +349,9 @@ def _wait(work: Work, calls, results: list, missing: list) -> list:
                 check()
                 if time.monotonic() - told >= 1.0:
                     told = time.monotonic()
-                    say(f"Computing this setting: {work.ahead(job)} ahead of it in the queue.")
+                    ahead = work.ahead(job)
+                    say(f"Computing this setting: {ahead} ahead of it in the queue." if ahead else
+                        "Computing this setting…")
             if job.error is not None:
                 raise JobError(job.error)
             results[i] = job.value

@@ -82,7 +82,7 @@ class Work:
         if workers:
             from sim.procs import Worker
 
-            self._workers = [Worker(memory_mb=memory_mb, name="the toy's runs") for _ in range(workers)]
+            self._workers = [Worker(memory_mb=memory_mb, name="the page's computations") for _ in range(workers)]
             for worker in self._workers:
                 threading.Thread(target=self._serve, args=(worker,), name="work", daemon=True).start()
 

@@ -200,7 +200,8 @@ class Server:
 
     def warm(self) -> float:
         """Import what the pages import (and what Streamlit imports on a first run), compute what the warmed
-        pages show at their defaults (here, while the workers start). Returns the seconds spent."""
+        pages show at their defaults (here, while the workers start), then wait for the workers. Returns the
+        seconds spent."""
         start = time.perf_counter()
         self.work.start()
         for module in (*page_imports(), *STREAMLIT_LAZY):
@@ -208,6 +209,7 @@ class Server:
         for fn, args in default_runs():
             if not self.work.cached(fn, args)[0]:
                 self.work.run_here(fn, args)
+        self.work.ready()
         self.warm_seconds = time.perf_counter() - start
         return self.warm_seconds
 

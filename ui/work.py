@@ -95,6 +95,15 @@ class Work:
         for worker in self._workers:
             worker.start()
 
+    def ready(self) -> None:
+        """Wait until every worker process has started (a trivial call on each, in parallel), so that a
+        server that answers its health check is not still starting processes when the first visitor comes."""
+        threads = [threading.Thread(target=w.call, args=(int,)) for w in self._workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
     # ---- the cache ----
     def cached(self, fn, args: tuple) -> tuple[bool, object]:
         """(True, result) if job fn(*args) is cached, else (False, None)."""

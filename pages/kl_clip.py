@@ -18,7 +18,7 @@ from sim.kl_clip import (
 from ui.charts import COLORS, figure, rgba, show
 from ui.controls import Num
 from ui.labview import lab_switch, verdict
-from ui.page import open_page, table
+from ui.page import metric_row, open_page, table
 from ui.predict import predict
 
 SPECS = [
@@ -70,11 +70,8 @@ if mine is not None:
     verdict(mine[1], "d k3 / d log π (by autograd through your k3_kl)")
 if predict("k3", f"The policy gives a token probability {pi:.2f}, the reference {pi_ref:.2f}. What is its k3?",
            answer=round(chk["k3"], 4), tolerance=0.002, lo=0, explain="k3 = u − log u − 1 with u = π_ref / π."):
-    m = st.columns(4)
-    m[0].metric("u = π_ref / π", f"{chk['u']:.3f}")
-    m[1].metric("k3", f"{chk['k3']:.4f}")
-    m[2].metric("d k3 / d log π = 1 − u", f"{chk['dk3_dlogp']:.3f}")
-    m[3].metric("k1", f"{chk['k1']:.4f}")
+    metric_row([("u = π_ref / π", f"{chk['u']:.3f}"), ("k3", f"{chk['k3']:.4f}"),
+                ("d k3 / d log π = 1 − u", f"{chk['dk3_dlogp']:.3f}"), ("k1", f"{chk['k1']:.4f}")])
 st.caption(
     "k3 is never negative, unbiased when the token is sampled from π, and zero exactly when π = π_ref. Chapter check: "
     "π = 0.6, π_ref = 0.5 gives u = 0.833, k3 = 0.0157 and slope 0.167: gradient descent on +β k3 nudges the token "

@@ -3,13 +3,14 @@
 import numpy as np
 import streamlit as st
 
-from sim.exercises import CISPO_CAP, credit_table, group_responses, group_summary, length_effect, per_token_weights
+from sim.exercises import CISPO_CAP
 from sim.grpo import LOSS_TYPE_LABELS, LOSS_TYPES
 from sim.toy import ToyConfig
+from sim.views.one_group import one_group
 from ui.charts import COLORS, figure, show
 from ui.controls import Choice, Num
 from ui.labview import lab_switch, mismatched, verdict
-from ui.page import open_page, table
+from ui.page import metric_row, open_page, table
 
 CHAPTER_PICKS = (1, 4)  # rewards 1, 0, 0, 1: answers 1 and 4 are right
 
@@ -57,14 +58,9 @@ st.latex(
     if scale == "group"
     else r"\hat A^{(i)} = r^{(i)} - \operatorname{mean}(r)"
 )
-chapter = group_summary(rewards, scale=scale, ddof=0)
-trl = group_summary(rewards, scale=scale, ddof=1)
-m = st.columns(5)
-m[0].metric("correct", f"{int(sum(rewards))} / {G}")
-m[1].metric("mean(r)", f"{chapter['mean']:.3f}")
-m[2].metric("std, population (chapter)", f"{chapter['std_population']:.3f}")
-m[3].metric("std, sample (TRL)", f"{chapter['std_sample']:.3f}")
-m[4].metric("sum of advantages", f"{round(float(chapter['advantages'].sum()), 6) + 0.0:+.3f}")
+g = one_group(rewards, scale=scale, loss_type=loss_type)  # the numbers and the words (sim/views/one_group.py)
+chapter, trl, captions = g["chapter"], g["trl"], g["captions"]
+metric_row(g["metrics"]["group"])
 
 fig = figure("Advantage of each answer", "answer i", "advantage", height=360)
 xs = list(range(1, G + 1))
@@ -85,36 +81,18 @@ if mine is not None:
     verdict(mine, "group_advantages on this group (black diamonds; a red cross where it differs)", lab=lab,
             task="group_advantages")
 adv = chapter["advantages"]
-if all(r == rewards[0] for r in rewards):
-    said = "Every answer got the same reward, so every advantage is 0: this group teaches nothing."
-else:
-    said = (f"Green answers are right, red ones wrong. Right answers get {max(adv):+.3f}, wrong ones "
-            f"{min(adv):+.3f}; the advantages sum to zero. ")
-    if scale == "group":
-        said += (f"TRL divides by the sample std (G - 1 in the denominator), which is larger, so its bars "
-                 f"(hatched) are smaller: {max(trl['advantages']):+.3f} and {min(trl['advantages']):+.3f}.")
-    else:
-        said += "Without the std division both conventions give the same advantages."
-st.caption(said)
+st.caption(captions["advantages"])
 
 st.subheader("Loss value vs gradient")
 st.latex(
     r"\mathcal{L} = -\frac{1}{G}\sum_i \frac{1}{|y^{(i)}|}\sum_t \min\big(\rho_t \hat A^{(i)},"
     r"\ \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\,\hat A^{(i)}\big)"
 )
-lc = st.columns(2)
-lc[0].metric("loss at ratio 1", f"{chapter['loss']:.4f}")
-lc[1].metric("gradient norm ‖∂L/∂log π‖", f"{chapter['grad_norm']:.4f}")
-st.caption(
-    "At ratio 1 the loss is the mean advantage, which is 0 by construction, so GRPO's logged loss reads 0. Its "
-    "gradient is REINFORCE with the group baseline, -A_i/G per answer, which vanishes only when the group has "
-    "no spread."
-)
+metric_row(g["metrics"]["loss"])
+st.caption(captions["loss"])
 
 st.subheader("The group, token by token")
-responses = group_responses(rewards)
-weights = per_token_weights(responses, rewards, loss_type=loss_type, scale=scale,
-                            clip_eps_high=CISPO_CAP if loss_type == "cispo" else None)
+responses, weights = g["responses"], g["weights"]
 st.markdown(f"Each token's log-probability gets a gradient weight; at ratio 1, under **{loss_type}** it is")
 group_mean, token_mean = r"\frac{\hat A^{(i)}}{G\,|y^{(i)}|}", r"\frac{\hat A^{(i)}}{\sum_j |y^{(j)}|}"
 st.latex({"grpo": group_mean,
@@ -124,8 +102,7 @@ st.latex({"grpo": group_mean,
           "vespo": r"\varphi(w)\," + token_mean + r"\quad(\varphi(1) = 1)",
           "dr_grpo": r"\frac{\hat A^{(i)}}{G\,L_{\max}}", "luspo": r"\frac{\hat A^{(i)}}{G}"}[loss_type])
 if loss_type == "cispo":
-    st.caption(f"CISPO's cap here is ε_max = {CISPO_CAP:g} (ScaleRL's value, TRL's epsilon_high). Left unset, TRL caps "
-               "the weight at epsilon = 0.2 itself, so every weight below would be 0.2 times as large.")
+    st.caption(captions["cispo"])
 rows = [{"answer": i + 1, "response": " ".join(t), "reward": r, "advantage": round(float(a), 4), "length": len(t),
          "weight per token": round(w[0], 4)}
         for i, (t, r, a, w) in enumerate(zip(responses, rewards, adv, weights, strict=True))]
@@ -141,31 +118,15 @@ if lab is not None:
         st.caption("Your grpo_loss is the chapter's (Task 4: mean over each response, then over responses); "
                    f"compare it with loss type grpo, not {loss_type}.")
 
-effect = length_effect(responses, rewards, scale=scale)
-if effect is not None:
+if (effect := g["effect"]) is not None:
     short, long = (" ".join(responses[effect[k]]) for k in ("short", "long"))
     rows = [{"loss type": r["loss_type"], f"{short} (short, wrong)": round(r["short"], 4),
              f"{long} (long, wrong)": round(r["long"], 4)} for r in effect["rows"]]
     st.markdown("**Length bias.** Two wrong answers with the same advantage, per token, under each loss type:")
     table(rows, key="length_bias_table")
-    row = {r["loss_type"]: r for r in effect["rows"]}
-    luspo = row["luspo"]["short"]
-    st.caption(
-        f"{' and '.join(effect['biased'])} average each answer over its own tokens, so the longer wrong answer is "
-        f"pushed down less per token ({row['grpo']['long']:+.4f} vs {row['grpo']['short']:+.4f}; the chapter's "
-        f"-0.063 vs -0.083). {', '.join(effect['unbiased'])} give every token of a wrong answer the same push: "
-        f"one mean over all tokens of the group, a constant, or (luspo, {luspo:+.3f}) a sum per answer. That "
-        "removes the per-token bias; at ratio 1 cispo and vespo weigh like dapo."
-    )
+    st.caption(captions["length_bias"])
 
-credit = [dict(r, weight=round(r["weight"], 4)) for r in credit_table(responses, weights)]
+credit = [dict(r, weight=round(r["weight"], 4)) for r in g["credit"]]
 st.markdown("**Credit:** what each token collects across the group, among tokens chosen after the same text.")
 table(credit, key="credit_table")
-first = {r["token"]: r["weight"] for r in credit if r["position"] == 0}
-st.caption(
-    "Only tokens that follow the same text compete for the same probability, so only those are added up. The "
-    "first token always follows '=', shared by every answer: there "
-    + ", ".join(f"{tok} collects {w:+.3f}" for tok, w in first.items())
-    + ". Later positions are grouped by the prefix they follow. Nobody told the algorithm which digit was the "
-    "mistake: credit assignment emerges only statistically, across many groups."
-)
+st.caption(captions["credit"])

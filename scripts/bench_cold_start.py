@@ -5,7 +5,9 @@
 Each run starts `streamlit run app.py` as the README does (tests/fixtures/serve.py; ready once its health
 endpoint answers, which is after the warm-up), launches a fresh headless Chromium (empty cache), opens
 `/training?classroom=1` and waits until the browser's player has drawn its charts. Measured from the
-browser's navigation start: the page's HTML, Plotly.js (from the server's own route), and the first draw.
+browser's navigation start: the page's HTML, the script run's end (Streamlit's last "notRunning" mark), the
+player's data reaching the browser, Plotly.js requested and received (from the server's own route), the first
+draw; and whether st.code's 1.5 MB syntax highlighter was loaded (highlighter_kb).
 Prints one JSON object: each run, the median of the first-chart times, the server's start (to healthy)
 and the load average. Exit 1 if a run fails.
 """
@@ -29,10 +31,17 @@ DRAWN = "window.grpoPlayers && window.grpoPlayers.training && window.grpoPlayers
 TIMING = """() => {
   const res = performance.getEntriesByType("resource");
   const plotly = res.find(r => r.name.includes("/plotly-"));
+  const code = res.find(r => r.name.includes("StreamlitSyntaxHighlighter"));
   const nav = performance.getEntriesByType("navigation")[0];
+  const done = performance.getEntriesByName("notRunning", "mark");  // Streamlit marks its script-run states
+  const stats = window.grpoPlayers.training;
   return {first_chart_s: performance.now() / 1000, html_s: nav ? nav.responseEnd / 1000 : null,
+          script_done_s: done.length ? done[done.length - 1].startTime / 1000 : null,
+          player_data_s: stats.dataArrivedAt / 1000,
+          plotly_js_start_s: plotly ? plotly.startTime / 1000 : null,
           plotly_js_s: plotly ? plotly.responseEnd / 1000 : null,
-          plotly_js_kb: plotly ? Math.round(plotly.transferSize / 1024) : null};
+          plotly_js_kb: plotly ? Math.round(plotly.transferSize / 1024) : null,
+          highlighter_kb: code ? Math.round(code.transferSize / 1024) : 0};
 }"""
 
 

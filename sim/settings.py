@@ -261,6 +261,24 @@ def grpo_setting(name: str, default=_UNSET, *, choices: tuple | None = None) -> 
     return dataclasses.field(default=d, metadata={"setting": spec})
 
 
+@dataclasses.dataclass(frozen=True)
+class GRPOSettings:
+    """The GRPO settings a trainer on sim.grpo takes (TinyLM's GRPOConfig; the toy's ToyConfig repeats them
+    today), as fields to inherit: `class GRPOConfig(GRPOSettings)`. They come first in the subclass's field
+    order; a field the subclass declares again (say loss_type with narrower choices) replaces the inherited
+    one in place. A subclass calls validate(self) in its __post_init__, which checks these too."""
+
+    beta: float = grpo_setting("beta")
+    mu: int = grpo_setting("mu")
+    clip_eps: float = grpo_setting("clip_eps")
+    clip_eps_high: float | None = grpo_setting("clip_eps_high")
+    baseline: str = grpo_setting("baseline")
+    scale: str = grpo_setting("scale")
+    ddof: int = grpo_setting("ddof")
+    eps: float = grpo_setting("eps")
+    loss_type: str = grpo_setting("loss_type")
+
+
 def check_grpo(**values) -> None:
     """Check sim.grpo's arguments against the shared declarations: ValueError names the first bad one."""
     for name, value in values.items():

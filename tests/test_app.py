@@ -14,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from sim.toy import expected_run, run_toy
+from sim.views.one_group import one_group
 from ui.charts import COLORS
 from ui.controls import Choice, Flag, Num, parse_url_value, plain, share_query
 from ui.player import decode_array
@@ -133,7 +134,15 @@ def test_one_group_worked_example_numbers_and_controls():
     credit = at.dataframe[2].value
     first = credit[credit["position"] == 0].set_index("token")["weight"]
     assert first["8"] == pytest.approx(0.1042, abs=2e-4) and first["7"] == pytest.approx(-0.0833, abs=2e-4)
-    assert "8 collects +0.104, 7 collects -0.083" in " ".join(c.value for c in at.caption)
+    shown = [c.value for c in at.caption]
+    assert "8 collects +0.104, 7 collects -0.083" in " ".join(shown)
+    # the captions are sim/views/one_group.py's, the lesson's too, and state what the charts show at the defaults
+    words = one_group([1.0, 0.0, 0.0, 1.0])["captions"]
+    said = [c for c in shown if c in words.values()]
+    assert said == [words[k] for k in ("advantages", "loss", "length_bias", "credit")]
+    pop, trl = (trace(adv, name)["y"] for name in ("population", "sample"))
+    assert f"Right answers get {max(pop):+.3f}, wrong ones {min(pop):+.3f}" in said[0]
+    assert f"smaller: {max(trl):+.3f} and {min(trl):+.3f}" in said[0] and "-0.0625 vs -0.0833" in said[2]
 
     at.radio(key="mode").set_value("count").run()
     at.slider(key="c").set_value(1).run()  # 1 of 4: std 0.433, A = 1.732, -0.577

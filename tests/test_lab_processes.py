@@ -13,27 +13,18 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from sim.lab.runner import Lab, lab_pool
+from tests.fixtures import escape
+from tests.fixtures.escape import alive
 
 ROOT = Path(__file__).resolve().parents[1]
 CORRECT = (ROOT / "tests" / "fixtures" / "lab" / "correct" / "tasks.py").read_text()
-SPAWNS = '''
-import os, subprocess, sys, time
+SPAWNS = Path(escape.__file__).read_text() + '''
 _PIDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pids")
 
 
 def _escape():
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
-    r, w = os.pipe()
-    first = os.fork()
-    if first == 0:
-        os.setsid()
-        if os.fork() == 0:
-            os.write(w, str(os.getpid()).encode().ljust(16))
-            time.sleep(120)
-        os._exit(0)
-    os.waitpid(first, 0)
     with open(_PIDS, "a") as f:
-        f.write(f"{child.pid} {int(os.read(r, 16))} ")
+        f.write(" ".join(map(str, escape(120))) + " ")
 
 
 _escape()  # at import, and again in every call of k3_kl
@@ -46,14 +37,6 @@ def k3_kl(logp, ref_logp):
 '''
 HUNGRY = "import numpy\nBIG = numpy.ones(20 * 10**9 // 8)  # 20 GB\n"
 HANGS_ADV = CORRECT.replace("    r = rewards.view(-1, G)\n", "    while True:\n        pass\n", 1)
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def lab_file(tmp_path: Path, name: str, text: str) -> Path:

@@ -4,25 +4,15 @@ replies decoded without running code, cancellation, and a pool that does not mak
 another's hang. The functions run in the worker, so they live at module level here."""
 
 import os
-import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
 
 from sim.procs import Pool, Reply, Worker
+from tests.fixtures.escape import alive, escape
 
 MARK = "/tmp/grpo_procs_evil_ran"
-
-
-def alive(pid: int) -> bool:
-    """pid exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def square(x):
@@ -43,17 +33,7 @@ def hog(mb: int):
 
 def spawn_and(hang: bool, pid_file: str):
     """A child in a new session and a double-forked grandchild (setsid); their pids; then return or hang."""
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
-    r, w = os.pipe()
-    first = os.fork()
-    if first == 0:
-        os.setsid()
-        if os.fork() == 0:
-            os.write(w, str(os.getpid()).encode().ljust(16))
-            time.sleep(60)
-        os._exit(0)
-    os.waitpid(first, 0)
-    pids = [child.pid, int(os.read(r, 16))]
+    pids = escape(60)
     with open(pid_file, "w") as f:
         f.write(" ".join(map(str, pids)))
     while hang:

@@ -215,3 +215,26 @@ def test_a_config_adopts_every_loss_setting_and_hands_it_to_policy_loss():
     assert from_args(Every, args).loss_type == "vespo"
     assert not cli_accepts(Every, "sapo_temperature_neg", "0")
     assert not cli_accepts(Every, "delta", "0.5")
+
+
+def test_the_shared_settings_are_inherited_and_a_narrowed_choice_stays_in_place():
+    from sim.settings import GRPO_DEFAULTS, GRPOSettings, grpo_setting, setting, validate
+    from sim.tinylm.grpo_train import GRPOConfig
+
+    @dataclasses.dataclass(frozen=True)
+    class Narrow(GRPOSettings):
+        lr: float = setting(0.1, "step size", lo=0.0, hi=1.0)
+        loss_type: str = grpo_setting("loss_type", choices=("grpo", "cispo"))
+
+        def __post_init__(self):
+            validate(self)
+
+    shared = [f.name for f in dataclasses.fields(GRPOSettings)]
+    assert [f.name for f in dataclasses.fields(Narrow)] == [*shared, "lr"]  # loss_type keeps its place
+    assert declared(Narrow)["loss_type"].choices == ("grpo", "cispo")
+    with pytest.raises(ValueError, match="loss_type"):
+        Narrow(loss_type="dapo")
+    with pytest.raises(ValueError, match="clip_eps"):
+        Narrow(clip_eps=0.0)  # an inherited field is checked by the subclass's validate
+    assert issubclass(GRPOConfig, GRPOSettings) and {n: getattr(GRPOConfig(), n) for n in shared} == {
+        n: GRPO_DEFAULTS[n] for n in shared}

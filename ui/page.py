@@ -90,3 +90,9 @@ def table(rows: list[dict], *, key: str) -> None:
         st.table(rows)
     else:
         st.dataframe(rows, hide_index=True, key=key)
+
+
+def metric_row(pairs: list[tuple[str, str]]) -> None:
+    """One row of st.metric, a column each: (label, value) pairs, the values already formatted."""
+    for col, (label, value) in zip(st.columns(len(pairs)), pairs, strict=True):
+        col.metric(label, value)

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from sim.grpo import group_advantages, policy_loss
-from sim.settings import grpo_setting, loss_kwargs, setting, validate
+from sim.settings import GRPOSettings, grpo_setting, loss_kwargs, setting, validate
 from sim.tinylm.data import completion_mask, prompt_text, prompt_tokens, response_text, rewards, split
 from sim.tinylm.evaluate import expected_pass_at_1
 from sim.tinylm.model import DTYPE, TinyLM, generate, response_logprobs
@@ -52,7 +52,7 @@ METRICS = (
 
 
 @dataclass(frozen=True)
-class GRPOConfig:
+class GRPOConfig(GRPOSettings):
     iterations: int = setting(300, "GRPO iterations (one batch of P*G samples each)", lo=0, hi=100_000, integer=True,
                               step=1)
     prompts_per_iter: int = setting(16, "P, prompts per iteration", lo=1, hi=4096, integer=True, step=1)
@@ -65,15 +65,6 @@ class GRPOConfig:
     adam_beta1: float = setting(0.98, "AdamW first-moment decay (TRL's name; its default 0.9 is noisier at P*G = 128)",
                                 lo=0.0, hi=0.9999)
     adam_beta2: float = setting(0.999, "AdamW second-moment decay", lo=0.0, hi=0.99999)
-    beta: float = grpo_setting("beta")
-    mu: int = grpo_setting("mu")
-    clip_eps: float = grpo_setting("clip_eps")
-    clip_eps_high: float | None = grpo_setting("clip_eps_high")
-    baseline: str = grpo_setting("baseline")
-    scale: str = grpo_setting("scale")
-    ddof: int = grpo_setting("ddof")
-    eps: float = grpo_setting("eps")
-    loss_type: str = grpo_setting("loss_type")
     importance_sampling_level: str = grpo_setting("importance_sampling_level")
     blind_spot_prompts: bool = setting(True, "train on the teacher's blind-spot problems too (ripple carries, 45+57): "
                                        "off, GRPO never sees a prompt whose right answer SFT almost never samples")

@@ -27,6 +27,22 @@ sys.path.insert(0, str(ROOT))
 from tests.fixtures.serve import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 STATS = "window.grpoPlayers.training"
+# when each phase of the first view ended (ms since navigation): Plotly.js fetched (responseEnd) and run (the
+# moment window.Plotly is assigned), the setting's data fetched, the first draw done
+PHASES_INIT = """(() => {
+  let P;
+  Object.defineProperty(window, "Plotly", {configurable: true, get: () => P,
+    set: (v) => { P = v; window.__plotlyRunAt = performance.now(); }});
+})();"""
+PHASES = """(() => {
+  const res = performance.getEntriesByType("resource");
+  const end = (part) => Math.max(0, ...res.filter((r) => r.name.includes(part)).map((r) => r.responseEnd));
+  const start = (part) => Math.min(1e9, ...res.filter((r) => r.name.includes(part)).map((r) => r.startTime));
+  const nav = performance.getEntriesByType("navigation")[0];
+  return {dom_content_loaded: nav.domContentLoadedEventEnd, data_fetch_start: start("/data/"),
+          data_fetched: end("/data/"), plotly_fetch_start: start(".min.js"), plotly_fetched: end(".min.js"),
+          plotly_run: window.__plotlyRunAt || 0, first_draw: STATS.dataDrawnAt};
+})()"""
 
 
 def build(out: Path, grid: list[str]) -> dict:
@@ -55,16 +71,18 @@ def browser(out: Path, tries: int) -> dict:
     from playwright.sync_api import sync_playwright
 
     url = (out / "training.html").resolve().as_uri()
-    firsts, fps, switches = [], [], []
+    firsts, fps, switches, phases = [], [], [], []
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for _ in range(tries):
             ctx = b.new_context(viewport={"width": 1280, "height": 800})
             p = ctx.new_page()
+            p.add_init_script(PHASES_INIT)
             t0 = time.monotonic()
             p.goto(url)
             p.wait_for_function(f"{STATS} && {STATS}.draws > 0", timeout=60_000)
             firsts.append(time.monotonic() - t0)
+            phases.append(p.evaluate(PHASES.replace("STATS", STATS)))
             p.get_by_label("speed in iterations per second").select_option("60")  # the display's rate: every frame
             t0 = time.monotonic()
             p.get_by_role("button", name="Play").click()
@@ -82,7 +100,8 @@ def browser(out: Path, tries: int) -> dict:
             ctx.close()
         b.close()
     return {"first_view_s": round(statistics.median(firsts), 2), "play_fps_at_60": round(statistics.median(fps), 1),
-            "switch_ms": round(statistics.median(switches)), "tries": tries}
+            "switch_ms": round(statistics.median(switches)), "tries": tries,
+            "first_view_phases_ms": {k: round(statistics.median(ph[k] for ph in phases)) for k in phases[0]}}
 
 
 def main() -> None:

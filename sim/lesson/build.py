@@ -57,13 +57,26 @@ def _slug(values: dict) -> str:
     return re.sub(r"[^A-Za-z0-9.=_-]", "", "_".join(f"{k}{text(v)}" for k, v in values.items())) or "default"
 
 
-def _predict_json(q: dict | None) -> dict | None:
-    """A predict question for the page: the numbers and their texts, formatted here (no formatting in JS)."""
+def _predict_json(q: dict | list | None) -> list[dict] | None:
+    """An entry's predict questions for the page, asked in order (one or a list): a number (its answer and
+    tolerance, their texts formatted here: no formatting in JS) or a choice (options, one of them the answer)."""
     if q is None:
         return None
+    if isinstance(q, list):
+        return [_question_json(x) for x in q]
+    return [_question_json(q)]
+
+
+def _question_json(q: dict) -> dict:
+    if q.get("kind") == "choice":
+        if q["answer"] not in q["options"]:
+            raise ValueError(f"a choice needs options that include the answer {q['answer']!r}")
+        return {"kind": "choice", "question": q["question"], "options": list(q["options"]), "answer": q["answer"],
+                "explain": q.get("explain", "")}
     fmt = q.get("fmt", "{:.4g}")
     digits = re.search(r"\.(\d+)f", fmt)
-    return {"question": q["question"], "answer": float(q["answer"]), "tolerance": float(q["tolerance"]),
+    return {"kind": "number", "question": q["question"], "answer": float(q["answer"]),
+            "tolerance": float(q["tolerance"]),
             "answer_text": fmt.format(q["answer"]), "tolerance_text": fmt.format(q["tolerance"]),
             "digits": int(digits.group(1)) if digits else 3, "explain": q.get("explain", "")}
 
@@ -89,11 +102,12 @@ def prepare(out: Path, force: bool) -> Path:
 
 def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int], None]) -> int:
     """Compute and write every setting of one view, then its page; returns the data's bytes."""
-    settings, ids, total = [], set(), 0
+    settings, ids, total, charts = [], set(), 0, False
     n = len(view.entries)
     for i, (values, compute) in enumerate(view.entries):
         entry = compute()
         entry["predict"] = _predict_json(entry.get("predict"))
+        charts = charts or bool(entry.get("payload") or entry.get("figures"))
         sid = f"{view.name}-{_slug(values)}"
         while sid in ids:
             sid += "x"
@@ -108,7 +122,7 @@ def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int
         "view": view.name, "dims": [d.to_json() for d in view.dims], "defaults": view.defaults,
         "presets": [{"name": name, "values": values} for name, values in view.presets], "settings": settings,
         "extras": sorted({k for s in settings for k in s["values"] if k not in keys}), "plotly": plotly,
-        "classroom": view.classroom,
+        "classroom": view.classroom, "uses_plotly": charts,
     }  # fmt: skip
     (tmp / f"{view.name}.html").write_text(view_page(view.title, view.intro, manifest), encoding="utf-8")
     return total

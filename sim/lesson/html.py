@@ -38,6 +38,7 @@ def view_page(title: str, intro: str, manifest: dict) -> str:
 <div id="ls-predict" hidden></div>
 <div id="ls-error" class="ls-error" role="alert" hidden></div>
 <div id="ls-player"></div>
+<div id="ls-figures"></div>
 <p id="ls-below" class="ls-caption"></p>
 <div id="ls-tables"></div>
 <noscript><p class="ls-error">This lesson needs JavaScript to play its charts.</p></noscript>

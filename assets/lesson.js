@@ -8,6 +8,13 @@
 (function () {
   "use strict";
   const $ = (id) => document.getElementById(id);
+  if (!$("lesson-manifest")) {
+    // the contents page: presenter sizes, and its links keep ?classroom=1, ?predict=1, ?hide=... for every view
+    const query = new URLSearchParams(location.search);
+    document.body.classList.toggle("ls-classroom", ["1", "true", "yes", "on"].includes((query.get("classroom") || "").trim().toLowerCase()));
+    if (location.search) for (const a of document.querySelectorAll(".ls-views a")) a.search = location.search;
+    return;
+  }
   const manifest = JSON.parse($("lesson-manifest").textContent);
   const note = $("ls-note");
   const playerBox = $("ls-player");
@@ -65,12 +72,12 @@
           s.remove();
           reject(new Error(`Plotly.js could not be loaded from ${manifest.plotly}. Plotly.js should be in this lesson's folder: rebuild it with python -m sim lesson build.`));
         };
-        document.head.appendChild(s);
+        // after the next paint: the page's text, controls and tables show before Plotly.js runs (~2 s of main thread)
+        requestAnimationFrame(() => setTimeout(() => document.head.appendChild(s), 0));
       });
     }
     return plotlyLoading;
   }
-  if (manifest.uses_plotly) plotly().catch(() => null); // its parse overlaps the data file's; errors show later
 
   // ---- the link: query and hash, the hash winning ----
   const params = new URLSearchParams(location.search);
@@ -487,5 +494,5 @@
   const [state, refused] = stateFromLink();
   note.textContent = refused.join(". ");
   note.hidden = !refused.length;
-  go(state);
+  go(state); // Plotly.js is loaded once the setting's data has run: text and tables show before it runs
 })();

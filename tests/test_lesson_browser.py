@@ -165,19 +165,40 @@ def test_classroom_predict_and_hide(browser, lesson):
     w.close()
 
 
-def test_table_views_ask_before_they_show_the_answer(browser, tmp_path):
+def test_table_views_ask_before_they_show_the_answer_and_draw_their_charts(browser, tmp_path):
     out = tmp_path / "tables"
     assert cli.main(["build", str(out), "--views", "kl_clip,one_group", "--quiet"]) == 0
     base = out.resolve().as_uri()
-    w = Opened(browser, f"{base}/kl_clip.html?predict=1", allowed=base + "/")
+    w = Opened(browser, f"{base}/kl_clip.html?predict=1&classroom=1", allowed=base + "/", viewport=(1920, 1080))
     p = w.page
     p.locator("#ls-predict").wait_for(state="visible")
     assert p.locator("#ls-above").text_content() == "" and p.locator("#ls-tables table").count() == 0
     p.locator("#ls-guess").fill("0.016")
     p.get_by_role("button", name="Reveal").click()
     assert "the answer 0.0157: off by 0.0003, close" in p.locator("#ls-predict").text_content()
+    # then the chapter's clip example, a choice as in the app: still nothing that holds an answer is shown
+    assert "0.40 → 0.50" in p.locator("#ls-predict").text_content() and p.locator("#ls-above").text_content() == ""
+    assert p.locator("#ls-figures .ls-plot").count() == 0 and p.get_by_role("button", name="Reveal").is_disabled()
+    p.get_by_label("no gradient: clipped").check()
+    p.get_by_role("button", name="Reveal").click()
+    said = p.locator("#ls-predict").text_content()
+    assert "Right: no gradient: clipped." in said
+    assert "ratio 1.250; with A > 0 and ε = 0.20 the token is clipped" in said
     assert "k3 = u − log u − 1 = 0.0157" in p.locator("#ls-above").text_content()
     assert p.locator("#ls-tables table").count() == 1
+    p.wait_for_function("window.grpoLesson.figuresDrawn > 0")
+    assert p.locator("#ls-figures .js-plotly-plot").count() == 9  # k1/k2/k3, two surrogates, six weight panels
+    assert "PPO clip, ε = 0.20" in p.locator("#ls-figures").text_content()
+    sizes = p.evaluate("""['#ls-tables td', '#ls-above', '#ls-figures .xtick text', '#ls-figures .gtitle'].map(
+        (q) => getComputedStyle(document.querySelector(q)).fontSize)""")
+    assert sizes == ["20px", "22px", "18px", "24px"]  # the app's presenter table, text and chart sizes
+    assert not w.errors, w.errors
+    w.close()
+    # the contents page in presenter mode passes ?classroom=1 on to every view
+    w = Opened(browser, f"{base}/index.html?classroom=1", allowed=base + "/")
+    href = w.page.get_by_role("link", name="One group").get_attribute("href")
+    assert w.page.evaluate("document.body.classList.contains('ls-classroom')")
+    assert href.endswith("/one_group.html?classroom=1")
     w.close()
     w = Opened(browser, f"{base}/one_group.html#rewards=1,0,0,0", allowed=base + "/")
     p = w.page

@@ -102,12 +102,11 @@ def prepare(out: Path, force: bool) -> Path:
 
 def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int], None]) -> int:
     """Compute and write every setting of one view, then its page; returns the data's bytes."""
-    settings, ids, total, charts = [], set(), 0, False
+    settings, ids, total = [], set(), 0
     n = len(view.entries)
     for i, (values, compute) in enumerate(view.entries):
         entry = compute()
         entry["predict"] = _predict_json(entry.get("predict"))
-        charts = charts or bool(entry.get("payload") or entry.get("figures"))
         sid = f"{view.name}-{_slug(values)}"
         while sid in ids:
             sid += "x"
@@ -122,7 +121,7 @@ def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int
         "view": view.name, "dims": [d.to_json() for d in view.dims], "defaults": view.defaults,
         "presets": [{"name": name, "values": values} for name, values in view.presets], "settings": settings,
         "extras": sorted({k for s in settings for k in s["values"] if k not in keys}), "plotly": plotly,
-        "classroom": view.classroom, "uses_plotly": charts,
+        "classroom": view.classroom,
     }  # fmt: skip
     (tmp / f"{view.name}.html").write_text(view_page(view.title, view.intro, manifest), encoding="utf-8")
     return total

@@ -8,6 +8,8 @@ stores them once per setting); sim/lesson/figures.py declares the chart kinds.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from sim.exercises import group_summary, p_no_signal
@@ -46,13 +48,32 @@ def wasted_rows(p: float, G: int) -> list[Row]:
 def kl_rows(pi: float, pi_ref: float, eps: float) -> list[Row]:
     """pages/kl_clip.py's charts: k1/k2/k3 against u with your token, the clipped surrogate for A > 0 and
     A < 0, and the gradient weight against the ratio for each objective (the others at their defaults)."""
-    u, k, chk = KL_US, kl_estimators(KL_US), kl_check(pi, pi_ref)
+    chk = kl_check(pi, pi_ref)
     kl = Figure("KL estimators against u = π_ref / π",
-                [*(Curve(u, k[name], name, color=color, width=3 if name == "k3" else 2)
-                   for name, color in (("k1", COLORS["grey"]), ("k2", COLORS["pin"]), ("k3", COLORS["main"]))),
-                 Curve([chk["u"]], [chk["k3"]], f"your token: u = {chk['u']:.3f}", color="black", markers=True,
-                       size=12)],
+                [*_kl_curves(), Curve([chk["u"]], [chk["k3"]], f"your token: u = {chk['u']:.3f}", color="black",
+                                      markers=True, size=12)],
                 "u = π_ref / π", "per-token estimate", y_range=(-1.5, 3))
+    return [
+        Row("The KL leash, per token", [kl], caption=(
+            "k3 is never negative, unbiased when the token is sampled from π, and zero exactly when π = π_ref. "
+            "Chapter check: π = 0.6, π_ref = 0.5 gives u = 0.833, k3 = 0.0157 and slope 0.167: gradient descent on "
+            "+β k3 nudges the token back down toward the reference. k1 can be negative for a single token; k2 is "
+            "biased.")),
+        *_clip_rows(eps),
+    ]  # fmt: skip
+
+
+@functools.cache
+def _kl_curves() -> tuple[Curve, ...]:
+    """k1, k2, k3 against u: the same for every setting of the view (computed once per build)."""
+    k = kl_estimators(KL_US)
+    return tuple(Curve(KL_US, k[name], name, color=color, width=3 if name == "k3" else 2)
+                 for name, color in (("k1", COLORS["grey"]), ("k2", COLORS["pin"]), ("k3", COLORS["main"])))
+
+
+@functools.cache
+def _clip_rows(eps: float) -> tuple[Row, Row]:
+    """The clip's two sections for one ε (the view's settings share them: computed once per ε)."""
     rho = SURROGATE_RHOS
     ends = np.array([rho[0], rho[-1]])  # ρA is a straight line: its two ends draw it
     surrogates = []
@@ -85,12 +106,7 @@ def kl_rows(pi: float, pi_ref: float, eps: float) -> list[Row]:
     w = token["weights"]
     ppo, hi, cispo, sapo, gspo = (w[k]["pos"] for k in ("PPO clip (grpo)", "clip-higher (DAPO)", "CISPO", "SAPO",
                                                         "GSPO (sequence ratio)"))
-    return [
-        Row("The KL leash, per token", [kl], caption=(
-            "k3 is never negative, unbiased when the token is sampled from π, and zero exactly when π = π_ref. "
-            "Chapter check: π = 0.6, π_ref = 0.5 gives u = 0.833, k3 = 0.0157 and slope 0.167: gradient descent on "
-            "+β k3 nudges the token back down toward the reference. k1 can be negative for a single token; k2 is "
-            "biased.")),
+    return (
         Row("PPO's clip", surrogates, columns=2,
             text="Chapter 15, “Adding PPO's clip”: a token whose probability rose from 0.40 to 0.50. ρ = π / π_old, "
                  "s = min(ρA, clip(ρ, 1 − ε, 1 + ε) A).",
@@ -110,7 +126,7 @@ def kl_rows(pi: float, pi_ref: float, eps: float) -> list[Row]:
                      f"so it gives {gspo:.3f}, and real GSPO runs clip with ε around 3e-4. For A < 0 the two-sided δ "
                      f"stops the ever larger push down past ρ = {view.delta:.1f}, where PPO's weight grows without "
                      "bound.")),
-    ]  # fmt: skip
+    )  # fmt: skip
 
 
 def one_group_rows(rewards: list[float], scale: str) -> list[Row]:

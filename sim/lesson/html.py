@@ -73,6 +73,7 @@ simulator; this folder holds everything it needs and works offline. {escape(summ
 <p class="ls-caption">Links keep the settings (copy the address bar). Add ?classroom=1 for presenter sizes,
 ?hide=G,beta to hide controls, ?predict=1 to ask before the answer is shown.</p>
 </main>
+<script src="lesson.js"></script>
 </body>
 </html>
 """

@@ -15,11 +15,11 @@ from sim.lesson import cli
 from sim.lesson.grid import estimate_bytes, parse_grid
 from sim.toy import ToyConfig
 from sim.views.training import CONTROLS, PRESETS, page_config
+from tests.fixtures.lesson import SMALL
 from ui.controls import default_config
 from ui.specs import TRAINING as TRAINING_SPECS
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL = ["--grid", "G=8,16", "--grid", "beta=0,0.04", "--grid", "scale=group", "--views", "training", "--quiet"]
 
 
 def stored(out: Path, sid: str) -> dict:
@@ -30,20 +30,14 @@ def stored(out: Path, sid: str) -> dict:
     return json.loads(m.group(2))
 
 
-@pytest.fixture(scope="module")
-def lesson(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("lesson") / "out"
-    assert cli.main(["build", str(out), *SMALL]) == 0
-    return out
+@pytest.fixture
+def lesson(small_lesson) -> Path:
+    return small_lesson
 
 
-@pytest.fixture(scope="module")
-def exercises(tmp_path_factory) -> Path:
-    """One small lesson of the exercise views, built once for the tests that read them."""
-    out = tmp_path_factory.mktemp("exercises") / "out"
-    views = "wasted,passk_estimator,tinylm,one_group,kl_clip,passk_problems"
-    assert cli.main(["build", str(out), "--views", views, "--quiet"]) == 0
-    return out
+@pytest.fixture
+def exercises(exercise_lesson) -> Path:
+    return exercise_lesson
 
 
 def page_payload(**query) -> dict:

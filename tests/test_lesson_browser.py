@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from sim.lesson import cli
 from tests.fixtures.serve import CHROMIUM, CHROMIUM_ARGS, free_port
 
 pytestmark = pytest.mark.browser
@@ -23,13 +22,9 @@ DRAWN = f"window.grpoPlayers && {STATS} && {STATS}.draws > 0"  # the page may no
 ACC_TITLE = ".gp-chart:first-child .gp-title"
 
 
-@pytest.fixture(scope="module")
-def lesson(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("lesson") / "out"
-    argv = ["build", str(out), "--grid", "G=8,16", "--grid", "beta=0", "--grid", "scale=group", "--views",
-            "training", "--quiet"]
-    assert cli.main(argv) == 0
-    return out
+@pytest.fixture
+def lesson(small_lesson) -> Path:
+    return small_lesson  # Training over G = 8, 16, beta = 0, 0.04, shared with tests/test_lesson.py
 
 
 @pytest.fixture(scope="module")
@@ -165,10 +160,8 @@ def test_classroom_predict_and_hide(browser, lesson):
     w.close()
 
 
-def test_table_views_ask_before_they_show_the_answer_and_draw_their_charts(browser, tmp_path):
-    out = tmp_path / "tables"
-    assert cli.main(["build", str(out), "--views", "kl_clip,one_group", "--quiet"]) == 0
-    base = out.resolve().as_uri()
+def test_table_views_ask_before_they_show_the_answer_and_draw_their_charts(browser, exercise_lesson):
+    base = exercise_lesson.resolve().as_uri()
     w = Opened(browser, f"{base}/kl_clip.html?predict=1&classroom=1", allowed=base + "/", viewport=(1920, 1080))
     p = w.page
     p.locator("#ls-predict").wait_for(state="visible")

@@ -333,7 +333,6 @@
   }
 
   function render(setting, entry) {
-    const state = current;
     $("ls-error").hidden = true;
     const data = entry.payload && { ...entry.payload, plotly_url: manifest.plotly, classroom };
     if (data) {
@@ -350,8 +349,8 @@
       tables(entry.tables || []);
       figures(entry.figures || []);
       playerBox.hidden = !data;
-      // the player once the page's Plotly.js has run (if it failed, the player says so)
-      if (data) plotly().catch(() => null).then(() => current === state && window.grpoMountPlayer({ data, parentElement: playerBox, setStateValue: () => {} }));
+      // the player loads Plotly.js itself (and speeds up its array lookups); a view has a player or static charts
+      if (data) window.grpoMountPlayer({ data, parentElement: playerBox, setStateValue: () => {} });
       window.grpoLesson.shown = setting.id;
       window.grpoLesson.changes += 1;
       return setting.id;

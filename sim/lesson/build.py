@@ -107,6 +107,8 @@ def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int
     for i, (values, compute) in enumerate(view.entries):
         entry = compute()
         entry["predict"] = _predict_json(entry.get("predict"))
+        if entry.get("payload") and entry.get("figures"):
+            raise ValueError(f"{view.name}: an entry has the player or static charts, not both (one Plotly.js load)")
         sid = f"{view.name}-{_slug(values)}"
         while sid in ids:
             sid += "x"

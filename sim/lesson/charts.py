@@ -28,7 +28,7 @@ from sim.player.spec import COLORS
 
 CLIP_BAND = "rgba(44,160,44,0.12)"
 WASTED_PS = np.linspace(0, 1, 101)
-KL_US = np.round(np.linspace(0.05, 4.0, 80), 4)
+KL_US = np.round(np.geomspace(0.05, 4.0, 100), 4)  # denser where k1, k2, k3 bend (small u)
 SURROGATE_RHOS = np.round(np.arange(0.3, 1.8 + 1e-9, 0.025), 4)  # the clip's kinks 1 ± 0.1 / 0.2 / 0.3 are on it
 WEIGHT_RHOS = np.round(np.arange(0.2, 2.5 + 1e-9, 0.025), 4)
 

@@ -58,7 +58,7 @@ class Opened:
         p.on("pageerror", lambda e: self.errors.append(str(e)))
         p.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         self.t0 = time.monotonic()
-        p.goto(url)
+        p.goto(url, wait_until="domcontentloaded")  # not "load": that waits for Plotly.js, which a test may not need
 
     def close(self):
         self.context.close()
@@ -72,7 +72,7 @@ def test_from_file_plays_switches_G_and_a_copied_link_reproduces_it(browser, les
     p.wait_for_function(DRAWN)
     first = time.monotonic() - w.t0
     assert "G = 8" in p.locator(ACC_TITLE).text_content()
-    p.get_by_label("speed in iterations per second").select_option("30")
+    p.get_by_label("speed in iterations per second").select_option("60")
     p.get_by_role("button", name="Play").click()
     p.wait_for_function(f"{STATS}.drawn.length >= 40")
     p.get_by_label("Group size G").select_option(label="16")
@@ -124,7 +124,7 @@ def test_an_off_grid_link_snaps_and_nothing_from_it_is_markup(browser, lesson):
     evil = "%3Cimg%20src%3Dx%20onerror%3Dwindow.pwned%3D1%3E"
     w = Opened(browser, f"{base}/training.html#G=13&beta={evil}&lr_w=0.7", allowed=base + "/")
     p = w.page
-    p.wait_for_function(DRAWN)
+    p.wait_for_function("window.grpoLesson && window.grpoLesson.shown")  # the setting is on the page
     note = p.locator("#ls-note").text_content()
     assert "G = 13 is not in this lesson: showing 16" in note and "<img" in note and "lr_w = 0.7" in note
     assert p.evaluate("document.querySelectorAll('main img').length === 0 && !window.pwned")
@@ -179,22 +179,27 @@ def test_table_views_ask_before_they_show_the_answer_and_draw_their_charts(brows
     assert "ratio 1.250; with A > 0 and ε = 0.20 the token is clipped" in said
     assert "k3 = u − log u − 1 = 0.0157" in p.locator("#ls-above").text_content()
     assert p.locator("#ls-tables table").count() == 1
-    p.wait_for_function("window.grpoLesson.figuresDrawn > 0")
-    assert p.locator("#ls-figures .js-plotly-plot").count() == 9  # k1/k2/k3, two surrogates, six weight panels
-    assert "PPO clip, ε = 0.20" in p.locator("#ls-figures").text_content()
-    sizes = p.evaluate("""['#ls-tables td', '#ls-above', '#ls-figures .xtick text', '#ls-figures .gtitle'].map(
-        (q) => getComputedStyle(document.querySelector(q)).fontSize)""")
-    assert sizes == ["20px", "22px", "18px", "24px"]  # the app's presenter table, text and chart sizes
+    assert p.locator("#ls-figures .ls-plot").count() == 9  # k1/k2/k3, two surrogates, six weight panels
+    size = "(q) => getComputedStyle(document.querySelector(q)).fontSize"
+    sizes = p.evaluate(f"['#ls-tables td', '#ls-above'].map({size})")
+    assert sizes == ["20px", "22px"]  # the app's presenter table and text sizes
     assert not w.errors, w.errors
-    w.close()
+    w.close()  # the charts are drawn below, on One group (one chart: Plotly.js runs once per page)
     # the contents page in presenter mode passes ?classroom=1 on to every view
     w = Opened(browser, f"{base}/index.html?classroom=1", allowed=base + "/")
     href = w.page.get_by_role("link", name="One group").get_attribute("href")
     assert w.page.evaluate("document.body.classList.contains('ls-classroom')")
     assert href.endswith("/one_group.html?classroom=1")
     w.close()
-    w = Opened(browser, f"{base}/one_group.html#rewards=1,0,0,0", allowed=base + "/")
+    w = Opened(browser, f"{base}/one_group.html?classroom=1#rewards=1,0,0,0", allowed=base + "/")
     p = w.page
     p.locator("#ls-tables table").first.wait_for(state="visible")
     assert "Right answers get +1.732" in p.locator("#ls-above").text_content()  # the chapter's 1.732 / -0.577
+    p.wait_for_function("window.grpoLesson.figuresDrawn > 0")
+    bars = p.evaluate("document.querySelector('#ls-figures .js-plotly-plot').data[0].y")
+    assert [round(b, 3) for b in bars] == [1.732, -0.577, -0.577, -0.577]
+    assert "Advantage of each answer" in p.locator("#ls-figures").text_content()
+    sizes = p.evaluate(f"['.xtick text', '.gtitle'].map({size})")
+    assert sizes == ["18px", "24px"]  # the app's presenter chart sizes
+    assert not w.errors, w.errors
     w.close()

@@ -37,8 +37,8 @@ def one_group_view() -> View:
          _dim("loss", "Loss type", LOSS_TYPES, LOSS_TYPE_LABELS.get)],
         [(v, (lambda v=v: one_group_entry(v["rewards"], v["scale"], v["loss"]))) for v in combos],
         defaults={"rewards": "1,0,0,1", "scale": "group", "loss": "grpo"},
-        what="The worked example: advantages, per-token weights for every loss type, the length bias and the "
-             "first-token credit, for the chapter's groups.",
+        what="The worked example: each answer's advantage (chart), per-token weights for every loss type, the length "
+             "bias and the first-token credit, for the chapter's groups.",
     )  # fmt: skip
 
 
@@ -90,7 +90,8 @@ def kl_view() -> View:
          _dim("eps", "Clip ε", CLIP_EPS, lambda x: f"{x:.2f}")],
         [(v, (lambda v=v: kl_entry(v["pi"], v["pi_ref"], v["eps"]))) for v in combos],
         defaults={"pi": 0.6, "pi_ref": 0.5, "eps": 0.2},
-        what="The k3 check (π = 0.6 vs π_ref = 0.5), k1/k2/k3 against u, and the chapter's clipped token 0.40 → 0.50.",
+        what="The k3 check (π = 0.6 vs π_ref = 0.5), k1/k2/k3 against u, PPO's clip and the gradient weight of six "
+             "objectives against the ratio, and the chapter's clipped token 0.40 → 0.50.",
     )  # fmt: skip
 
 

@@ -206,7 +206,8 @@ def wasted_view(ps: tuple = TABLE_PS, Gs: tuple = (2, 4, 8, 16, 32, 64)) -> View
         [_dim("p", "Solve rate p of the prompt", ps, lambda x: f"{x:.2f}"), _dim("G", "Group size G", Gs, _num)],
         [(v, (lambda v=v: wasted_entry(v["p"], v["G"]))) for v in combos],
         defaults={"p": 0.05, "G": 8},
-        what="P(group teaches nothing) = p^G + (1 − p)^G for the chapter's solve rates and group sizes, and its table.",
+        what="P(group teaches nothing) = p^G + (1 − p)^G against p for several G, at the chapter's solve rates and "
+             "group sizes, and its table.",
     )  # fmt: skip
 
 

@@ -8,6 +8,13 @@
 (function () {
   "use strict";
   const $ = (id) => document.getElementById(id);
+  if (!$("lesson-manifest")) {
+    // the contents page: presenter sizes, and its links keep ?classroom=1, ?predict=1, ?hide=... for every view
+    const query = new URLSearchParams(location.search);
+    document.body.classList.toggle("ls-classroom", ["1", "true", "yes", "on"].includes((query.get("classroom") || "").trim().toLowerCase()));
+    if (location.search) for (const a of document.querySelectorAll(".ls-views a")) a.search = location.search;
+    return;
+  }
   const manifest = JSON.parse($("lesson-manifest").textContent);
   const note = $("ls-note");
   const playerBox = $("ls-player");
@@ -28,6 +35,7 @@
     },
     shown: null, // id of the setting on screen (read by the tests)
     changes: 0,
+    figuresDrawn: 0, // static chart draws done
   };
 
   function load(setting) {
@@ -48,6 +56,27 @@
     s.onload = () => fail("This lesson's data file is damaged:");
     document.head.appendChild(s);
     return w.promise;
+  }
+
+  // ---- Plotly.js: one <script> from the lesson's folder, started before anything waits for it ----
+  let plotlyLoading = null;
+  function plotly() {
+    if (window.Plotly) return Promise.resolve(window.Plotly);
+    if (!plotlyLoading) {
+      plotlyLoading = new Promise((resolve, reject) => {
+        const s = document.createElement("script");
+        s.src = manifest.plotly;
+        s.onload = () => resolve(window.Plotly);
+        s.onerror = () => {
+          plotlyLoading = null;
+          s.remove();
+          reject(new Error(`Plotly.js could not be loaded from ${manifest.plotly}. Plotly.js should be in this lesson's folder: rebuild it with python -m sim lesson build.`));
+        };
+        // after the next paint: the page's text, controls and tables show before Plotly.js runs (~2 s of main thread)
+        requestAnimationFrame(() => setTimeout(() => document.head.appendChild(s), 0));
+      });
+    }
+    return plotlyLoading;
   }
 
   // ---- the link: query and hash, the hash winning ----
@@ -208,40 +237,79 @@
 
   // ---- predict first: the answer is in the page, as in any static quiz ----
   let revealed = null; // id of the setting whose answer was revealed
-  function predictBox(q, then) {
+  function predictBox(questions, then) {
     const box = $("ls-predict");
     box.replaceChildren();
     box.hidden = false;
-    const p = document.createElement("p");
-    const b = document.createElement("strong");
-    b.textContent = "Predict first. ";
-    p.append(b, document.createTextNode(q.question));
-    const label = document.createElement("label");
-    label.textContent = "Your guess ";
-    const input = document.createElement("input");
-    input.type = "number";
-    input.id = "ls-guess";
-    label.htmlFor = input.id;
-    const reveal = document.createElement("button");
-    reveal.type = "button";
-    reveal.textContent = "Reveal";
-    reveal.disabled = true;
-    input.addEventListener("input", () => (reveal.disabled = !Number.isFinite(input.valueAsNumber)));
-    const hint = document.createElement("p");
-    hint.className = "ls-caption";
-    hint.textContent = "The answer (and the charts) appear once you have guessed.";
-    reveal.addEventListener("click", () => {
-      const g = input.valueAsNumber;
-      const off = Math.abs(g - q.answer);
-      const line = document.createElement("p");
-      line.className = off <= q.tolerance ? "ls-close" : "ls-far";
-      line.textContent = `Your guess ${g}, the answer ${q.answer_text}: off by ${off.toFixed(q.digits)}, ${
-        off <= q.tolerance ? "close" : "not within"
-      } ±${q.tolerance_text}. ${q.explain}`;
-      box.replaceChildren(p, line);
-      revealed = then();
-    });
-    box.append(p, label, input, reveal, hint);
+    const ask = (i) => {
+      const q = questions[i];
+      const p = document.createElement("p");
+      const b = document.createElement("strong");
+      b.textContent = "Predict first. ";
+      p.append(b, document.createTextNode(q.question));
+      const reveal = document.createElement("button");
+      reveal.type = "button";
+      reveal.textContent = "Reveal";
+      reveal.disabled = true;
+      const hint = document.createElement("p");
+      hint.className = "ls-caption";
+      hint.textContent = "The answer (and the charts) appear once you have guessed.";
+      const part = [p];
+      let verdict;
+      if (q.kind === "choice") {
+        const fs = document.createElement("fieldset");
+        fs.className = "ls-choice";
+        const legend = document.createElement("legend");
+        legend.textContent = "Your answer";
+        fs.append(legend);
+        q.options.forEach((o, j) => {
+          const r = document.createElement("input");
+          r.type = "radio";
+          r.name = `ls-choice-${i}`;
+          r.id = `ls-choice-${i}-${j}`;
+          r.value = String(j);
+          r.addEventListener("change", () => (reveal.disabled = false));
+          const l = document.createElement("label");
+          l.htmlFor = r.id;
+          l.textContent = o;
+          fs.append(r, l);
+        });
+        part.push(fs);
+        verdict = () => {
+          const pick = q.options[Number(fs.querySelector("input:checked").value)];
+          const right = pick === q.answer;
+          return [right, right ? `Right: ${q.answer}.` : `Not quite: you picked “${pick}”; the chapter's answer is ${q.answer}.`];
+        };
+      } else {
+        const label = document.createElement("label");
+        label.textContent = "Your guess ";
+        const input = document.createElement("input");
+        input.type = "number";
+        input.id = i ? `ls-guess-${i}` : "ls-guess";
+        label.htmlFor = input.id;
+        input.addEventListener("input", () => (reveal.disabled = !Number.isFinite(input.valueAsNumber)));
+        part.push(label, input);
+        verdict = () => {
+          const g = input.valueAsNumber;
+          const off = Math.abs(g - q.answer);
+          const close = off <= q.tolerance;
+          return [close, `Your guess ${g}, the answer ${q.answer_text}: off by ${off.toFixed(q.digits)}, ${close ? "close" : "not within"} ±${q.tolerance_text}.`];
+        };
+      }
+      part.push(reveal, hint);
+      reveal.addEventListener("click", () => {
+        const [good, text] = verdict();
+        const line = document.createElement("p");
+        line.className = good ? "ls-close" : "ls-far";
+        line.textContent = `${text}${q.explain ? ` ${q.explain}` : ""}`;
+        for (const e of part.slice(1)) e.remove();
+        p.after(line);
+        if (i + 1 < questions.length) ask(i + 1);
+        else revealed = then();
+      });
+      box.append(...part);
+    };
+    ask(0);
   }
 
   // ---- show a setting ----
@@ -279,7 +347,9 @@
       if (withAbove) $("ls-above").textContent = entry.above;
       $("ls-below").textContent = entry.below;
       tables(entry.tables || []);
+      figures(entry.figures || []);
       playerBox.hidden = !data;
+      // the player loads Plotly.js itself (and speeds up its array lookups); a view has a player or static charts
       if (data) window.grpoMountPlayer({ data, parentElement: playerBox, setStateValue: () => {} });
       window.grpoLesson.shown = setting.id;
       window.grpoLesson.changes += 1;
@@ -291,6 +361,7 @@
       $("ls-above").textContent = data ? entry.above : "";
       $("ls-below").textContent = "";
       tables([]);
+      figures([]);
       predictBox(entry.predict, () => show(true));
     } else {
       if (setting.id !== revealed) $("ls-predict").hidden = true;
@@ -328,9 +399,99 @@
     }
   }
 
+  // ---- static charts (sim/lesson/figures.py): series over any x, drawn once per setting ----
+  const FONT = classroom ? { tick: 18, axis: 20, legend: 18, title: 24 } : { tick: 13, axis: 14, legend: 13, title: 17 }; // ui/page.py's FONT
+  const orNone = (v) => (v === null ? undefined : v);
+  // an evenly spaced x series arrives as {start, step, n} (sim/lesson/figures.py): laid out, not computed
+  const axisValues = (x) => (Array.isArray(x) ? x : Array.from({ length: x.n }, (_, i) => Number((x.start + i * x.step).toFixed(9))));
+  function figTraces(fig) {
+    return fig.traces.map((t) => {
+      if (t.kind === "bars") {
+        const marker = { color: t.colors, opacity: t.opacity };
+        if (t.hatch) marker.pattern = { shape: t.hatch };
+        return { type: "bar", x: t.x, y: t.y, name: t.name, marker };
+      }
+      const tr = { type: "scatter", mode: t.markers ? "markers" : "lines", x: axisValues(t.x), y: t.y, name: t.name };
+      const color = orNone(t.color);
+      if (t.markers) {
+        tr.marker = { size: t.size, color };
+        if (t.outline) tr.marker.line = { width: 2, color: t.outline };
+      } else tr.line = { color, width: t.width, dash: t.dash || "solid" };
+      if (!t.hover) tr.hoverinfo = "skip";
+      return tr;
+    });
+  }
+  function figLayout(fig) {
+    const axis = (title, r) => ({ title: { text: title, font: { size: FONT.axis } }, tickfont: { size: FONT.tick }, automargin: true, ...(r ? { range: r, autorange: false } : { autorange: true }) });
+    const shapes = [
+      ...fig.bands.map(([x0, x1, color]) => ({ type: "rect", xref: "x", yref: "paper", x0, x1, y0: 0, y1: 1, fillcolor: color, line: { width: 0 }, layer: "below" })),
+      ...fig.vlines.map((x) => ({ type: "line", xref: "x", yref: "paper", x0: x, x1: x, y0: 0, y1: 1, line: { dash: "dot", width: 1.5, color: "#444" } })),
+    ];
+    return {
+      title: { text: fig.title, font: { size: FONT.title } }, height: fig.height, margin: { l: 60, r: 20, t: 50, b: 30 },
+      font: { size: FONT.tick, family: "system-ui, sans-serif", color: "#31333f" }, hovermode: "x unified", hoverlabel: { font: { size: FONT.tick } },
+      showlegend: fig.legend, legend: { orientation: "h", yanchor: "top", y: -0.3, x: 0, xanchor: "left", font: { size: FONT.legend } },
+      xaxis: axis(fig.x_title, fig.x_range), yaxis: axis(fig.y_title, fig.y_range), barmode: fig.barmode, shapes,
+      paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "#ffffff", uirevision: "keep",
+    }; // prettier-ignore
+  }
+  let figShape = null;
+  let figPlots = [];
+  let figDraw = 0;
+  function figures(rows) {
+    const box = $("ls-figures");
+    const shape = JSON.stringify(rows.map((r) => [r.heading, r.columns, r.figures.length]));
+    const draw = ++figDraw;
+    if (shape !== figShape) {
+      // a new layout of sections: new plots (a setting of the same view keeps them, and Plotly.react updates them)
+      if (window.Plotly) for (const d of figPlots) window.Plotly.purge(d);
+      box.replaceChildren();
+      figPlots = [];
+      figShape = shape;
+      for (const row of rows) {
+        const section = document.createElement("section");
+        section.className = "ls-figsection";
+        const h = document.createElement("h2");
+        const text = document.createElement("p");
+        text.className = "ls-text";
+        const grid = document.createElement("div");
+        grid.className = "ls-figrow";
+        grid.style.gridTemplateColumns = `repeat(${row.columns}, minmax(0, 1fr))`;
+        for (let i = 0; i < row.figures.length; i++) {
+          const d = document.createElement("div");
+          d.className = "ls-plot";
+          grid.append(d);
+          figPlots.push(d);
+        }
+        const cap = document.createElement("p");
+        cap.className = "ls-caption";
+        section.append(h, text, grid, cap);
+        box.append(section);
+      }
+    }
+    rows.forEach((row, i) => {
+      const [h, text, , cap] = box.children[i].children;
+      for (const [e, t] of [[h, row.heading], [text, row.text], [cap, row.caption]]) {
+        e.textContent = t;
+        e.hidden = !t;
+      }
+    });
+    if (!rows.length) return;
+    const figs = rows.flatMap((r) => r.figures);
+    plotly().then(
+      (P) => {
+        if (draw !== figDraw) return; // a newer setting is on its way
+        return Promise.all(figs.map((f, i) => P.react(figPlots[i], figTraces(f), figLayout(f), { displaylogo: false, responsive: true }))).then(() => {
+          if (draw === figDraw) window.grpoLesson.figuresDrawn += 1;
+        });
+      },
+      (err) => draw === figDraw && fail(err)
+    );
+  }
+
   buildControls();
   const [state, refused] = stateFromLink();
   note.textContent = refused.join(". ");
   note.hidden = !refused.length;
-  go(state);
+  go(state); // Plotly.js is loaded once the setting's data has run: text and tables show before it runs
 })();

@@ -44,6 +44,22 @@ def browser(server):
         b.close()
 
 
+@pytest.fixture(scope="session")
+def small_lesson(tmp_path_factory) -> Path:
+    """A small Training lesson (tests/fixtures/lesson.SMALL), built once for the lesson tests."""
+    from tests.fixtures import lesson
+
+    return lesson.build(tmp_path_factory.mktemp("lesson") / "out", lesson.SMALL)
+
+
+@pytest.fixture(scope="session")
+def exercise_lesson(tmp_path_factory) -> Path:
+    """A lesson of the exercise views (tests/fixtures/lesson.EXERCISES), built once for the lesson tests."""
+    from tests.fixtures import lesson
+
+    return lesson.build(tmp_path_factory.mktemp("exercises") / "out", ["--views", lesson.EXERCISES, "--quiet"])
+
+
 @pytest.fixture(scope="module", autouse=True)
 def write_metrics(request):
     """A module with METRICS (a dict its tests fill) and METRICS_PATH gets them written as JSON at its end."""

@@ -15,11 +15,11 @@ from sim.lesson import cli
 from sim.lesson.grid import estimate_bytes, parse_grid
 from sim.toy import ToyConfig
 from sim.views.training import CONTROLS, PRESETS, page_config
+from tests.fixtures.lesson import SMALL
 from ui.controls import default_config
 from ui.specs import TRAINING as TRAINING_SPECS
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL = ["--grid", "G=8,16", "--grid", "beta=0,0.04", "--grid", "scale=group", "--views", "training", "--quiet"]
 
 
 def stored(out: Path, sid: str) -> dict:
@@ -30,11 +30,14 @@ def stored(out: Path, sid: str) -> dict:
     return json.loads(m.group(2))
 
 
-@pytest.fixture(scope="module")
-def lesson(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("lesson") / "out"
-    assert cli.main(["build", str(out), *SMALL]) == 0
-    return out
+@pytest.fixture
+def lesson(small_lesson) -> Path:
+    return small_lesson
+
+
+@pytest.fixture
+def exercises(exercise_lesson) -> Path:
+    return exercise_lesson
 
 
 def page_payload(**query) -> dict:
@@ -172,9 +175,8 @@ def test_the_sidebar_builds_the_lesson_once_and_offers_the_zip():
     Server.create()  # the next tests get a fresh server
 
 
-def test_the_table_views_hold_the_chapters_numbers(tmp_path):
-    out = tmp_path / "t"
-    assert cli.main(["build", str(out), "--views", "wasted,passk_estimator,tinylm", "--quiet"]) == 0
+def test_the_table_views_hold_the_chapters_numbers(exercises):
+    out = exercises
     wasted = stored(out, "wasted-p0.05_G8")
     assert wasted["payload"] is None and "signal 34% of the time with G = 8 but 96% with G = 64" in wasted["above"]
     rows = {r[0]: r for r in wasted["tables"][0]["rows"]}
@@ -202,9 +204,8 @@ def test_std_scaling_and_sharpening_store_what_their_pages_send():
         assert entry["below"] in [c.value for c in at.caption], path  # the same words under the charts
 
 
-def test_one_group_and_kl_views_hold_the_chapters_numbers(tmp_path):
-    out = tmp_path / "g"
-    assert cli.main(["build", str(out), "--views", "one_group,kl_clip", "--quiet"]) == 0
+def test_one_group_and_kl_views_hold_the_chapters_numbers(exercises):
+    out = exercises
     ex = stored(out, "one_group-rewards1001_scalegroup_lossgrpo")
     adv, bias, credit = ex["tables"]
     assert [r[3] for r in adv["rows"]] == ["+0.9998", "-0.9998", "-0.9998", "+0.9998"]  # ±0.5 / (0.5 + 1e-4)
@@ -232,16 +233,15 @@ def test_one_group_and_kl_views_hold_the_chapters_numbers(tmp_path):
     assert k["1"][1:] == ["+0.0000"] * 3 and k["2"][3] == "+0.3069"  # k3(2) = 2 - log 2 - 1
 
 
-def test_passk_problems_and_the_predict_questions(tmp_path):
-    out = tmp_path / "p"
-    assert cli.main(["build", str(out), "--views", "passk_problems,kl_clip,wasted", "--quiet"]) == 0
+def test_passk_problems_and_the_predict_questions(exercises):
+    out = exercises
     two = stored(out, "passk_problems-default")
     assert "pass@1 rises 0.325 → 0.495, and pass@64 falls 0.981 → 0.737" in two["above"]  # the chapter's numbers
     rows = {r[0]: r for r in two["tables"][0]["rows"]}
     assert rows["1"][1:] == ["0.600", "0.980", "0.050", "0.010", "0.325", "0.495"]
     assert rows["64"][3:5] == ["0.962", "0.474"]  # 1 - 0.95^64, 1 - 0.99^64
-    q = two["predict"]
-    assert q["answer"] == 0.737 and q["answer_text"] == "0.737" and "0.981" in q["question"]
+    (q,) = two["predict"]
+    assert q["kind"] == "number" and q["answer"] == 0.737 and q["answer_text"] == "0.737" and "0.981" in q["question"]
     from sim.passk import mean_pass_at_k_known_p
     from ui.runs import toy_before_after
 
@@ -249,10 +249,59 @@ def test_passk_problems_and_the_predict_questions(tmp_path):
     toy = two["tables"][1]["rows"]
     assert [r[1:] for r in toy] == [[f"{mean_pass_at_k_known_p(p, [k])[0]:.3f}" for p in (p0, pT)]
                                     for k in (1, 2, 4, 8, 16, 32, 64)]
-    k3 = stored(out, "kl_clip-pi0.6_pi_ref0.5_eps0.2")["predict"]
+    kl = stored(out, "kl_clip-pi0.6_pi_ref0.5_eps0.2")
+    k3, clip = kl["predict"]
     assert k3["answer"] == 0.0157 and k3["tolerance"] == 0.002
-    wasted = stored(out, "wasted-p0.05_G8")["predict"]
+    assert clip["kind"] == "choice" and clip["options"] == ["still pushed", "no gradient: clipped"]
+    assert clip["answer"] == "no gradient: clipped" and "ratio 1.250" in clip["explain"]  # 0.5 / 0.4 > 1.2
+    assert stored(out, "kl_clip-pi0.6_pi_ref0.5_eps0.3")["predict"][1]["answer"] == "still pushed"  # 1.25 < 1.3
+    (wasted,) = stored(out, "wasted-p0.05_G8")["predict"]
     assert wasted["answer"] == 33.7 and "G = 64: 96.2%" in wasted["explain"]  # 1 - 0.95^8 - 0.05^8
+
+
+def _figure(entry: dict, title: str) -> dict:
+    return next(f for row in entry["figures"] for f in row["figures"] if f["title"] == title)
+
+
+def _trace(fig: dict, name: str) -> dict:
+    """A trace with its x as a list (an evenly spaced x is stored as start, step, n)."""
+    t = next(t for t in fig["traces"] if t["name"] == name)
+    x = t["x"]
+    return {**t, "x": x if isinstance(x, list) else [round(x["start"] + i * x["step"], 9) for i in range(x["n"])]}
+
+
+def test_the_exercise_views_charts(exercises):
+    """The charts whose x axis is not the iteration: Wasted groups' curves over p, KL and clipping's k1/k2/k3
+    over u, clipped surrogates and gradient weights over the ratio, One group's advantage bars."""
+    out = exercises
+    wasted = _figure(stored(out, "wasted-p0.05_G8"), "P(no signal) against p")
+    yours = _trace(wasted, "G = 8 (yours)")
+    i = yours["x"].index(0.05)
+    assert yours["y"][i] == pytest.approx(0.95**8 + 0.05**8, abs=1e-4) and yours["y"][0] == 1.0  # p = 0: all wrong
+    assert [t["name"] for t in wasted["traces"]][:4] == ["G = 4", "G = 8", "G = 16", "G = 64"]
+    assert wasted["vlines"] == [0.05] and wasted["y_range"] == [0, 1]
+    kl = stored(out, "kl_clip-pi0.6_pi_ref0.5_eps0.2")
+    est = _figure(kl, "KL estimators against u = π_ref / π")
+    k3 = _trace(est, "k3")
+    u = np.array(k3["x"])
+    assert all(y >= 0 for y in k3["y"]) and k3["y"] == pytest.approx(u - np.log(u) - 1, abs=1e-4)
+    mark = _trace(est, "your token: u = 0.833")
+    assert mark["markers"] and mark["y"] == [0.0157]  # the chapter's check
+    pos = _figure(kl, "Clipped surrogate, A > 0 (A = +1)")
+    clipped = _trace(pos, "clipped")
+    s = dict(zip(clipped["x"], clipped["y"], strict=True))
+    assert s[1.0] == 1.0 and s[1.5] == 1.2 and s[0.5] == 0.5 and pos["bands"][0][:2] == [0.8, 1.2]
+    ppo = _figure(kl, "PPO clip, ε = 0.20")
+    assert _trace(ppo, "your token, A = +1")["y"] == [0.0] and ppo["vlines"] == [1.25]  # 1.25 > 1.2: silenced
+    w = dict(zip(*(_trace(ppo, "A = +1")[k] for k in ("x", "y")), strict=True))
+    assert w[1.1] == 1.1 and w[1.3] == 0.0  # rho * A inside the clip, 0 past it
+    assert "PPO's clip gives weight 0.000 (silenced" in kl["figures"][2]["caption"]
+    assert len(kl["figures"][2]["figures"]) == 6 and kl["figures"][2]["columns"] == 3
+    bars = _figure(stored(out, "one_group-rewards1001_scalegroup_lossgrpo"), "Advantage of each answer")
+    chapter, trl = bars["traces"]
+    assert chapter["y"] == [0.9998, -0.9998, -0.9998, 0.9998]  # ±0.5 / (0.5 + 1e-4), as the table
+    assert chapter["colors"] == ["#2ca02c", "#d62728", "#d62728", "#2ca02c"] and chapter["x"] == [1, 2, 3, 4]
+    assert trl["y"][0] == pytest.approx(0.5 / (np.sqrt(1 / 3) + 1e-4), abs=1e-4) and trl["hatch"] == "/"
 
 
 def test_std_scaling_asks_exercise_15_4():

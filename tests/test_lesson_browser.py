@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from sim.lesson import cli
 from tests.fixtures.serve import CHROMIUM, CHROMIUM_ARGS, free_port
 
 pytestmark = pytest.mark.browser
@@ -23,13 +22,9 @@ DRAWN = f"window.grpoPlayers && {STATS} && {STATS}.draws > 0"  # the page may no
 ACC_TITLE = ".gp-chart:first-child .gp-title"
 
 
-@pytest.fixture(scope="module")
-def lesson(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("lesson") / "out"
-    argv = ["build", str(out), "--grid", "G=8,16", "--grid", "beta=0", "--grid", "scale=group", "--views",
-            "training", "--quiet"]
-    assert cli.main(argv) == 0
-    return out
+@pytest.fixture
+def lesson(small_lesson) -> Path:
+    return small_lesson  # Training over G = 8, 16, beta = 0, 0.04, shared with tests/test_lesson.py
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +58,7 @@ class Opened:
         p.on("pageerror", lambda e: self.errors.append(str(e)))
         p.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         self.t0 = time.monotonic()
-        p.goto(url)
+        p.goto(url, wait_until="domcontentloaded")  # not "load": that waits for Plotly.js, which a test may not need
 
     def close(self):
         self.context.close()
@@ -77,7 +72,7 @@ def test_from_file_plays_switches_G_and_a_copied_link_reproduces_it(browser, les
     p.wait_for_function(DRAWN)
     first = time.monotonic() - w.t0
     assert "G = 8" in p.locator(ACC_TITLE).text_content()
-    p.get_by_label("speed in iterations per second").select_option("30")
+    p.get_by_label("speed in iterations per second").select_option("60")
     p.get_by_role("button", name="Play").click()
     p.wait_for_function(f"{STATS}.drawn.length >= 40")
     p.get_by_label("Group size G").select_option(label="16")
@@ -129,7 +124,7 @@ def test_an_off_grid_link_snaps_and_nothing_from_it_is_markup(browser, lesson):
     evil = "%3Cimg%20src%3Dx%20onerror%3Dwindow.pwned%3D1%3E"
     w = Opened(browser, f"{base}/training.html#G=13&beta={evil}&lr_w=0.7", allowed=base + "/")
     p = w.page
-    p.wait_for_function(DRAWN)
+    p.wait_for_function("window.grpoLesson && window.grpoLesson.shown")  # the setting is on the page
     note = p.locator("#ls-note").text_content()
     assert "G = 13 is not in this lesson: showing 16" in note and "<img" in note and "lr_w = 0.7" in note
     assert p.evaluate("document.querySelectorAll('main img').length === 0 && !window.pwned")
@@ -165,22 +160,46 @@ def test_classroom_predict_and_hide(browser, lesson):
     w.close()
 
 
-def test_table_views_ask_before_they_show_the_answer(browser, tmp_path):
-    out = tmp_path / "tables"
-    assert cli.main(["build", str(out), "--views", "kl_clip,one_group", "--quiet"]) == 0
-    base = out.resolve().as_uri()
-    w = Opened(browser, f"{base}/kl_clip.html?predict=1", allowed=base + "/")
+def test_table_views_ask_before_they_show_the_answer_and_draw_their_charts(browser, exercise_lesson):
+    base = exercise_lesson.resolve().as_uri()
+    w = Opened(browser, f"{base}/kl_clip.html?predict=1&classroom=1", allowed=base + "/", viewport=(1920, 1080))
     p = w.page
     p.locator("#ls-predict").wait_for(state="visible")
     assert p.locator("#ls-above").text_content() == "" and p.locator("#ls-tables table").count() == 0
     p.locator("#ls-guess").fill("0.016")
     p.get_by_role("button", name="Reveal").click()
     assert "the answer 0.0157: off by 0.0003, close" in p.locator("#ls-predict").text_content()
+    # then the chapter's clip example, a choice as in the app: still nothing that holds an answer is shown
+    assert "0.40 → 0.50" in p.locator("#ls-predict").text_content() and p.locator("#ls-above").text_content() == ""
+    assert p.locator("#ls-figures .ls-plot").count() == 0 and p.get_by_role("button", name="Reveal").is_disabled()
+    p.get_by_label("no gradient: clipped").check()
+    p.get_by_role("button", name="Reveal").click()
+    said = p.locator("#ls-predict").text_content()
+    assert "Right: no gradient: clipped." in said
+    assert "ratio 1.250; with A > 0 and ε = 0.20 the token is clipped" in said
     assert "k3 = u − log u − 1 = 0.0157" in p.locator("#ls-above").text_content()
     assert p.locator("#ls-tables table").count() == 1
+    assert p.locator("#ls-figures .ls-plot").count() == 9  # k1/k2/k3, two surrogates, six weight panels
+    size = "(q) => getComputedStyle(document.querySelector(q)).fontSize"
+    sizes = p.evaluate(f"['#ls-tables td', '#ls-above'].map({size})")
+    assert sizes == ["20px", "22px"]  # the app's presenter table and text sizes
+    assert not w.errors, w.errors
+    w.close()  # the charts are drawn below, on One group (one chart: Plotly.js runs once per page)
+    # the contents page in presenter mode passes ?classroom=1 on to every view
+    w = Opened(browser, f"{base}/index.html?classroom=1", allowed=base + "/")
+    href = w.page.get_by_role("link", name="One group").get_attribute("href")
+    assert w.page.evaluate("document.body.classList.contains('ls-classroom')")
+    assert href.endswith("/one_group.html?classroom=1")
     w.close()
-    w = Opened(browser, f"{base}/one_group.html#rewards=1,0,0,0", allowed=base + "/")
+    w = Opened(browser, f"{base}/one_group.html?classroom=1#rewards=1,0,0,0", allowed=base + "/")
     p = w.page
     p.locator("#ls-tables table").first.wait_for(state="visible")
     assert "Right answers get +1.732" in p.locator("#ls-above").text_content()  # the chapter's 1.732 / -0.577
+    p.wait_for_function("window.grpoLesson.figuresDrawn > 0")
+    bars = p.evaluate("document.querySelector('#ls-figures .js-plotly-plot').data[0].y")
+    assert [round(b, 3) for b in bars] == [1.732, -0.577, -0.577, -0.577]
+    assert "Advantage of each answer" in p.locator("#ls-figures").text_content()
+    sizes = p.evaluate(f"['.xtick text', '.gtitle'].map({size})")
+    assert sizes == ["18px", "24px"]  # the app's presenter chart sizes
+    assert not w.errors, w.errors
     w.close()

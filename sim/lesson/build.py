@@ -57,13 +57,26 @@ def _slug(values: dict) -> str:
     return re.sub(r"[^A-Za-z0-9.=_-]", "", "_".join(f"{k}{text(v)}" for k, v in values.items())) or "default"
 
 
-def _predict_json(q: dict | None) -> dict | None:
-    """A predict question for the page: the numbers and their texts, formatted here (no formatting in JS)."""
+def _predict_json(q: dict | list | None) -> list[dict] | None:
+    """An entry's predict questions for the page, asked in order (one or a list): a number (its answer and
+    tolerance, their texts formatted here: no formatting in JS) or a choice (options, one of them the answer)."""
     if q is None:
         return None
+    if isinstance(q, list):
+        return [_question_json(x) for x in q]
+    return [_question_json(q)]
+
+
+def _question_json(q: dict) -> dict:
+    if q.get("kind") == "choice":
+        if q["answer"] not in q["options"]:
+            raise ValueError(f"a choice needs options that include the answer {q['answer']!r}")
+        return {"kind": "choice", "question": q["question"], "options": list(q["options"]), "answer": q["answer"],
+                "explain": q.get("explain", "")}
     fmt = q.get("fmt", "{:.4g}")
     digits = re.search(r"\.(\d+)f", fmt)
-    return {"question": q["question"], "answer": float(q["answer"]), "tolerance": float(q["tolerance"]),
+    return {"kind": "number", "question": q["question"], "answer": float(q["answer"]),
+            "tolerance": float(q["tolerance"]),
             "answer_text": fmt.format(q["answer"]), "tolerance_text": fmt.format(q["tolerance"]),
             "digits": int(digits.group(1)) if digits else 3, "explain": q.get("explain", "")}
 
@@ -94,6 +107,8 @@ def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int
     for i, (values, compute) in enumerate(view.entries):
         entry = compute()
         entry["predict"] = _predict_json(entry.get("predict"))
+        if entry.get("payload") and entry.get("figures"):
+            raise ValueError(f"{view.name}: an entry has the player or static charts, not both (one Plotly.js load)")
         sid = f"{view.name}-{_slug(values)}"
         while sid in ids:
             sid += "x"

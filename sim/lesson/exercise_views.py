@@ -8,6 +8,8 @@ import numpy as np
 
 from sim.grpo import LOSS_TYPE_LABELS, LOSS_TYPES
 from sim.kl_clip import CHAPTER_P_NEW, CHAPTER_P_OLD, clip_example, kl_check, kl_estimators
+from sim.lesson.charts import kl_rows, one_group_rows
+from sim.lesson.figures import rows_json
 from sim.lesson.views import View, _dim
 from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k_known_p
 from sim.sharpen import CHAPTER_P_AFTER, CHAPTER_P_BEFORE, sharpening_summary
@@ -19,7 +21,7 @@ SCALE_NAMES = {"group": "group std (chapter)", "none": "nothing (mean only)"}
 
 def one_group_entry(group: str, scale: str, loss: str) -> dict:
     words = one_group_words(parse_group(group), scale=scale, loss_type=loss)
-    return {"payload": None, "predict": None, **words}
+    return {"payload": None, "predict": None, **words, "figures": rows_json(one_group_rows(parse_group(group), scale))}
 
 
 def one_group_view() -> View:
@@ -35,8 +37,8 @@ def one_group_view() -> View:
          _dim("loss", "Loss type", LOSS_TYPES, LOSS_TYPE_LABELS.get)],
         [(v, (lambda v=v: one_group_entry(v["rewards"], v["scale"], v["loss"]))) for v in combos],
         defaults={"rewards": "1,0,0,1", "scale": "group", "loss": "grpo"},
-        what="The worked example: advantages, per-token weights for every loss type, the length bias and the "
-             "first-token credit, for the chapter's groups.",
+        what="The worked example: each answer's advantage (chart), per-token weights for every loss type, the length "
+             "bias and the first-token credit, for the chapter's groups.",
     )  # fmt: skip
 
 
@@ -65,7 +67,16 @@ def kl_entry(pi: float, pi_ref: float, eps: float) -> dict:
                             "k3?",
                 "answer": round(chk["k3"], 4), "tolerance": 0.002, "fmt": "{:.4f}",
                 "explain": "k3 = u − log u − 1 with u = π_ref / π."}
-    return {"payload": None, "above": above, "below": below, "predict": question, "tables": [table]}
+    pushed, stopped = "still pushed", "no gradient: clipped"
+    outcome = "is clipped: no more gradient on the next inner step" if ex["clipped"] else "is still pushed"
+    clip_question = {  # pages/kl_clip.py's choice
+        "kind": "choice", "options": [pushed, stopped], "answer": stopped if ex["clipped"] else pushed,
+        "question": f"After one inner step a token's probability went {CHAPTER_P_OLD:.2f} → {CHAPTER_P_NEW:.2f}; its "
+                    f"advantage is positive and ε = {eps:.2f}. On the next inner step, is the token still pushed up?",
+        "explain": f"Token probability {CHAPTER_P_OLD:.2f} → {CHAPTER_P_NEW:.2f}: ratio {ex['ratio']:.3f}; with A > 0 "
+                   f"and ε = {eps:.2f} the token {outcome}. (Chapter: 0.40 → 0.50 gives 1.25 > 1.2.)"}
+    return {"payload": None, "above": above, "below": below, "predict": [question, clip_question],
+            "tables": [table], "figures": rows_json(kl_rows(pi, pi_ref, eps))}
 
 
 def kl_view() -> View:
@@ -79,7 +90,8 @@ def kl_view() -> View:
          _dim("eps", "Clip ε", CLIP_EPS, lambda x: f"{x:.2f}")],
         [(v, (lambda v=v: kl_entry(v["pi"], v["pi_ref"], v["eps"]))) for v in combos],
         defaults={"pi": 0.6, "pi_ref": 0.5, "eps": 0.2},
-        what="The k3 check (π = 0.6 vs π_ref = 0.5), k1/k2/k3 against u, and the chapter's clipped token 0.40 → 0.50.",
+        what="The k3 check (π = 0.6 vs π_ref = 0.5), k1/k2/k3 against u, PPO's clip and the gradient weight of six "
+             "objectives against the ratio, and the chapter's clipped token 0.40 → 0.50.",
     )  # fmt: skip
 
 

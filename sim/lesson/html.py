@@ -38,6 +38,7 @@ def view_page(title: str, intro: str, manifest: dict) -> str:
 <div id="ls-predict" hidden></div>
 <div id="ls-error" class="ls-error" role="alert" hidden></div>
 <div id="ls-player"></div>
+<div id="ls-figures"></div>
 <p id="ls-below" class="ls-caption"></p>
 <div id="ls-tables"></div>
 <noscript><p class="ls-error">This lesson needs JavaScript to play its charts.</p></noscript>
@@ -72,6 +73,7 @@ simulator; this folder holds everything it needs and works offline. {escape(summ
 <p class="ls-caption">Links keep the settings (copy the address bar). Add ?classroom=1 for presenter sizes,
 ?hide=G,beta to hide controls, ?predict=1 to ask before the answer is shown.</p>
 </main>
+<script src="lesson.js"></script>
 </body>
 </html>
 """

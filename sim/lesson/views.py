@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim.exercises import TABLE_PS, mean_abs_advantage, no_signal_table, p_no_signal
+from sim.lesson.charts import wasted_rows
+from sim.lesson.figures import rows_json
 from sim.lesson.grid import settings_of
 from sim.passk import pass_at_k
 from sim.player import build_payload
@@ -190,7 +192,8 @@ def wasted_entry(p: float, G: int) -> dict:
                 "answer": round(100 * sig8, 1), "tolerance": 5, "fmt": "{:.1f}",
                 "explain": f"With G = 64: {100 * (1 - float(p_no_signal(0.05, 64))):.1f}%. DeepSeekMath used G = 64; "
                            "DeepSeek-R1-Zero G = 16."}
-    return {"payload": None, "above": above, "below": "", "predict": question, "tables": [table]}
+    return {"payload": None, "above": above, "below": "", "predict": question, "tables": [table],
+            "figures": rows_json(wasted_rows(p, G))}
 
 
 def wasted_view(ps: tuple = TABLE_PS, Gs: tuple = (2, 4, 8, 16, 32, 64)) -> View:
@@ -203,7 +206,8 @@ def wasted_view(ps: tuple = TABLE_PS, Gs: tuple = (2, 4, 8, 16, 32, 64)) -> View
         [_dim("p", "Solve rate p of the prompt", ps, lambda x: f"{x:.2f}"), _dim("G", "Group size G", Gs, _num)],
         [(v, (lambda v=v: wasted_entry(v["p"], v["G"]))) for v in combos],
         defaults={"p": 0.05, "G": 8},
-        what="P(group teaches nothing) = p^G + (1 − p)^G for the chapter's solve rates and group sizes, and its table.",
+        what="P(group teaches nothing) = p^G + (1 − p)^G against p for several G, at the chapter's solve rates and "
+             "group sizes, and its table.",
     )  # fmt: skip
 
 

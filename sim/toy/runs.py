@@ -201,7 +201,7 @@ def _expected_folded(cfg: ToyConfig, table: Table | None) -> ToyHistory:
             et = e[t].T[:, None, :]  # (6, 1, P)
             update.logit_grad(et[2], et[3], et[0], et[1], pol, ref, cfg.beta, -inv_B[t], out=du[t])
             us[t + 1] = us[t] - cfg.lr * du[t]
-            ws[t + 1] = ws[t] - cfg.lr_shared * du[t].sum(axis=1)
+            ws[t + 1] = ws[t] - cfg.lr_shared * update.step_w(du[t])
             if not np.isfinite(us[t + 1].sum() + ws[t + 1].sum()):
                 raise diverged(t + 1)
         ec = np.moveaxis(e, 2, 0)[:, :, None, :]  # (6, T, 1, P)

@@ -96,7 +96,7 @@ class BinomialSampler:
         guide = i * self.L
         guide += self.offsets(U) if offsets is None else offsets.ravel()  # i L + m
         k = self.lo.take(guide).astype(np.intp)
-        todo = np.flatnonzero(U >= self.settle.take(guide))
+        todo = (U >= self.settle.take(guide)).nonzero()[0]
         if todo.size:  # (the guide's lower bound lo = k[todo] is only read for G > ROW_COUNT_MAX)
             k[todo] = self._careful(U[todo], p[todo], i[todo], k[todo] if self.G > self.ROW_COUNT_MAX else None)
         return k.reshape(shape)
@@ -106,9 +106,10 @@ class BinomialSampler:
         lo the guide table's lower bound, needed for G > ROW_COUNT_MAX only)."""
         G = self.G
         if G <= self.ROW_COUNT_MAX:  # count along both rows at once
-            k_ab = (self.pairs[i] <= U[:, None]).reshape(-1, 2, G + 1).sum(axis=2)  # (n, 2) inverses at a, b
+            below = (self.pairs[i] <= U[:, None]).view(np.uint8).reshape(-1, 2, G + 1)
+            k_ab = np.add.reduce(below, axis=2, dtype=np.uint8).astype(np.intp)  # (n, 2) inverses at a, b
             k, k_b = k_ab[:, 0], k_ab[:, 1]
-            return self._bdtr_finish(U, p, k, np.flatnonzero(k < k_b), k_b)
+            return self._bdtr_finish(U, p, k, (k < k_b).nonzero()[0], k_b)
         k, hi = lo, self.hi[i * self.L + self.offsets(U)]  # the inverse at grid point a = i/N is in [k, hi]
         table = self.cdf.reshape(-1, G + 1)  # (N+2, G+1)
         todo = np.flatnonzero(k < hi)  # bracket open (a tail of the CDF): count along the whole row
@@ -127,7 +128,7 @@ class BinomialSampler:
         up = U >= bdtr(k_t, self.G, p)  # usually all there is: k_p in [k_a, k_b], k_b - k_a small
         k_t += up
         more = up & (k_t < k_b)
-        while more.any():  # a draw stops at its first U < F(k; p) or at k_b
+        while np.count_nonzero(more):  # a draw stops at its first U < F(k; p) or at k_b
             up = more & (U >= bdtr(k_t, self.G, p))
             k_t += up
             more = up & (k_t < k_b)

@@ -97,36 +97,42 @@ class BinomialSampler:
         guide += self.offsets(U) if offsets is None else offsets.ravel()  # i L + m
         k = self.lo.take(guide).astype(np.intp)
         todo = (U >= self.settle.take(guide)).nonzero()[0]
-        if todo.size:
-            k[todo] = self._careful(U[todo], p[todo], i[todo], k[todo])
+        if todo.size:  # (the guide's lower bound lo = k[todo] is only read for G > ROW_COUNT_MAX)
+            k[todo] = self._careful(U[todo], p[todo], i[todo], k[todo] if self.G > self.ROW_COUNT_MAX else None)
         return k.reshape(shape)
 
-    def _careful(self, U: np.ndarray, p: np.ndarray, i: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    def _careful(self, U: np.ndarray, p: np.ndarray, i: np.ndarray, lo: np.ndarray | None) -> np.ndarray:
         """The inverse for draws the lean path does not settle (1-D arrays of one length: i the grid cell,
-        lo the guide table's lower bound)."""
+        lo the guide table's lower bound, needed for G > ROW_COUNT_MAX only)."""
         G = self.G
         if G <= self.ROW_COUNT_MAX:  # count along both rows at once
-            k_ab = (self.pairs[i] <= U[:, None]).reshape(-1, 2, G + 1).sum(axis=2)  # (n, 2) inverses at a, b
+            below = (self.pairs[i] <= U[:, None]).view(np.uint8).reshape(-1, 2, G + 1)
+            k_ab = np.add.reduce(below, axis=2, dtype=np.uint8).astype(np.intp)  # (n, 2) inverses at a, b
             k, k_b = k_ab[:, 0], k_ab[:, 1]
-            todo = (k < k_b).nonzero()[0]
-            return self._bdtr_finish(U, p, k, todo, k_b[todo])
+            return self._bdtr_finish(U, p, k, (k < k_b).nonzero()[0], k_b)
         k, hi = lo, self.hi[i * self.L + self.offsets(U)]  # the inverse at grid point a = i/N is in [k, hi]
         table = self.cdf.reshape(-1, G + 1)  # (N+2, G+1)
         todo = np.flatnonzero(k < hi)  # bracket open (a tail of the CDF): count along the whole row
         k[todo] = (U[todo, None] >= table[i[todo]]).sum(axis=1)
         todo = np.flatnonzero(U >= self.cdf[i * (G + 1) + (G + 1) + k])  # not settled at b: p's own CDF decides
         k_b = (U[todo, None] >= table[i[todo] + 1]).sum(axis=1)  # the inverse at b bounds the answer
-        return self._bdtr_finish(U, p, k, todo, k_b)
+        return self._bdtr_finish(U, p, k, todo, k_b, all_b=False)
 
-    def _bdtr_finish(self, U, p, k, todo, k_b) -> np.ndarray:
-        """Raise k[todo] (the inverse at a) to the inverse at p, at most to k_b (the inverse at b)."""
-        while todo.size:  # usually one step: k_p in [k_a, k_b], k_b - k_a small
-            k_t = k[todo]
-            up = U[todo] >= bdtr(k_t, self.G, p[todo])
+    def _bdtr_finish(self, U, p, k, todo, k_b, all_b: bool = True) -> np.ndarray:
+        """Raise k[todo] (the inverse at a) to the inverse at p, at most to k_b (the inverse at b; indexed by
+        todo where all_b, else one per todo entry)."""
+        if not todo.size:
+            return k
+        U, p, k_t = U[todo], p[todo], k[todo]
+        k_b = k_b[todo] if all_b else k_b
+        up = U >= bdtr(k_t, self.G, p)  # usually all there is: k_p in [k_a, k_b], k_b - k_a small
+        k_t += up
+        more = up & (k_t < k_b)
+        while np.count_nonzero(more):  # a draw stops at its first U < F(k; p) or at k_b
+            up = more & (U >= bdtr(k_t, self.G, p))
             k_t += up
-            k[todo] = k_t
-            keep = up & (k_t < k_b)
-            todo, k_b = todo[keep], k_b[keep]
+            more = up & (k_t < k_b)
+        k[todo] = k_t
         return k
 
 

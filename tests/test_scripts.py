@@ -53,10 +53,11 @@ def test_bench_player_quick():
     assert again and all(r["from_cache"] for r in again)  # a reload does not fetch Plotly.js again
 
 
-def test_bench_toy_quick():
-    done = run("bench_toy.py", "--quick")
+def test_bench_toy_tiny():
+    done = run("bench_toy.py", "--tiny")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "against the targets" in done.stdout and "speed-up over the straightforward version" in done.stdout
+    assert "300 iterations x 64 seeds" in done.stdout and "the Training page's default setting" in done.stdout
 
 
 def test_bench_cold_start_refuses_a_bad_flag():

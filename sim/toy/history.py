@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.toy.model import ToyConfig, bernoulli_entropy, bernoulli_kl, no_signal, policy
+from sim.toy.model import ToyConfig, bernoulli_entropy, bernoulli_kl, mean_p, no_signal, policy, sum_p
 
 # Per iteration (T, S). Filled by the update: kl (mean k3 over the sampled answers), loss and grad_norm
 # (first inner step), clip_ratio/region_mean (mean over the mu inner steps), mean_abs_adv (mean |A| over
@@ -93,11 +93,10 @@ class History:
                 p[a : a + rows] = now[0]
                 state_metrics(states, slice(a, a + rows), now, ref, G)
         m = self.metrics
+        m["reward"] = mean_p(counts) / G
         if "frac_all_correct" not in m:  # sampled runs: from the counts (expected_run sets its own)
-            m["frac_all_correct"] = np.count_nonzero(counts == G, axis=2) / P
-            m["frac_all_wrong"] = np.count_nonzero(counts == 0, axis=2) / P
+            m["frac_all_correct"], m["frac_all_wrong"] = flat_shares(counts, G)
         m["frac_reward_zero_std"] = m["frac_all_correct"] + m["frac_all_wrong"]
-        m["reward"] = counts.mean(axis=2) / G
         m["expected_zero_frac"] = states["no_signal"][:-1]
         return ToyHistory(
             config=cfg, difficulties=d, p=p, u=u, w=w, accuracy=states["accuracy"], kl_exact=states["kl_exact"],
@@ -110,6 +109,21 @@ def diverged(t: int) -> ValueError:
     return ValueError(f"the run diverged at iteration {t} (logits not finite): lower lr, lr_w or beta")
 
 
+def flat_shares(counts: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+    """The shares of all-correct (k = G) and all-wrong (k = 0) groups among the P prompts, (T, S) each, from
+    counts (T, S, P), a few iterations at a time (sums of 0/1 floats: exact)."""
+    T, S, P = counts.shape
+    shares = np.empty((2, T, S))
+    rows = chunk_rows(S * P)
+    flat = np.empty((min(rows, T), S, P))
+    for a in range(0, T, rows):
+        c, f = counts[a : a + rows], flat[: min(rows, T - a)]
+        for share, level in zip(shares, (G, 0), strict=True):
+            sum_p(np.equal(c, level, out=f), out=share[a : a + rows])
+    shares /= P
+    return shares[0], shares[1]
+
+
 def chunk_rows(cells: int) -> int:
     """Rows of `cells` values (an (S, P) state: S * P) per chunk, at least one."""
     return max(1, CHUNK_CELLS // cells)
@@ -119,10 +133,10 @@ def state_metrics(out: dict, rows: slice, pol: tuple, ref: tuple, G: int) -> Non
     """Means over prompts of p, KL(pi || pi_ref), H(pi) and p^G + (1 - p)^G for the states pol =
     policy(z) (n, S, P), written to out[name][rows]; ref = (lp_c, lp_w) (S, P) of the KL reference."""
     p_c, p_w, lp_c, lp_w = pol
-    out["accuracy"][rows] = p_c.mean(axis=-1)
+    out["accuracy"][rows] = mean_p(p_c)
     out["kl_exact"][rows] = bernoulli_kl(p_c, p_w, lp_c, lp_w, *ref)
     out["entropy"][rows] = bernoulli_entropy(p_c, p_w, lp_c, lp_w)
-    out["no_signal"][rows] = no_signal(p_c, p_w, G).mean(axis=-1)
+    out["no_signal"][rows] = mean_p(no_signal(p_c, p_w, G))
 
 
 def seed_band(x, lo: float = 10.0, hi: float = 90.0) -> dict[str, np.ndarray]:

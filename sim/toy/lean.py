@@ -15,8 +15,8 @@ from scipy.special import expit
 
 from sim.binomial import binomial_sampler
 from sim.toy.history import STATE_METRICS, History, ToyHistory, chunk_rows, state_metrics
-from sim.toy.model import ToyConfig, dot, init_state
-from sim.toy.update import CLIP, advantage_table, logit_grad, surrogate_grad
+from sim.toy.model import ToyConfig, dot, init_state, sum_p
+from sim.toy.update import CLIP, advantage_table, logit_grad, step_w, surrogate_grad
 
 
 def run_lean(cfg: ToyConfig, table: tuple | None = None) -> ToyHistory | None:
@@ -47,6 +47,8 @@ def run_lean(cfg: ToyConfig, table: tuple | None = None) -> ToyHistory | None:
     # the chunk's policy (p_c is p), dL/dz, and k A_c(k), (G - k) A_w(k) per slot
     p_w, lp_c, lp_w, dz, nA_c, nA_w = (np.empty((C, S, P)) for _ in range(6))
     k, dw, z, tmp = np.empty((C, S, P), dtype=np.intp), np.empty((C, S)), np.empty((S, P)), np.empty((S, P))
+    scratch = (np.empty((C, S, P)), np.empty((C, S, P)))  # the step metrics' temporaries
+    lr, lr_w, tmp_w = cfg.lr, cfg.lr_shared, np.empty(S)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         for t0 in range(0, T + 1, C):  # states t0..t1-1 and the steps taken from them
             t1 = min(t0 + C, T + 1)
@@ -70,16 +72,16 @@ def run_lean(cfg: ToyConfig, table: tuple | None = None) -> ToyHistory | None:
                 w_w.take(k[j], out=nA_w[j])
                 n_ck, n_wk = (n_c.take(k[j]), n_w.take(k[j])) if beta > 0 else (None, None)
                 logit_grad(nA_c[j], nA_w[j], n_ck, n_wk, (p[t], p_w[j]), ref, beta, neg_inv_B, out=dz[j], tmp=tmp)
-                dw[j] = dz[j].sum(axis=1)  # (S,) dL/dw
-                np.subtract(us[t], np.multiply(dz[j], cfg.lr, out=tmp), out=us[t + 1])
-                ws[t + 1] = ws[t] - cfg.lr_shared * dw[j]
+                step_w(dz[j], out=dw[j])  # (S,) dL/dw
+                np.subtract(us[t], np.multiply(dz[j], lr, out=tmp), out=us[t + 1])
+                np.subtract(ws[t], np.multiply(dw[j], lr_w, out=tmp_w), out=ws[t + 1])
                 if beta > 0 and not np.isfinite(us[t + 1].sum() + ws[t + 1].sum()):
                     return None
             pol = (p[t0:t1], p_w[: t1 - t0], lp_c[: t1 - t0], lp_w[: t1 - t0])
             state_metrics(states, slice(t0, t1), pol, ref[2:], G)
             counts[t0 : t0 + n] = k[:n]
             _lean_step_metrics(steps, slice(t0, t0 + n), cfg, counts[t0 : t0 + n], tuple(x[:n] for x in pol), ref,
-                               nA_c[:n], nA_w[:n], abs_table.take(k[:n]), dz[:n], dw[:n])
+                               nA_c[:n], nA_w[:n], abs_table.take(k[:n]), dz[:n], dw[:n], tuple(x[:n] for x in scratch))
     if not (p.min() > 0 and np.isfinite(ws[T].sum() + us[T].sum())):
         return None
     steps["n_groups"][:] = P  # every prompt's group is in the batch
@@ -90,24 +92,30 @@ def run_lean(cfg: ToyConfig, table: tuple | None = None) -> ToyHistory | None:
 
 
 def _lean_step_metrics(out: dict, rows: slice, cfg: ToyConfig, n_c: np.ndarray, pol: tuple, ref: tuple,
-                       nA_c: np.ndarray, nA_w: np.ndarray, absA: np.ndarray, dz: np.ndarray, dw: np.ndarray) -> None:
+                       nA_c: np.ndarray, nA_w: np.ndarray, absA: np.ndarray, dz: np.ndarray, dw: np.ndarray,
+                       scratch: tuple) -> None:
     """count_update's metrics at its first (here only) step, for n iterations at once, into out[name][rows].
 
     n_c (n, S, P) counts k, pol = policy of the states sampled from, ref = policy of the reference (S, P),
     nA_c, nA_w = k s_c(k), (G - k) s_w(k) (n, S, P) with s = surrogate_grad at rho = 1,
     absA = k |A_c(k)| + (G - k) |A_w(k)| (n, S, P),
-    dz = dL/du (n, S, P), dw = dL/dw (n, S).
+    dz = dL/du (n, S, P), dw = dL/dw (n, S); scratch two (n, S, P) arrays to overwrite.
     """
     G, P = cfg.group_size, n_c.shape[2]
     inv_B = 1.0 / (G * float(P))
     p_c, p_w, lp_c, lp_w = pol
-    k3_c = ref[0] / p_c - (ref[2] - lp_c) - 1.0  # k3 = u - log u - 1, u = pi_ref / pi
-    k3_w = ref[1] / p_w - (ref[3] - lp_w) - 1.0
-    kl = (dot(n_c, k3_c) + dot(G - n_c, k3_w)) * inv_B
-    sum_c, sum_w = nA_c.sum(axis=2), nA_w.sum(axis=2)  # (n, S)
+    a, k3 = scratch
+    kl = 0.0
+    for n, p, lp, p_ref, lp_ref in ((n_c, p_c, lp_c, ref[0], ref[2]), (None, p_w, lp_w, ref[1], ref[3])):
+        np.subtract(lp_ref, lp, out=a)
+        np.divide(p_ref, p, out=k3)
+        k3 -= a
+        k3 -= 1.0  # k3 = u - log u - 1, u = pi_ref / pi
+        kl = kl + dot(np.subtract(G, n_c, out=a) if n is None else n, k3)  # n_c correct answers, G - n_c wrong
+    kl *= inv_B
     out["kl"][rows] = kl
     # the loss at rho = 1: PPO's surrogate is A, TRL's CISPO loss is sg(min(1, eps_max)) A log pi
-    surrogate = dot(nA_c, lp_c) + dot(nA_w, lp_w) if cfg.loss_type == "cispo" else sum_c + sum_w
+    surrogate = dot(nA_c, lp_c) + dot(nA_w, lp_w) if cfg.loss_type == "cispo" else sum_p(nA_c) + sum_p(nA_w)
     out["loss"][rows] = -surrogate * inv_B + cfg.beta * kl
-    out["mean_abs_adv"][rows] = absA.sum(axis=2) * inv_B
+    out["mean_abs_adv"][rows] = sum_p(absA) * inv_B
     out["grad_norm"][rows] = np.sqrt(dot(dz, dz) + dw * dw)

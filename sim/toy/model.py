@@ -128,6 +128,17 @@ def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("...p,...p->...", a, b)
 
 
+def sum_p(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Sum over the last axis (the prompts), row by row in one order whatever the number of rows (so a run's
+    first iterations do not depend on its length): about 3x faster than x.sum(axis=-1) over 24 prompts."""
+    return np.einsum("...p->...", x, out=out)
+
+
+def mean_p(x: np.ndarray) -> np.ndarray:
+    """Mean over the last axis (the prompts): sum_p(x) / P."""
+    return sum_p(x) / x.shape[-1]
+
+
 def no_signal(p_c: np.ndarray, p_w: np.ndarray, group_size: int) -> np.ndarray:
     """sim.exercises.p_no_signal, p^G + (1 - p)^G, from p and 1 - p = policy(z)[:2] (accurate near p = 1),
     by repeated squaring: ~3x cheaper than exp(G log p) or pow here. A test proves it equal to p_no_signal."""

@@ -178,38 +178,38 @@ def _expected_folded(cfg: ToyConfig, table: Table | None) -> ToyHistory:
     (s_c, clip_c), (s_w, clip_w) = update.surrogate_grad(a_c, 1.0, cfg), update.surrogate_grad(a_w, 1.0, cfg)
     n_c = np.arange(G + 1.0)
     n_w = G - n_c
-    # (G+1, 6) per k: n_c, n_w, n_c s_c, n_w s_w, sum |A| and the answers the clip touches (CISPO's cap < 1)
+    # (G+1, 8) per k: n_c, n_w, n_c s_c, n_w s_w, sum |A|, the answers the clip touches (CISPO's cap < 1),
+    # [k = 0] and [k = G] (so the product also holds P(k = 0) and P(k = G), exactly)
     clipped = np.zeros(G + 1) if clip_c is None else n_c * clip_c + n_w * clip_w
-    per_k = np.stack([n_c, n_w, n_c * s_c, n_w * s_w, n_c * np.abs(a_c) + n_w * np.abs(a_w), clipped], axis=1)
+    per_k = np.stack([n_c, n_w, n_c * s_c, n_w * s_w, n_c * np.abs(a_c) + n_w * np.abs(a_w), clipped,
+                      n_c == 0, n_c == G], axis=1)
     h = History(cfg, 1, d, w, u)
     log_choose = gammaln(G + 1) - gammaln(n_c + 1) - gammaln(n_w + 1)  # (G+1,)
-    # per iteration: the policy sampled from, the expectations per prompt, P(k = 0), P(k = G), du
-    pols = tuple(np.empty((T, 1, P)) for _ in range(4))
-    e, ends, du = np.empty((T, P, 6)), np.empty((T, P, 2)), np.empty((T, 1, P))
+    # per iteration: the expectations per prompt, du
+    e, du = np.empty((T, P, 8)), np.empty((T, 1, P))
     inv_B = np.empty((T, 1))
     us, ws = h.u, h.w
+    lr, lr_w, beta = cfg.lr, cfg.lr_shared, cfg.beta
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         ref = policy(z_ref)
-        for t in range(T):
+        for t in range(T):  # a run that diverges carries NaN or inf on to the end: checked once, below
             pol = policy(ws[t][:, None] + us[t] - d)  # (1, P) each
-            for out, x in zip(pols, pol, strict=True):
-                out[t] = x
             pmf = np.exp(log_choose + n_c * pol[2][0, :, None] + n_w * pol[3][0, :, None])  # (P, G+1) Binomial
-            np.matmul(pmf, per_k, out=e[t])  # (P, 6) expectations per prompt
-            ends[t] = pmf[:, [0, G]]
+            et = np.matmul(pmf, per_k, out=e[t]).T[:, None, :]  # (8, 1, P) expectations per prompt
             inv_B[t] = 1.0 / (G * pmf.sum())
-            et = e[t].T[:, None, :]  # (6, 1, P)
-            update.logit_grad(et[2], et[3], et[0], et[1], pol, ref, cfg.beta, -inv_B[t], out=du[t])
-            us[t + 1] = us[t] - cfg.lr * du[t]
-            ws[t + 1] = ws[t] - cfg.lr_shared * du[t].sum(axis=1)
-            if not np.isfinite(us[t + 1].sum() + ws[t + 1].sum()):
-                raise diverged(t + 1)
-        ec = np.moveaxis(e, 2, 0)[:, :, None, :]  # (6, T, 1, P)
+            update.logit_grad(et[2], et[3], et[0], et[1], pol, ref, beta, -inv_B[t], out=du[t])
+            np.subtract(us[t], lr * du[t], out=us[t + 1])
+            np.subtract(ws[t], lr_w * update.step_w(du[t]), out=ws[t + 1])
+        bad = np.flatnonzero(~np.isfinite(us[1:].sum(axis=(1, 2)) + ws[1:, 0]))
+        if bad.size:
+            raise diverged(int(bad[0]) + 1)
+        pols = policy(ws[:T, :, None] + us[:T] - d)  # (T, 1, P) each: the states sampled from, as in the loop
+        ec = np.moveaxis(e, 2, 0)[:, :, None, :]  # (8, T, 1, P)
         m = update.first_step_metrics(cfg, pols, ref, ec[0], ec[1], ec[2], ec[3], ec[4], inv_B)  # (T, 1) each
         dw = du.sum(axis=2)
         m |= {"grad_norm": np.sqrt((du * du).sum(axis=2) + dw * dw), update.CLIP: ec[5].sum(axis=-1) * inv_B,
-              "frac_all_correct": ends[:, :, 1].mean(axis=1, keepdims=True),
-              "frac_all_wrong": ends[:, :, 0].mean(axis=1, keepdims=True), "n_groups": np.full((T, 1), P)}
+              "frac_all_correct": ec[7].mean(axis=-1), "frac_all_wrong": ec[6].mean(axis=-1),
+              "n_groups": np.full((T, 1), P)}
         h.metrics |= m
         h.counts[:] = G * pols[0]
         h.answers[:] = G * P

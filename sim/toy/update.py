@@ -112,7 +112,7 @@ def count_update(
         ns_c, ns_w = n_c * s_c, n_w * s_w
         dz = logit_grad(ns_c, ns_w, n_c, n_w, pol, ref_slots, cfg.beta, neg_inv_B)  # (S, N) dL/dz
         du = dz if identity else np.bincount(flat_index, dz.ravel(), minlength=S * P).reshape(S, P)
-        dw = du.sum(axis=1)  # (S,)
+        dw = step_w(du)  # (S,)
         if step == 0:
             n_abs = n_c * np.abs(a_c) + n_w * np.abs(a_w)
             metrics |= first_step_metrics(cfg, pol, ref_slots, n_c, n_w, ns_c, ns_w, n_abs, inv_B[:, 0])
@@ -158,6 +158,11 @@ def surrogate_grad(a: np.ndarray, rho, cfg: ToyConfig) -> tuple[np.ndarray, np.n
         return a, None
     clipped = ((rho > 1.0 + eps_high) & (a > 0)) | ((rho < 1.0 - cfg.clip_eps) & (a < 0))
     return np.where(clipped, 0.0, rho * a), clipped
+
+
+def step_w(du: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """dL/dw: w enters every prompt's logit, so its gradient sums dL/du over the prompts (the last axis)."""
+    return np.add.reduce(du, axis=-1, out=out)
 
 
 def logit_grad(ns_c, ns_w, n_c, n_w, pol: tuple, ref: tuple, beta: float, neg_inv_B, out=None, tmp=None):

@@ -12,6 +12,7 @@ from sim.lab.checks import CASES, TASKS
 from sim.lab.runner import LAB_ENV, TIMEOUT_ENV, lab_from_env
 from sim.validate import neutral
 from ui.page import open_page
+from ui.server import current
 
 EQUATIONS = {
     "group_advantages": [
@@ -82,7 +83,7 @@ open_page(
     "a failure says what is wrong in the chapter's terms.",
 )
 
-lab, problem = lab_from_env()
+lab, problem = lab_from_env(pool=current().lab_pool)
 if problem:
     st.error("The lab configured for this server cannot be used:", icon=":material/error:")
     st.code(neutral(problem, keep_newlines=True), language=None, wrap_lines=True)

@@ -158,3 +158,33 @@ def test_a_run_replaced_while_it_waits_leaves_the_line():
     assert errors and gate.waiting == 0
     gate.leave()
     assert gate.inside == 0
+
+
+def test_a_lab_call_gives_the_gate_up_while_it_waits():
+    """A student's hanging lab function takes its whole time limit: meanwhile the page's place goes to the
+    next run (ui.work.GatedPool), and the page takes it back after."""
+    from ui.work import GatedPool
+
+    gate, entered = Gate(1), threading.Event()
+
+    class SlowPool:
+        def start(self):
+            pass
+
+        def call(self, *args, **kwargs):
+            assert entered.wait(5), "another run got the place while this call waited"
+            return "reply"
+
+    def other():
+        gate.enter()
+        entered.set()
+        gate.leave()
+
+    gate.enter()  # this page's run holds the only place
+    t = threading.Thread(target=other)
+    t.start()
+    assert GatedPool(SlowPool(), gate).call("handle") == "reply"
+    assert gate.holding() and gate.inside == 1  # taken back
+    t.join(5)
+    gate.leave()
+    assert gate.inside == 0

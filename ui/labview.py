@@ -12,13 +12,14 @@ import streamlit as st
 
 from sim.lab.runner import LAB_ENV, Comparison, lab_from_env
 from sim.validate import neutral
+from ui.server import current
 
 SWITCH_KEY = "use_lab"
 
 
 def lab_switch():
     """The server's Lab if the student switched it on (sidebar toggle, off by default), else None."""
-    lab, problem = lab_from_env()
+    lab, problem = lab_from_env(pool=current().lab_pool)
     if problem:
         with st.sidebar:
             st.error(f"{LAB_ENV} is set but cannot be used:", icon=":material/error:")

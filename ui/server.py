@@ -118,6 +118,7 @@ class Server:
         self.last_use = time.monotonic()  # when a page last ran (touch()); the janitor reads it
         self._tinylm_registry = tinylm_registry  # see the tinylm_registry property
         self._lesson_zip = None  # see the lesson_zip property
+        self._lab_pool = None  # see the lab_pool property
         self.warm_seconds: float | None = None  # how long the last warm-up took
         self._stop = threading.Event()
         self._registry_lock = threading.Lock()
@@ -130,6 +131,18 @@ class Server:
         with _lock:
             _current = server
         return server
+
+    @property
+    def lab_pool(self):
+        """What runs a student's lab code for the pages: the lab's pool (sim.lab.pool.lab_pool), its calls
+        giving the page's place in the gate up while they wait (ui.work.GatedPool)."""
+        with self._registry_lock:
+            if self._lab_pool is None:
+                from sim.lab.pool import lab_pool
+                from ui.work import GatedPool
+
+                self._lab_pool = GatedPool(lab_pool(), self.work.gate)
+            return self._lab_pool
 
     @property
     def lesson_zip(self):

@@ -291,18 +291,19 @@ LAB_ENV = "GRPO_LAB_DIR"  # the lab the app runs: a directory holding tasks.py, 
 TIMEOUT_ENV = "GRPO_LAB_TIMEOUT"  # seconds allowed for each task's checks (default CHECK_TIMEOUT)
 
 
-def get_lab(path, *, check_timeout: float = CHECK_TIMEOUT) -> Lab:
+def get_lab(path, *, check_timeout: float = CHECK_TIMEOUT, pool=None) -> Lab:
     """The one Lab for this path in this process (pages share it, and its cached check results)."""
-    return _lab(resolve_lab_path(path), check_timeout)
+    return _lab(resolve_lab_path(path), check_timeout, pool)
 
 
 @functools.cache
-def _lab(resolved: Path, check_timeout: float) -> Lab:  # one per (file, limit), as lab_pool() is one per process
-    return Lab(resolved, check_timeout=check_timeout)
+def _lab(resolved: Path, check_timeout: float, pool) -> Lab:  # one per (file, limit, pool)
+    return Lab(resolved, check_timeout=check_timeout, pool=pool)
 
 
-def lab_from_env(environ=None) -> tuple[Lab | None, str | None]:
+def lab_from_env(environ=None, pool=None) -> tuple[Lab | None, str | None]:
     """(the server's Lab, None), (None, None) when GRPO_LAB_DIR is unset, or (None, why it is unusable).
+    pool: what runs the student's code (default lab_pool(); the app's server passes its own wrapper).
 
     GRPO_LAB_DIR is read from the server's environment, set by whoever starts it; nothing a
     browser sends can choose the file. GRPO_LAB_TIMEOUT (seconds, > 0) bounds each task's checks.
@@ -319,6 +320,6 @@ def lab_from_env(environ=None) -> tuple[Lab | None, str | None]:
         except ValueError as e:
             return None, str(e)
     try:
-        return get_lab(raw, check_timeout=timeout), None
+        return get_lab(raw, check_timeout=timeout, pool=pool), None
     except (LabPathError, OSError) as e:  # OSError: e.g. a name too long for the file system
         return None, f"{LAB_ENV}: {e}"

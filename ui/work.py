@@ -40,6 +40,7 @@ JOB_TIMEOUT_S = 120.0  # a job past this is killed (with its worker, which is re
 CACHE_MB = 400  # the results kept, by the bytes of their arrays (least recently used out first)
 WORKER_MEMORY_MB = 2048  # each worker's cap above what it holds at start
 GATE_SIZE = 1  # student script runs at once (Gate): measured better for the lecturer than 2
+FIRST_SAY_S = 0.2  # a job still running after this long gets its status line
 POLL_S = 0.5  # how often a waiting run checks whether a newer run of its session replaced it
 
 
@@ -380,9 +381,10 @@ def _wait(work: Work, calls, results: list, missing: list) -> list:
     pending = {i: work.submit(*calls[i], token, priority) for i in missing}
     work.gate.leave()  # the worker computes; other runs may use this place meanwhile
     try:
-        told = 0.0
+        told, first = 0.0, True
         for i, job in pending.items():
-            while not job.done.wait(POLL_S):
+            while not job.done.wait(FIRST_SAY_S if first else POLL_S):  # a quick job shows no line at all
+                first = False
                 check()
                 if time.monotonic() - told >= 1.0:
                     told = time.monotonic()

@@ -77,7 +77,6 @@ class Work:
         self._seq = itertools.count()
         self._cond = threading.Condition()
         self._closed = False
-        self.computed = 0  # jobs finished (bookkeeping for tests and logs)
         self.dropped = 0  # queued jobs dropped because nobody waited for them any more
         self.gate = Gate(GATE_SIZE)
         self._workers = []
@@ -196,7 +195,6 @@ class Work:
                 job.error = f"the computation failed: {reply.message}"
                 LOG.warning("job %s failed (%s): %s", job.key[0], reply.kind, reply.message)
             with self._cond:
-                self.computed += 1
                 if self._jobs.get(job.key) is job:
                     del self._jobs[job.key]
             job.done.set()

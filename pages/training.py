@@ -16,6 +16,7 @@ from sim.toy import ToyConfig
 from sim.views.training import PRESETS, hard_prompt_question, training_charts
 from ui.callbacks import apply_preset, drop_state, fixed_by_link, new_seed, set_state
 from ui.controls import build_config, current_values
+from ui.copy_text import copy_text
 from ui.labview import lab_switch, verdict
 from ui.page import open_page, presenter
 from ui.player import player
@@ -102,4 +103,4 @@ row.download_button("Run history (CSV)", functools.partial(toy_history_csv, cfg)
 row.download_button("Settings (JSON)", settings_json(v, page="training"), file_name="grpo_settings.json",
                     mime="application/json", key="dl_json", on_click="ignore")
 with st.expander("Equivalent TRL GRPOConfig"):
-    st.code(trl_snippet(trl_grpo_config(cfg)), language="python")
+    copy_text(trl_snippet(trl_grpo_config(cfg)), key="trl_config", label="Copy the GRPOConfig")

@@ -28,7 +28,9 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from sim.player.plotly_js import PLOTLY_JS  # noqa: E402
 from tests.fixtures.serve import launch_chromium, start_server  # noqa: E402
+from ui.player import PLAYER_JS  # noqa: E402
 
 
 def payload_sizes(T: int = 500, seeds: int = 64) -> dict:
@@ -106,11 +108,9 @@ def main(argv: list[str] | None = None) -> None:
     result = {
         "payload": payload_sizes(50, 4) if quick else payload_sizes(),
         "component_inline_bytes": {
-            f: (assets / f).stat().st_size for f in ("player_charts.js", "player.js", "player.css")
+            f: (assets / f).stat().st_size for f in (*PLAYER_JS, "player.css")
         },
-        "plotly_min_js_bytes": (Path(__import__("plotly").__file__).parent / "package_data" / "plotly.min.js")
-        .stat()
-        .st_size,
+        "plotly_min_js_bytes": PLOTLY_JS.stat().st_size,
         "plotly_js": plotly_js(1 if quick else 5),
         "loadavg": [round(load, 2), round(os.getloadavg()[0], 2)],
     }

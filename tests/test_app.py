@@ -15,6 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 from sim.toy import expected_run, run_toy
 from sim.views.one_group import one_group
+from tests.fixtures.apptest import copy_texts, players
+from tests.fixtures.apptest import player_data as player_payload
 from ui.charts import COLORS
 from ui.controls import Choice, Flag, Num, parse_url_value, plain, share_query
 from ui.player import decode_array
@@ -107,7 +109,7 @@ def test_page_runs_at_defaults(path):
     at = page(path)
     assert not at.exception, at.exception
     assert not at.error and not at.warning
-    assert len(at.get("plotly_chart")) + len(at.get("bidi_component")) >= 1
+    assert len(at.get("plotly_chart")) + len(players(at)) >= 1
 
 
 # ---- One group --------------------------------------------------------------------------------
@@ -180,8 +182,7 @@ def test_one_group_all_equal_says_it_teaches_nothing():
 
 def player_data(at: AppTest) -> dict:
     """The training player's payload: {chart title: {trace name: decoded series}} plus the raw payload."""
-    (component,) = at.get("bidi_component")
-    data = json.loads(component.proto.json)
+    data = player_payload(at)
     arrays = [decode_array(a) for a in data["arrays"]]
     out = {"_raw": data}
     for c in data["charts"]:
@@ -276,11 +277,10 @@ def test_training_std_off_changes_the_run_and_export():
     at.radio(key="scale").set_value("none").run()
     off = series(at, "Mean accuracy", "expected (exact)")
     assert not np.allclose(on, off)
-    code = at.get("code")
-    assert any("scale_rewards='none'" in c.proto.code_text for c in code)
+    assert any("scale_rewards='none'" in text for text in copy_texts(at))
     at.radio(key="scale").set_value("batch").run()  # every engine value reaches the snippet
     at.radio(key="baseline").set_value("loo").run()
-    text = " ".join(c.proto.code_text for c in at.get("code"))
+    text = " ".join(copy_texts(at))
     assert "scale_rewards='batch'" in text and "RLOO" in text
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Run history (CSV)" in labels and "Settings (JSON)" in labels
@@ -288,9 +288,9 @@ def test_training_std_off_changes_the_run_and_export():
 
 def test_training_predict_mode_waits_for_the_guess():
     at = page("pages/training.py", predict="1")
-    assert not at.get("bidi_component")
+    assert not players(at)
     _reveal(at, "hard_prompt", 60.0)
-    assert at.get("bidi_component") and any("off by 55" in w.value for w in at.warning)
+    assert players(at) and any("off by 55" in w.value for w in at.warning)
 
 
 def test_training_with_a_student_whose_std_is_wrong(monkeypatch):

@@ -56,8 +56,8 @@ def selected(page, key: str) -> str:
 
 
 def share_link(page) -> dict[str, list[str]]:
-    """The sidebar's "This setup ... as one link" (the first code block of the share box)."""
-    text = page.locator("[data-testid=stSidebar] [data-testid=stCode]").first.text_content().strip()
+    """The sidebar's "This setup ... as one link" (the share box's first copy box, ui/copy_text.py)."""
+    text = page.locator("[data-testid=stSidebar] .st-key-_share_this pre").text_content().strip()
     return parse_qs(urlsplit(text).query, keep_blank_values=True)
 
 
@@ -108,3 +108,22 @@ def test_a_preset_never_changes_a_hidden_setting(page):
     link = share_link(page)
     assert link["lr_w"] == ["0.5"] and link["hide"] == ["lr_w"] and link["beta"] == ["0.001"]
     assert query(page)["lr_w"] == ["0.5"] and query(page)["hide"] == ["lr_w"]
+
+
+def test_the_copy_boxes_copy_their_text_without_loading_a_highlighter(page):
+    """The share links and the TRL config are copy boxes (ui/copy_text.py): Copy puts the shown text on the
+    clipboard, and the page never loads st.code's 1.5 MB syntax highlighter."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=page.base)
+    load(page, "training?G=16&seed=5")
+    page.get_by_test_id("stSidebar").get_by_text("Share / classroom link").click()
+    shown = page.locator(".st-key-_share_this pre").text_content()
+    assert parse_qs(urlsplit(shown).query) == {"G": ["16"], "seed": ["5"]}
+    button = page.get_by_role("button", name="Copy this link")
+    button.click()
+    page.locator(".st-key-_share_this button").filter(has_text="Copied").wait_for()
+    assert page.evaluate("navigator.clipboard.readText()") == shown
+    page.get_by_text("Equivalent TRL GRPOConfig").click()
+    trl = page.locator(".st-key-trl_config pre")
+    assert "GRPOConfig(" in trl.text_content() and "num_generations=16" in trl.text_content()
+    loaded = page.evaluate("performance.getEntriesByType('resource').map(r => r.name)")
+    assert not [n for n in loaded if "SyntaxHighlighter" in n], "st.code's highlighter was loaded"

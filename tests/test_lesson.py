@@ -15,6 +15,7 @@ from sim.lesson import cli
 from sim.lesson.grid import estimate_bytes, parse_grid
 from sim.toy import ToyConfig
 from sim.views.training import CONTROLS, PRESETS, page_config
+from tests.fixtures.apptest import player_data
 from tests.fixtures.lesson import SMALL
 from ui.controls import default_config
 from ui.specs import TRAINING as TRAINING_SPECS
@@ -46,8 +47,7 @@ def page_payload(**query) -> dict:
         at.query_params[k] = v
     at.run()
     assert not at.exception
-    (component,) = at.get("bidi_component")
-    return json.loads(component.proto.json)
+    return player_data(at)
 
 
 @pytest.mark.parametrize("query, sid", [({}, "training-G8_beta0_scalegroup"),
@@ -196,8 +196,7 @@ def test_std_scaling_and_sharpening_store_what_their_pages_send():
     for path, entry in (("std_scaling.py", std_entry(8)), ("passk.py", sharpen_entry(8))):
         at = AppTest.from_file(str(ROOT / "pages" / path), default_timeout=60).run()
         assert not at.exception
-        (component,) = at.get("bidi_component")
-        sent = json.loads(component.proto.json)
+        sent = player_data(at)
         sent.pop("plotly_url")
         entry["payload"].pop("plotly_url")
         assert entry["payload"] == sent, path

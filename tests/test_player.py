@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -9,7 +10,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME, VERSION
 from sim.toy import ToyConfig, expected_run, run_toy, seed_band
+from tests.fixtures.apptest import player_data, players
 from ui.player import (
     Band,
     Bars,
@@ -123,12 +126,23 @@ def test_needs_iterations_and_charts():
         build_payload("k", T=5, charts=[])
 
 
-def test_plotly_js_is_copied_once_from_the_installed_package(tmp_path):
-    import plotly
+def test_the_vendored_plotly_js_is_the_npm_bundle_of_the_packages_version():
+    """assets/vendor/: byte for byte the file of plotly.js-cartesian-dist-min@4.1.1 (its sha256, taken from the
+    tarball whose sha512 the npm registry lists), and the Plotly.js version the plotly Python package bundles, so
+    Streamlit's charts and the player's cannot drift apart unnoticed."""
+    from plotly.offline import get_plotlyjs_version
 
+    head = PLOTLY_JS.read_bytes()[:200].decode()
+    assert hashlib.sha256(PLOTLY_JS.read_bytes()).hexdigest() == (
+        "79542150855a52c567260e3137095dbe2b744e6d702a5cabe67da246942fba7a")
+    assert f"plotly.js (cartesian - minified) v{VERSION}" in head and get_plotlyjs_version() == VERSION
+    assert PLOTLY_JS_NAME == f"plotly-cartesian-{VERSION}.min.js"
+
+
+def test_plotly_js_is_copied_once_from_the_vendored_file(tmp_path):
     url = ensure_plotly_js(tmp_path)
     copied = tmp_path / "static" / Path(url).name
-    src = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    src = PLOTLY_JS
     assert url.startswith("app/static/plotly-") and url.endswith(".min.js")
     assert copied.read_bytes() == src.read_bytes()
     assert copied.stat().st_mtime == src.stat().st_mtime, "mtime kept: browsers may cache it without asking"
@@ -140,12 +154,11 @@ def test_plotly_js_is_copied_once_from_the_installed_package(tmp_path):
 def test_test_app_mounts_the_player_under_apptest():
     at = AppTest.from_file(str(APP), default_timeout=30).run()
     assert not at.exception
-    (component,) = at.get("bidi_component")
-    data = json.loads(component.proto.json)
+    data = player_data(at)
     assert data["T"] == 200 and data["meta"]["G"] == 8 and len(data["charts"]) == 5
     assert data["plotly_url"].startswith("/app/static/plotly-")
     at.slider(key="G").set_value(12).run()
-    assert json.loads(at.get("bidi_component")[0].proto.json)["meta"]["G"] == 12
+    assert player_data(at)["meta"]["G"] == 12
 
 
 def test_a_read_only_app_folder_is_a_message_not_a_traceback(monkeypatch):
@@ -156,5 +169,5 @@ def test_a_read_only_app_folder_is_a_message_not_a_traceback(monkeypatch):
 
     monkeypatch.setattr(ui.player, "ensure_plotly_js", refuse)
     at = AppTest.from_file(str(APP), default_timeout=30).run()
-    assert not at.exception and not at.get("bidi_component")
+    assert not at.exception and not players(at)
     assert "could not put Plotly.js" in at.error[0].value and "Permission denied" in at.error[0].value

@@ -8,11 +8,11 @@ import asyncio
 import gzip
 from pathlib import Path
 
-import plotly
 import pytest
 import streamlit
 from streamlit.testing.v1 import AppTest
 
+from sim.player.plotly_js import PLOTLY_JS
 from sim.tinylm.grpo_train import GRPOConfig
 from sim.toy import ToyConfig
 from ui import runs, server, specs
@@ -93,13 +93,13 @@ def test_warm_up_cache_keys_are_exactly_the_pages_default_keys(monkeypatch):
 
 
 # ---- the Plotly.js route ----
-def test_plotly_route_serves_the_installed_file_gzipped_once():
+def test_plotly_route_serves_the_vendored_file_gzipped_once():
     """app.py's server serves Plotly.js itself: compressed once, cacheable, nothing written to disk."""
     s = server.Server()
     assert s.plotly_path is None and s.plotly_url() is None  # a bare server: the player serves it statically
     (route,) = s.routes()
     assert s.plotly_url() == route.path and route.path.startswith("/assets/plotly-")
-    original = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_bytes()
+    original = PLOTLY_JS.read_bytes()
 
     class Request:
         def __init__(self, encoding):

@@ -1,12 +1,12 @@
 """Training dynamics with mu > 1: the clip-higher and CISPO controls and the caption that compares them with
 PPO's clip, checked against the runs of those settings (AppTest, no browser)."""
 
-import json
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 from sim.toy import ToyConfig, clip_summary, run_toy
+from tests.fixtures.apptest import player_data
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,8 +17,7 @@ def heat_caption(**query) -> str:
         at.query_params[k] = v
     at.run()
     assert not at.exception
-    (component,) = at.get("bidi_component")
-    charts = json.loads(component.proto.json)["charts"]
+    charts = player_data(at)["charts"]
     return next(c["caption"] for c in charts if c["title"].startswith("p_j over time"))
 
 

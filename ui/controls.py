@@ -31,6 +31,7 @@ import streamlit as st
 from sim.settings import default as field_default
 from sim.settings import settings as field_settings
 from sim.validate import neutral
+from ui.copy_text import copy_text
 
 CLASSROOM_PARAM = "classroom"
 HIDE_PARAM = "hide"
@@ -367,11 +368,12 @@ def classroom_link_builder(specs: list[Spec]) -> None:
         kept = tuple(s.key for s in specs if s.key in hidden_keys())  # this page's link as it is: hide kept
         st.caption("This setup, seed included, as one link:")
         this = share_query(specs, values, hide=kept, classroom=classroom_active())
-        st.code(f"{base}?{this}".rstrip("?"), language=None, wrap_lines=True)
+        copy_text(f"{base}?{this}".rstrip("?"), key="_share_this", label="Copy this link")
         labels = {s.key: s.label for s in specs}
         hide = st.multiselect(
             "Hide these controls", [s.key for s in specs], format_func=lambda k: labels[k], key="_classroom_hide"
         )
         big = st.checkbox("Presenter mode (larger type)", value=True, key="_classroom_big")
         st.caption("Classroom link (hidden controls keep the values above):")
-        st.code(f"{base}?{share_query(specs, values, hide=tuple(hide), classroom=big)}", language=None, wrap_lines=True)
+        copy_text(f"{base}?{share_query(specs, values, hide=tuple(hide), classroom=big)}", key="_share_classroom",
+                  label="Copy the classroom link")

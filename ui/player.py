@@ -12,7 +12,7 @@ component, and where the browser finds Plotly.js. The names are re-exported here
     from ui.player import Band, Bars, Chart, Heatmap, Line, player
     player("toy", T=cfg.iterations, charts=training_charts(cfg, run, exp), classroom=classroom)
 
-Plotly.js is not sent with the page. app.py's server serves it from the installed `plotly` package on its
+Plotly.js is not sent with the page. app.py's server serves it (sim/player/plotly_js.py: a partial bundle) on its
 own route (ui/server.py: gzipped once, cached by the browser for a year). A script started without that
 server (the test apps) falls back to copying it into the app's `static/` folder, served by Streamlit's static
 file serving (`ensure_plotly_js`; `scripts/bench_player.py` measures).
@@ -39,12 +39,14 @@ import streamlit as st
 
 from sim.player import *  # noqa: F403  (the chart declarations and encoding, re-exported for the pages and tests)
 from sim.player import build_payload
+from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
 from ui.server import current
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
+PLAYER_JS = ("player_charts.js", "player.js")
 COMPONENT_NAME = "grpo_player"
 # one ES module from two files: the charts (Plotly) first, then the player that exports the component
-_JS = "\n".join((ASSETS / f).read_text(encoding="utf-8") for f in ("player_charts.js", "player.js"))
+_JS = "\n".join((ASSETS / f).read_text(encoding="utf-8") for f in PLAYER_JS)
 _CSS = (ASSETS / "player.css").read_text(encoding="utf-8")
 # isolate_styles=False: Plotly puts its own CSS in the document head, which a shadow root would not see.
 _COMPONENT = st.components.v2.component(COMPONENT_NAME, css=_CSS, js=_JS, isolate_styles=False)
@@ -52,16 +54,13 @@ _COMPONENT = st.components.v2.component(COMPONENT_NAME, css=_CSS, js=_JS, isolat
 
 # ---- Plotly.js: served once from the app's static folder, never from the internet ----
 def ensure_plotly_js(app_dir: Path) -> str:
-    """Copy plotly.min.js from the installed plotly package to app_dir/static/ (once); return its URL path.
+    """Copy Plotly.js (sim/player/plotly_js.py) to app_dir/static/ (once); return its URL path.
 
     The file name carries the Plotly.js version, so a browser never keeps a stale copy. copy2 keeps
     the package's modification time, which lets the browser cache the file without asking again.
     The copy is not committed (static/ is in .gitignore).
     """
-    from plotly.offline import get_plotlyjs_version
-
-    name = f"plotly-{get_plotlyjs_version()}.min.js"
-    src = Path(__import__("plotly").__file__).parent / "package_data" / "plotly.min.js"
+    name, src = PLOTLY_JS_NAME, PLOTLY_JS
     dest = app_dir / "static" / name
     if not dest.exists() or dest.stat().st_size != src.stat().st_size:
         dest.parent.mkdir(exist_ok=True)

@@ -6,7 +6,7 @@ imports it, reached by the pages through `current()`.
     current().touch()                            # a page, on every script run (ui.page.open_page)
 
 It owns:
-- the Plotly.js route (`routes()`, `plotly_path`): the installed package's plotly.min.js, gzipped once;
+- the Plotly.js route (`routes()`, `plotly_path`): sim/player/plotly_js.py's file, gzipped once;
 - the warm-up (`warm()`): before the first visitor, the runs the warmed pages show at their defaults, built
   from the pages' own control specs (ui/specs.py) with the pages' own call, so the cache keys are equal;
 - the memory janitor (`janitor()`): once no page has run for IDLE_RELEASE_S, drop the cached runs and
@@ -188,18 +188,18 @@ class Server:
 
     # ---- serving ----
     def routes(self) -> list:
-        """The Starlette routes for app.py's st.App: Plotly.js, from the installed package, gzipped once in
+        """The Starlette routes for app.py's st.App: Plotly.js (sim/player/plotly_js.py), gzipped once in
         memory and cacheable for a year (the file name carries the version). Compared with static serving
         it writes nothing into the checkout and spends no CPU per visitor on compression: a class of 60
-        opening the page at once would otherwise cost the server 60 gzip runs of 4.6 MB."""
+        opening the page at once would otherwise cost the server 60 gzip runs of 1.5 MB."""
         import gzip
 
-        import plotly
-        from plotly.offline import get_plotlyjs_version
         from starlette.responses import Response
         from starlette.routing import Route
 
-        raw = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_bytes()
+        from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
+
+        raw = PLOTLY_JS.read_bytes()
         packed = gzip.compress(raw, compresslevel=9, mtime=0)
         headers = {"Cache-Control": "public, max-age=31536000, immutable", "Vary": "Accept-Encoding"}
 
@@ -208,7 +208,7 @@ class Server:
                 return Response(packed, media_type="text/javascript", headers={**headers, "Content-Encoding": "gzip"})
             return Response(raw, media_type="text/javascript", headers=headers)
 
-        self.plotly_path = f"/assets/plotly-{get_plotlyjs_version()}.min.js"
+        self.plotly_path = f"/assets/{PLOTLY_JS_NAME}"
         return [Route(self.plotly_path, serve)]
 
     def warm(self) -> float:

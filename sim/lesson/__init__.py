@@ -2,6 +2,6 @@
 
 `python -m sim lesson build OUT` computes every setting of a grid ahead of time with sim/ (the same
 functions the app's pages call, sim/views) and writes one HTML page per view, the player's JavaScript,
-Plotly.js from the installed plotly package, and one small data file per setting. The browser only
+Plotly.js (sim/player/plotly_js.py), and one small data file per setting. The browser only
 selects, reveals and plays what was computed; it holds no formula.
 """

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sim.lesson.html import index_page, view_page
 from sim.lesson.views import View
+from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 MARKER = ".grpo-lesson"  # marks a folder this command wrote (the only kind --force replaces)
@@ -24,19 +25,6 @@ MOUNT = "export default function (component) {"
 
 class LessonError(ValueError):
     """A problem the user can fix (OUT exists, is not writable, ...): one line."""
-
-
-def plotly_file() -> tuple[Path, str]:
-    """The installed plotly package's plotly.min.js and the name it gets in a lesson (with its version)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("plotly")
-    if spec is None or spec.origin is None:
-        raise LessonError("a lesson copies Plotly.js from the plotly package: pip install -r requirements.txt")
-    pkg = Path(spec.origin).parent
-    src = pkg / "package_data" / "plotly.min.js"
-    version = re.search(r"v(\d+\.\d+\.\d+)", src.read_text(encoding="utf-8", errors="replace")[:500])
-    return src, f"plotly-{version.group(1) if version else 'js'}.min.js"
 
 
 def player_script() -> str:
@@ -134,7 +122,7 @@ def build(out: Path, views: list[View], *, force: bool = False, summary: str = "
     """Build the lesson into OUT; say(view, settings done, of total) after each setting.
     Returns {"settings", "data_bytes", "seconds"}."""
     start = time.perf_counter()
-    src, plotly = plotly_file()
+    src, plotly = PLOTLY_JS, PLOTLY_JS_NAME
     tmp = prepare(out, force)
     try:
         (tmp / "data").mkdir()

@@ -144,14 +144,24 @@ def test_a_missing_data_file_is_a_message(browser, lesson, tmp_path):
     w.close()
 
 
+def ask(browser, url: str, allowed: str) -> Opened:
+    """Open a predict link in presenter size and wait for its question."""
+    w = Opened(browser, url, allowed=allowed, viewport=(1920, 1080))
+    w.page.locator("#ls-predict").wait_for(state="visible")
+    return w
+
+
+def guess(page, value: str) -> None:
+    page.locator("#ls-guess").fill(value)
+    page.get_by_role("button", name="Reveal").click()
+
+
 def test_classroom_predict_and_hide(browser, lesson):
     base = lesson.resolve().as_uri()
-    w = Opened(browser, f"{base}/training.html?classroom=1&predict=1&hide=G", allowed=base + "/", viewport=(1920, 1080))
+    w = ask(browser, f"{base}/training.html?classroom=1&predict=1&hide=G", allowed=base + "/")
     p = w.page
-    p.locator("#ls-predict").wait_for(state="visible")
     assert p.locator("#ls-player").is_hidden() and not p.get_by_label("Group size G").is_visible()
-    p.locator("#ls-guess").fill("100")
-    p.get_by_role("button", name="Reveal").click()
+    guess(p, "100")
     p.wait_for_function(DRAWN)
     assert "off by" in p.locator("#ls-predict").text_content()
     assert p.evaluate("document.querySelector('.gp-root').classList.contains('gp-classroom')")
@@ -162,12 +172,10 @@ def test_classroom_predict_and_hide(browser, lesson):
 
 def test_table_views_ask_before_they_show_the_answer_and_draw_their_charts(browser, exercise_lesson):
     base = exercise_lesson.resolve().as_uri()
-    w = Opened(browser, f"{base}/kl_clip.html?predict=1&classroom=1", allowed=base + "/", viewport=(1920, 1080))
+    w = ask(browser, f"{base}/kl_clip.html?predict=1&classroom=1", allowed=base + "/")
     p = w.page
-    p.locator("#ls-predict").wait_for(state="visible")
     assert p.locator("#ls-above").text_content() == "" and p.locator("#ls-tables table").count() == 0
-    p.locator("#ls-guess").fill("0.016")
-    p.get_by_role("button", name="Reveal").click()
+    guess(p, "0.016")
     assert "the answer 0.0157: off by 0.0003, close" in p.locator("#ls-predict").text_content()
     # then the chapter's clip example, a choice as in the app: still nothing that holds an answer is shown
     assert "0.40 → 0.50" in p.locator("#ls-predict").text_content() and p.locator("#ls-above").text_content() == ""

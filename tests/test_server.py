@@ -209,3 +209,16 @@ def test_no_mutable_state_at_module_level_outside_the_server(folder):
         if rel not in ("ui/server.py", *IN_WORKERS) and (state := _module_state(path)):
             bad[rel] = state
     assert not bad, f"module-level state outside ui/server.py: {bad}"
+
+
+def test_the_server_runs_on_uvloop():
+    """Streamlit's st.App serves through uvicorn with its default loop ("auto"), which takes uvloop when it is
+    installed (requirements.txt): in a class of 200 the asyncio loop's per-message wake-ups of the event loop
+    were the lecturer's wait (README, Serving a large class)."""
+    import uvicorn
+
+    loop = uvicorn.Config(app=None).get_loop_factory()()
+    try:
+        assert type(loop).__module__.startswith("uvloop"), type(loop)
+    finally:
+        loop.close()

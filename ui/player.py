@@ -57,7 +57,7 @@ def ensure_plotly_js(app_dir: Path) -> str:
     """Copy Plotly.js (sim/player/plotly_js.py) to app_dir/static/ (once); return its URL path.
 
     The file name carries the Plotly.js version, so a browser never keeps a stale copy. copy2 keeps
-    the package's modification time, which lets the browser cache the file without asking again.
+    the file's modification time, which lets the browser cache the file without asking again.
     The copy is not committed (static/ is in .gitignore).
     """
     name, src = PLOTLY_JS_NAME, PLOTLY_JS

@@ -25,12 +25,12 @@ page stops carrying G in its chart data, the bench fails loudly rather than timi
 
 Prints one JSON line (and writes it to --json-out): server CPU (% of one core, /proc/PID/stat over the class),
 finished fragment runs (= frames while playing) and full runs per second, latency p50/p95/max for the lecturer
-and the students, errors, server RSS (at start, idle after one warm-up visit, peak, after --settle s), load
-average, and the bench's own CPU (it shares the machine). Rates and CPU cover the --duration s of class,
-`students_loaded` how many students' pages finished loading before it ended (a page still loading then is not an
-error, so read the two together); a change still waiting at the end is waited for (up to --timeout, the class
-still connected and playing) so that every change ends with a latency or a timeout. Exit code 0 when there was
-no error, 1 otherwise (or when the server cannot be reached), 2 for bad flags.
+and the students, errors, server RSS (at start, idle after one warm-up visit, peak, after --settle s) and its
+worker processes' PSS (idle, after --settle s), load average, and the bench's own CPU (it shares the machine).
+Rates and CPU cover the --duration s of class, `students_loaded` how many students' pages finished loading before it
+ended (a page still loading then is not an error, so read the two together); a change still waiting at the end is
+waited for (up to --timeout, the class still connected and playing) so that every change ends with a latency or a
+timeout. Exit code 0 when there was no error, 1 otherwise (or when the server cannot be reached), 2 for bad flags.
 """
 
 from __future__ import annotations
@@ -84,6 +84,40 @@ def rss_mb(pid: int | tuple[int, ...]) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def descendants(pid: int | tuple[int, ...]) -> list[int]:
+    """Every process below the server(s): the workers of ui/work.py and TinyLM, and their fork server."""
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parent = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # gone meanwhile
+            children.setdefault(parent, []).append(int(d.name))
+    out, todo = [], list(pid) if isinstance(pid, tuple) else [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def workers_pss_mb(pid: int | tuple[int, ...]) -> float:
+    """Proportional memory (PSS, /proc/PID/smaps_rollup) of the processes below the server(s), summed. PSS, not
+    RSS: the workers are forked from one preloaded fork server and share its pages, which RSS would count once
+    per worker."""
+    total = 0.0
+    for child in descendants(pid):
+        try:
+            for line in Path(f"/proc/{child}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) / 1024
+                    break
+        except OSError:
+            continue  # a worker replaced meanwhile
+    return total
 
 
 def move_pattern(key: str, value) -> re.Pattern:
@@ -374,12 +408,14 @@ def measure(opts: argparse.Namespace) -> int:
         asyncio.run(warm_up(url, opts.page, opts.timeout))
         time.sleep(2.0)
         result["rss_idle_mb"] = round(rss_mb(pid), 1) if pid else None
+        result["workers_pss_idle_mb"] = round(workers_pss_mb(pid), 1) if pid else None
         result |= asyncio.run(run_class(opts, url, pid))
         curve, t_left, cpu_left = [], time.monotonic(), cpu_seconds(pid) if pid else None  # the server left alone
         while (rest := opts.settle - (time.monotonic() - t_left)) > 0:
             time.sleep(min(30.0, rest))
             curve.append(round(rss_mb(pid), 1) if pid else None)
         result |= {"settle_s": opts.settle, "rss_after_settle_mb": round(rss_mb(pid), 1) if pid else None}
+        result["workers_pss_after_settle_mb"] = round(workers_pss_mb(pid), 1) if pid else None
         result["rss_settle_every_30s_mb"] = curve
         if pid and opts.settle > 0:
             result["server_cpu_pct_settle"] = round(100 * (cpu_seconds(pid) - cpu_left) / opts.settle, 1)

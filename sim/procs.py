@@ -230,7 +230,7 @@ class Worker:
                  startup_timeout: float = STARTUP_TIMEOUT):
         self.memory_mb, self.quiet, self.name, self.startup_timeout = memory_mb, quiet, name, startup_timeout
         self.starts = 0  # workers started so far
-        self._lock = threading.Lock()  # one call at a time
+        self._lock = threading.RLock()  # one call at a time
         self._send_lock = threading.Lock()
         self._proc = self._conn = self._control = None
         self._serial, self._closed = 0, False
@@ -305,13 +305,13 @@ class Worker:
             except (EOFError, OSError):
                 return self._crashed()
             except (pickle.UnpicklingError, ValueError, TypeError, AttributeError, IndexError) as e:
-                self._replace()
+                self.replace()
                 return Reply(False, kind="crashed", message=f"unreadable reply from the worker: {e}")
             if msg is not None:
                 if msg[0] == "ok":
                     return Reply(True, msg[1])
                 if msg[0] == "err" and msg[1] == "memory":  # near its cap, a worker may be unwell: replace it
-                    self._replace()
+                    self.replace()
                     return Reply(False, kind="memory", message=f"went over its memory cap of {self.memory_mb} MB "
                                  f"({msg[2]})")  # fmt: skip
                 if msg[0] == "err":
@@ -320,28 +320,29 @@ class Worker:
                     on_message(msg[1])  # then the checks below: a call that streams fast still times out or stops
             now = time.monotonic()
             if deadline is not None and now >= deadline:
-                self._replace()
+                self.replace()
                 return Reply(False, kind="timeout", message=f"did not finish within {timeout:g} s (an infinite loop?)")
             if cancelled is not None and stop_at is None and cancelled():
                 stop_at = now
                 self.signal("stop")
             if stop_at is not None and now - stop_at > grace:
-                self._replace()
+                self.replace()
                 return Reply(False, kind="cancelled", message="cancelled")
 
     def _crashed(self) -> Reply:
         if self._proc is not None:
             self._proc.join(timeout=1.0)
         code = getattr(self._proc, "exitcode", None)
-        self._replace()
+        self.replace()
         return Reply(False, kind="crashed", exitcode=code, message=f"the process running {self.name} died"
                      f"{'' if code is None else f' (exit code {code})'}; it restarts on the next call")
 
-    def _replace(self) -> None:
-        """Kill the worker (and all it started); start the next one in the background."""
-        self._kill()
-        if not self._closed:
-            self.start()
+    def replace(self) -> None:
+        """Kill the worker (and all it started), after the call in flight; start the next one in the background."""
+        with self._lock:  # reentrant: a call that fails replaces its worker while it holds the lock
+            self._kill()
+            if not self._closed:
+                self.start()
 
     def _kill(self) -> None:
         proc, conns = self._proc, (self._conn, self._control)

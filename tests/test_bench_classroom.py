@@ -417,6 +417,7 @@ def test_short_class_that_saturates_the_server(tmp_path):
     assert result["students_loaded"] == 40
     assert result["full_runs_per_s"] > 0 and result["server_cpu_pct"] > 0
     assert 0 < result["rss_idle_mb"] <= result["rss_peak_mb"]
+    assert result["workers_pss_idle_mb"] > 10  # the server's worker processes (GRPO_WORKERS), preloaded with numpy
 
 
 def test_move_flag_and_what_marks_the_new_chart():

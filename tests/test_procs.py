@@ -4,6 +4,7 @@ replies decoded without running code, cancellation, and a pool that does not mak
 another's hang. The functions run in the worker, so they live at module level here."""
 
 import os
+import threading
 import time
 
 import numpy as np
@@ -75,6 +76,29 @@ def test_values_come_back_as_arrays_and_errors_as_one_line(worker):
     np.testing.assert_array_equal(got.value[0], [0.0, 1.0, 4.0, 9.0])
     assert got.value[1] == {"n": 4, "name": "square"}
     assert worker.call(boom, timeout=10) == Reply(False, kind="raised", message="ValueError: no newlines here")
+
+
+def nap(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def test_replace_lets_the_call_in_flight_finish_then_starts_a_fresh_process(worker):
+    """What the server's memory janitor does to its workers once a class has left (ui/server.py)."""
+    old = worker.call(nap, (0.0,), timeout=60).value
+    got = {}
+    call = threading.Thread(target=lambda: got.update(reply=worker.call(nap, (0.5,), timeout=60)))
+    call.start()
+    time.sleep(0.1)
+    worker.replace()  # waits for the call in flight
+    call.join()
+    assert got["reply"].ok and got["reply"].value == old, "the call finished in the old process"
+    deadline = time.monotonic() + 5
+    while alive(old) and time.monotonic() < deadline:  # killed at once; the fork server reaps it
+        time.sleep(0.02)
+    assert not alive(old)
+    new = worker.call(nap, (0.0,), timeout=60).value
+    assert new != old and alive(new)
 
 
 def test_a_crash_gives_the_exit_code_and_the_next_call_works(worker):

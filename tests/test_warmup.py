@@ -35,8 +35,21 @@ def test_janitor_releases_cached_runs_once_after_the_class_has_left(monkeypatch)
     server.Server.create()
     before = runs.toy_runs(SMALL)
     assert runs.toy_runs(SMALL)[0] is before[0]  # cached
+    replaced = []
+
+    class Worker:  # the test server computes in-thread: stand-ins for its worker processes
+        def replace(self):
+            replaced.append(time.monotonic())
+
+        def close(self):
+            pass
+
+    work = server.current().work
+    work.workers = [Worker(), Worker()]
     warmed = _janitor(monkeypatch, idle_for=10.0)
+    work.workers = []  # in-thread again
     assert len(warmed) == 1  # released and re-warmed once, not on every tick of the quiet spell
+    assert len(replaced) == 2 and max(replaced) <= warmed[0]  # each worker replaced once, before the re-warm
     after = runs.toy_runs(SMALL)
     assert after[0] is not before[0]  # recomputed: the cache was dropped ...
     assert after[0].accuracy.tolist() == before[0].accuracy.tolist()  # ... and the same seed gives the same run

@@ -228,11 +228,11 @@ class Server:
 
     def janitor(self, every_s: float = JANITOR_EVERY_S) -> None:
         """The memory janitor, until stop(). Every `every_s` seconds, once no page has run for
-        IDLE_RELEASE_S: drop the cached runs a class asked for and recompute the defaults (once per quiet
-        spell), then collect garbage and hand the C heap's free pages back to the system (glibc keeps freed
-        memory in its arenas, so without it the server's resident memory would stay near its peak long after
-        the students have gone). While pages run it does nothing: a full collection would hold the GIL in the
-        middle of a class."""
+        IDLE_RELEASE_S: drop the cached runs a class asked for, replace the worker processes and recompute
+        the defaults (once per quiet spell), then collect garbage and hand the C heap's free pages back to the
+        system (glibc keeps freed memory in its arenas, so without it the server's resident memory would stay
+        near its peak long after the students have gone). While pages run it does nothing: a full collection
+        would hold the GIL in the middle of a class."""
         from sim.binomial import binomial_sampler
         from sim.procs import malloc_trim
 
@@ -243,6 +243,8 @@ class Server:
             if released_at != self.last_use:
                 released_at = self.last_use
                 self.work.clear()  # sessions still holding a run keep it alive: only the cache's references go
+                for worker in self.work.workers:  # fresh processes: a worker's heap stays near its peak otherwise
+                    worker.replace()
                 binomial_sampler.cache_clear()
                 self.warm()
             gc.collect()  # each quiet tick: sessions Streamlit drops later (after its disconnect TTL) free more

@@ -79,27 +79,27 @@ class Work:
         self._closed = False
         self.dropped = 0  # queued jobs dropped because nobody waited for them any more
         self.gate = Gate(GATE_SIZE)
-        self._workers = []
+        self.workers = []
         if workers:
             from sim.procs import Worker
 
-            self._workers = [Worker(memory_mb=memory_mb, name="the page's computations") for _ in range(workers)]
-            for worker in self._workers:
+            self.workers = [Worker(memory_mb=memory_mb, name="the page's computations") for _ in range(workers)]
+            for worker in self.workers:
                 threading.Thread(target=self._serve, args=(worker,), name="work", daemon=True).start()
 
     @property
     def inline(self) -> bool:
-        return not self._workers
+        return not self.workers
 
     def start(self) -> None:
         """Start the worker processes in the background (the first job otherwise waits for them)."""
-        for worker in self._workers:
+        for worker in self.workers:
             worker.start()
 
     def ready(self) -> None:
         """Wait until every worker process has started (a trivial call on each, in parallel), so that a
         server that answers its health check is not still starting processes when the first visitor comes."""
-        threads = [threading.Thread(target=w.call, args=(int,)) for w in self._workers]
+        threads = [threading.Thread(target=w.call, args=(int,)) for w in self.workers]
         for t in threads:
             t.start()
         for t in threads:
@@ -204,7 +204,7 @@ class Work:
         with self._cond:
             self._closed = True
             self._cond.notify_all()
-        for worker in self._workers:
+        for worker in self.workers:
             worker.close()
 
 

@@ -3,9 +3,12 @@ memory-hungry call, nothing left running that the call started (a new session or
 replies decoded without running code, cancellation, and a pool that does not make one caller wait on
 another's hang. The functions run in the worker, so they live at module level here."""
 
+import gc
 import os
+import sys
 import threading
 import time
+import types
 
 import numpy as np
 import pytest
@@ -99,6 +102,48 @@ def test_replace_lets_the_call_in_flight_finish_then_starts_a_fresh_process(work
     assert not alive(old)
     new = worker.call(nap, (0.0,), timeout=60).value
     assert new != old and alive(new)
+
+
+def private_mb_around_a_full_collection() -> tuple[float, float, int]:
+    """This process's private memory (MB) before and after a full collection, and the objects frozen."""
+    def private():
+        fields = dict(line.split(":", 1) for line in open("/proc/self/smaps_rollup").read().splitlines()[1:])
+        return sum(int(fields[k].split()[0]) for k in ("Private_Clean", "Private_Dirty")) / 1024
+
+    before = private()
+    gc.collect()
+    return before, private(), gc.get_freeze_count()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps_rollup"), reason="reads Linux's /proc")
+def test_a_workers_collections_leave_the_fork_servers_pages_shared():
+    """sim/fork_server.py: the preloaded modules' objects are frozen, so a worker's full collection writes to none of
+    the pages it shares with the fork server (unfrozen, one collection made about 50 MB of them its own)."""
+    w = Worker(name="the test")
+    try:
+        before, after, frozen = w.call(private_mb_around_a_full_collection, timeout=60).value
+    finally:
+        w.close()
+    assert frozen > 100_000, "torch's and numpy's objects are frozen"
+    assert after - before < 10 and after < 40, f"private memory {before:.1f} -> {after:.1f} MB after a collection"
+    # unfrozen, here: a full collection already while the worker imported this module, 64 MB private
+
+
+def test_a_worker_started_while_a_page_runs_does_not_run_the_page(tmp_path, monkeypatch):
+    """Streamlit runs each page as `__main__`; multiprocessing would run that file again in a new worker
+    (as __mp_main__) unless the fork server skips it (sim/fork_server.py)."""
+    ran = tmp_path / "ran"
+    page = tmp_path / "page.py"
+    page.write_text(f"open({str(ran)!r}, 'w').close()\n")
+    main = types.ModuleType("__main__")  # as Streamlit's script runner makes it: a __file__, no __spec__
+    main.__file__ = str(page)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    w = Worker(name="the test")
+    try:
+        assert w.call(os.getpid, timeout=60).ok
+    finally:
+        w.close()
+    assert not ran.exists(), "the worker ran the page script"
 
 
 def test_a_crash_gives_the_exit_code_and_the_next_call_works(worker):

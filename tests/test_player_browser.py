@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.serve import IDLE, browser_marks
+from tests.fixtures.speed import js_slowdown
 
 pytestmark = browser_marks()
 
@@ -120,15 +121,18 @@ def test_play_draws_every_iteration_fast_without_server_messages(watched):
     cpu_ms = 1000 * (m1["ThreadTime"] - m0["ThreadTime"]) / frames
     METRICS.update(play_fps=round(fps, 1), play_main_thread_cpu_ms_per_frame=round(cpu_ms, 1),
                    play_ws_frames_sent=len(sent), play_loadavg=round(load0, 2))  # fmt: skip
-    # The machine is shared: when others load it (above 2 runnable tasks per core; measured: 23 frames/s
-    # at 2.8 per core, 31-40 at 1.7-2.5), the page's own CPU time per frame is the fair measure of the
-    # frame rate it can draw.
-    # (Measured in a clean-clone CI run: 23.3 frames/s with 39.1 ms of main-thread CPU per frame: the page
-    # could draw 25.6; the wall clock lost the rest to the machine, so either figure meeting 24 passes.)
-    if load0 < 2 * (os.cpu_count() or 1):
-        assert fps >= 24 or 1000 / cpu_ms >= 24, f"{fps:.1f} frames/s (main thread {cpu_ms:.1f} ms per frame)"
-    else:
-        assert 1000 / cpu_ms >= 24, f"{cpu_ms:.1f} ms of main-thread CPU per frame (load {load0:.1f})"
+    # The machine is shared and its speed varies (tests/fixtures/speed.py): a fixed JS workload timed in this
+    # page's main thread, after Play, tells how much slower than the reference machine it is now, and the
+    # frame rate is judged at the reference speed. Either the wall-clock rate or the rate the page's own
+    # main-thread CPU allows must meet 24 (the wall clock also loses time to other processes on the machine).
+    # (CI run, stop 24: 13.9 frames/s with 67.8 ms of main-thread CPU per frame, where 20-25 ms is usual.)
+    slow = js_slowdown(p)
+    METRICS.update(play_js_slowdown=round(slow, 2))
+    fps_ref, cpu_fps_ref = fps * slow, 1000 / cpu_ms * slow
+    assert fps_ref >= 24 or cpu_fps_ref >= 24, (
+        f"{fps:.1f} frames/s (main thread {cpu_ms:.1f} ms per frame) on a machine {slow:.2f}x slower than the "
+        f"reference: {fps_ref:.1f} ({cpu_fps_ref:.1f}) frames/s at its speed (load {load0:.1f})"
+    )
 
 
 def test_pause_step_back_reset_scrub_and_keyboard(watched):

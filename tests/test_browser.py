@@ -65,7 +65,7 @@ def test_first_chart_on_a_cold_start():
     """A fresh server, a fresh Chromium, a link to /training?classroom=1: the player's charts drawn within 6 s
     at the reference machine's speed (target 3 s; scripts/bench_cold_start.py measures the median of several).
     The machine's slowdown against the reference (tests/fixtures/speed.py) is timed before each try, and each
-    try is judged at the reference speed (CI run, stop 24: 6.2-7.1 s on a machine that drew Play frames 3x
+    try is judged at the reference speed (a CI run: 6.2-7.1 s on a machine that drew Play frames 3x
     slower than usual). Requests no module fixture, so no other server is running. Another cold start (three
     in all) is tried only while they are over the bound; the best one counts."""
     tries: list[dict] = []

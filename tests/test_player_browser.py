@@ -125,7 +125,7 @@ def test_play_draws_every_iteration_fast_without_server_messages(watched):
     # page's main thread, after Play, tells how much slower than the reference machine it is now, and the
     # frame rate is judged at the reference speed. Either the wall-clock rate or the rate the page's own
     # main-thread CPU allows must meet 24 (the wall clock also loses time to other processes on the machine).
-    # (CI run, stop 24: 13.9 frames/s with 67.8 ms of main-thread CPU per frame, where 20-25 ms is usual.)
+    # (A CI run: 13.9 frames/s with 67.8 ms of main-thread CPU per frame, where 20-25 ms is usual.)
     slow = js_slowdown(p)
     METRICS.update(play_js_slowdown=round(slow, 2))
     fps_ref, cpu_fps_ref = fps * slow, 1000 / cpu_ms * slow

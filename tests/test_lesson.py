@@ -108,7 +108,7 @@ def run(argv, capsys) -> tuple[int, str, str]:
     (["build", "X", "--grid", "G=1"], "G must be in [2,"),
     (["build", "X", "--grid", "scale=std"], "scale must be one of"),
     (["build", "X", "--views", "nope"], "unknown view 'nope'"),
-    (["build", "X", "--grid", "lr=0.1,0.2,0.3,0.4,0.5"], "454 settings, over the cap of 400"),
+    (["build", "X", "--grid", "lr=0.1,0.2,0.3,0.4,0.5"], "450 settings (6 G x 5 beta x 3 scale x 5 lr), over the cap"),
     (["build", "X", "--grid", "T=500", "--max-mb", "5"], "would be about 11 MB (94 settings), over the cap of 5 MB"),
     ([], "choose a command"),
 ])  # fmt: skip

@@ -1,4 +1,4 @@
-"""Write a lesson folder: assets once, one data file per setting, one page per view, the contents page.
+"""Write a lesson folder: assets once, one page per view (each setting's data inline JSON in it), the contents page.
 
 OUT is resolved and checked before anything is computed (check_out). Everything is written to a temporary
 folder beside OUT and swapped in only once complete (swap_in), so an interrupted or failed build leaves the
@@ -7,7 +7,6 @@ old lesson whole; OUT is replaced only with force, and only if it is a lesson (i
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -17,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sim.files import shown_path
-from sim.lesson.html import index_page, view_page
+from sim.lesson.html import index_page, inline_json, view_page
 from sim.lesson.views import View
 from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
 
@@ -39,6 +38,17 @@ def player_script() -> str:
         raise RuntimeError(f"assets/player.js: expected one {MOUNT!r}")
     player = player.replace(MOUNT, "window.grpoMountPlayer = function (component) {")
     return f"(function () {{\n{charts}\n{player}\n}})();\n"
+
+
+def lesson_script() -> str:
+    """lesson_rules.js (an ES module: node's tests import it) with its `export`s dropped, then lesson.js, in one
+    classic script: a module cannot load from file://. The rules stay private to the script's function."""
+    rules = (ASSETS / "lesson_rules.js").read_text(encoding="utf-8")
+    if re.search(r"^\s*import\b", rules, flags=re.M) or re.search(r"^export (?!(const|function) )", rules, flags=re.M):
+        raise RuntimeError("assets/lesson_rules.js: only `export const` and `export function`, and no import")
+    rules = re.sub(r"^export (const|function) ", r"\1 ", rules, flags=re.M)
+    lesson = (ASSETS / "lesson.js").read_text(encoding="utf-8")
+    return f"(function () {{\n{rules}\n{lesson}\n}})();\n"
 
 
 def _slug(values: dict) -> str:
@@ -132,8 +142,9 @@ def swap_in(tmp: Path, real: Path) -> None:
 
 
 def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int], None]) -> int:
-    """Compute and write every setting of one view, then its page; returns the data's bytes."""
-    settings, ids, total = [], set(), 0
+    """Compute every setting of one view and write its page, each setting's data an inline JSON block (parsed by
+    the page, never run); returns the data's bytes."""
+    settings, ids, blocks = [], set(), {}
     n = len(view.entries)
     for i, (values, compute) in enumerate(view.entries):
         entry = compute()
@@ -144,10 +155,8 @@ def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int
         while sid in ids:
             sid += "x"
         ids.add(sid)
-        text = f"grpoLesson.put({json.dumps(sid)},{json.dumps(entry, ensure_ascii=True, separators=(',', ':'))});\n"
-        (tmp / "data" / f"{sid}.js").write_text(text, encoding="ascii")
-        total += len(text)
-        settings.append({"id": sid, "file": f"{sid}.js", "values": values})
+        blocks[sid] = inline_json(entry)
+        settings.append({"id": sid, "values": values})
         say(view.name, i + 1, n)
     keys = {d.key for d in view.dims}
     manifest = {
@@ -156,8 +165,8 @@ def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int
         "extras": sorted({k for s in settings for k in s["values"] if k not in keys}), "plotly": plotly,
         "classroom": view.classroom,
     }  # fmt: skip
-    (tmp / f"{view.name}.html").write_text(view_page(view.title, view.intro, manifest), encoding="utf-8")
-    return total
+    (tmp / f"{view.name}.html").write_text(view_page(view.title, view.intro, manifest, blocks), encoding="utf-8")
+    return sum(len(b) for b in blocks.values())
 
 
 def build(out: Path, views: list[View], *, force: bool = False, summary: str = "",
@@ -168,10 +177,10 @@ def build(out: Path, views: list[View], *, force: bool = False, summary: str = "
     src, plotly = PLOTLY_JS, PLOTLY_JS_NAME
     real, tmp = prepare(out, force)
     try:
-        (tmp / "data").mkdir()
         shutil.copyfile(src, tmp / plotly)
         (tmp / "player.js").write_text(player_script(), encoding="utf-8")
-        for name in ("player.css", "lesson.js", "lesson.css"):
+        (tmp / "lesson.js").write_text(lesson_script(), encoding="utf-8")
+        for name in ("player.css", "lesson.css"):
             shutil.copyfile(ASSETS / name, tmp / name)
         data = sum(_write_view(tmp, v, plotly, say) for v in views)
         listing = [{"file": f"{v.name}.html", "title": v.title, "what": v.what,

@@ -89,7 +89,7 @@ def settings_of(grid: dict[str, tuple]) -> list[dict]:
 
 
 def estimate_bytes(cfg: ToyConfig) -> int:
-    """Bytes of one Training dynamics data file, from its shapes (checked against real files in the tests):
+    """Bytes of one Training dynamics setting's data, from its shapes (checked against real files in the tests):
     per iteration, the bars' p_j (float32) and their colours (1 byte) for each prompt, and 11 float32 lines,
     base64 (4/3), plus about 3 kB of chart text."""
     n = cfg.iterations + 1

@@ -13,6 +13,7 @@ import streamlit as st
 
 from ui.controls import Spec, check_hide, classroom_active, classroom_link_builder, control
 from ui.lesson_download import lesson_download
+from ui.presenter import claim
 from ui.server import current, use_app_navigation
 from ui.work import admit
 
@@ -37,7 +38,7 @@ COMPACT_CSS = """<style>
 
 
 def presenter() -> bool:
-    """True in presenter mode (?classroom=1)."""
+    """True in presenter mode (?classroom=1): larger type only. The lecturer's priority is ui/presenter.py's."""
     return classroom_active()
 
 
@@ -63,6 +64,7 @@ def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, f
     apply_style()
     st.title(title)
     st.session_state["_status_line"] = st.empty()  # every run, so the elements below keep their places
+    claim()  # ?presenter=KEY: the lecturer's priority for this session, and the key leaves the URL (ui/presenter.py)
     admit()  # the server's gate: a busy server's students queue here, the lecturer does not (ui/work.py)
     check_hide(specs if controls is None else controls)
     if intro and fold_intro:

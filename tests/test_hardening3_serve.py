@@ -168,8 +168,8 @@ def test_a_dead_server_is_restarted_and_the_class_keeps_running(tmp_path):
             serve_log.read_text() if serve_log.exists() else "no serve.log"
         key = serve_log.read_text().split("presenter key: ")[1].split()[0]
         assert len(key) >= 16 and all(key in (tmp_path / f"app{i}.log").read_text() for i in (1, 2))  # one key
-        (victim,) = [int(line.split()[0]) for line in
-                     subprocess.run(["ps", "-ww", "-eo", "pid=,args="], capture_output=True, text=True).stdout.splitlines()
+        table = subprocess.run(["ps", "-ww", "-eo", "pid=,args="], capture_output=True, text=True).stdout
+        (victim,) = [int(line.split()[0]) for line in table.splitlines()
                      if f"--server.port {app_port} " in line + " " and "streamlit" in line]
         os.killpg(victim, signal.SIGKILL)  # the crash: app server 1 and its workers, at once
         killed = time.monotonic()

@@ -52,6 +52,12 @@ def test_leading_zeros_and_bad_numbers_are_refused_with_the_usage_line(args, mes
 
 
 @pytest.mark.integration
+def test_port_defaults_to_grpo_port_under_the_same_rules():
+    r = serve("--replicas", "2", GRPO_PORT="08080")  # the Docker image's variable (its health check asks it)
+    assert r.returncode == 2 and "--port must be written without leading zeros, got '08080'" in r.stderr
+
+
+@pytest.mark.integration
 def test_a_taken_port_is_named_with_its_cause_before_anything_starts(tmp_path):
     with socket.create_server(("127.0.0.1", 0)) as taken:
         p = taken.getsockname()[1]

@@ -4,8 +4,13 @@ on the port the container serves. No Docker engine here: these read the files th
 
 from __future__ import annotations
 
+import hashlib
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from scripts.lock_requirements import normalize, requirements
 
@@ -78,3 +83,24 @@ def test_the_health_check_asks_the_port_the_container_serves():
     assert '--server.port \\"$GRPO_PORT\\"' in cmd and cmd.startswith('CMD ["sh", "-c", "exec ')
     assert instruction("EXPOSE ") == [f"EXPOSE {port}"]
     assert 'port="${GRPO_PORT:-}"' in (ROOT / "scripts" / "serve.sh").read_text()  # serve.sh's --port default
+
+
+@pytest.mark.integration
+def test_the_lock_script_writes_each_wheel_with_its_hash(tmp_path):
+    """scripts/lock_requirements.py offline (--wheels: what a pip download left in a folder)."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    made = {"torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl": b"torch",
+            "uvloop-0.23.0-cp311-cp311-manylinux2014_x86_64.whl": b"uvloop",
+            "Jinja2-3.1.6-py3-none-any.whl": b"jinja"}  # fmt: skip
+    for name, data in made.items():
+        (wheels / name).write_bytes(data)
+    out = tmp_path / "requirements.lock"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "lock_requirements.py"), "--wheels", str(wheels),
+                           "--out", str(out)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    sha = {n: hashlib.sha256(d).hexdigest() for n, d in made.items()}
+    assert f"jinja2==3.1.6 \\\n    --hash=sha256:{sha['Jinja2-3.1.6-py3-none-any.whl']}" in text
+    assert 'uvloop==0.23.0 ; sys_platform != "win32" \\\n    --hash=sha256:' in text  # requirements.txt's marker
+    assert text.index("jinja2") < text.index("torch==2.13.0+cpu") < text.index("uvloop")

@@ -92,3 +92,39 @@ def test_a_real_page_never_echoes_the_key_into_its_share_links(server):
     assert links and all(KEY not in t and "presenter" not in t for t in links)
     assert any("classroom=1" in t for t in links)
     assert KEY not in everything(at)
+
+
+@pytest.mark.e2e
+def test_in_a_browser_the_key_leaves_the_address_bar_and_stays_out(tmp_path):
+    """The projector's address bar: the key is gone after the first run and a moved slider does not bring it
+    back; the server printed the key at start."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from tests.fixtures.serve import CHROMIUM, IDLE, launch_chromium, start_server
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing")
+    playwright_sync = pytest.importorskip("playwright.sync_api")
+    log = open(tmp_path / "server.log", "w+b")  # noqa: SIM115  (closed below)
+    served = start_server(log=log, env={"GRPO_PRESENTER_KEY": KEY})
+    try:
+        with playwright_sync.sync_playwright() as pw:
+            b = launch_chromium(pw)
+            page = b.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{served.url}/one_group?presenter={KEY}&classroom=1&G=6")
+            page.wait_for_selector(IDLE, timeout=60_000)
+            page.wait_for_function("!location.search.includes('presenter')", timeout=30_000)
+            slider = page.locator(".st-key-G input[type=range]")
+            slider.focus()
+            slider.press("ArrowRight")
+            page.wait_for_function("new URLSearchParams(location.search).get('G') === '7'", timeout=30_000)
+            page.wait_for_selector(IDLE, timeout=60_000)
+            query = parse_qs(urlsplit(page.url).query)
+            assert "presenter" not in query and query.get("classroom") == ["1"], page.url
+            assert KEY not in page.content()
+            b.close()
+    finally:
+        served.stop()
+    log.seek(0)
+    assert f"presenter key: {KEY}" in log.read().decode(errors="replace")
+    log.close()

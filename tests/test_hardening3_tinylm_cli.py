@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -56,7 +57,9 @@ def test_an_interrupted_trl_run_removes_its_temporary_folder(monkeypatch, capsys
         raise exc
 
     monkeypatch.setattr(trl_run, "load_trainer", lambda: trainer)
-    monkeypatch.setattr("transformers.utils.logging.set_verbosity_error", lambda: None, raising=False)
+    quiet = types.SimpleNamespace(logging=types.SimpleNamespace(set_verbosity_error=lambda: None))
+    monkeypatch.setitem(sys.modules, "transformers", types.ModuleType("transformers"))  # no 5 s import here
+    monkeypatch.setitem(sys.modules, "transformers.utils", quiet)
     assert cli.main(["--trainer", "trl", "--iterations", "2"]) == code
     assert capsys.readouterr().err == "interrupted: nothing written\n"
     assert seen and seen[0].parent == private_tmp and list(private_tmp.iterdir()) == []

@@ -11,6 +11,8 @@ It owns:
   from the pages' own control specs (ui/specs.py) with the pages' own call, so the cache keys are equal;
 - the memory janitor (`janitor()`): once no page has run for IDLE_RELEASE_S, drop the cached runs and
   recompute the defaults, collect garbage and give the C heap's free pages back;
+- the presenter key (`presenter_key`, printed at start): the session that shows it gets the lecturer's
+  priority (ui/presenter.py);
 - the pages' computations (`work`, ui/work.py): worker processes, one queue with the lecturer first, the
   shared cache of results; GRPO_WORKERS processes (`worker_count()`), none in a bare Server;
 - the shared caches' bookkeeping (`last_use`, written by every page run through `touch()`);
@@ -110,9 +112,14 @@ def worker_count(environ=None) -> int:
 class Server:
     """The process's server state. Build it with `Server.create()` (which makes it `current()`)."""
 
-    def __init__(self, *, tinylm_registry: object | None = None, workers: int = 0) -> None:
+    def __init__(self, *, tinylm_registry: object | None = None, workers: int = 0,
+                 presenter_key: str | None = None) -> None:
+        import secrets
+
         from ui.work import Work
 
+        # the lecturer's priority needs this key (ui/presenter.py); app.py hands in GRPO_PRESENTER_KEY's or a fresh one
+        self.presenter_key = presenter_key if presenter_key is not None else secrets.token_urlsafe(16)
         self.work = Work(workers)  # the pages' computations: queue, worker processes, cache (ui/work.py)
         self.plotly_path: str | None = None  # set by routes(): the app's own server serves Plotly.js there
         self.last_use = time.monotonic()  # when a page last ran (touch()); the janitor reads it
@@ -259,6 +266,11 @@ class Server:
         """st.App lifespan: the navigation fix, the warm-up (in a thread, so the event loop stays free), the
         janitor; then serve. Yields {"server": self} (st.App keeps it as app.state)."""
         use_app_navigation()
+        import sys
+
+        from ui.presenter import announce
+
+        print(announce(self.presenter_key), file=sys.stderr, flush=True)
         try:
             LOG.info("GRPO Playground warmed up in %.1f s", await asyncio.to_thread(self.warm))
         except Exception:  # a failed warm-up only makes the first visit slower; the pages report real errors

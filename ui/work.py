@@ -9,8 +9,8 @@ would wait behind it. So:
     a 2-core machine computes two settings at once, and the server's threads only wait on pipes;
   * a finished result is cached for the whole server by (job, args), bounded by the bytes of its arrays;
     two sessions asking for the same setting share one computation;
-  * a job waits in one queue, served by priority then age: a presenter session (`?classroom=1`, the
-    lecturer) ahead of the class;
+  * a job waits in one queue, served by priority then age: the lecturer's session (it showed the server's
+    presenter key, ui/presenter.py; `?classroom=1` alone only enlarges the page) ahead of the class;
   * only the newest request of a session counts: a student who moves a slider again while their setting
     waits starts a new script run, Streamlit stops the old one (its wait ends), and a queued job nobody
     waits for any more is dropped before it starts (one that started finishes into the cache);
@@ -33,9 +33,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from sim import jobs
+from ui.presenter import LECTURER, STUDENT  # queue priorities, lower first; who is the lecturer: ui/presenter.py
 
 LOG = logging.getLogger("grpo_playground")
-LECTURER, STUDENT = 0, 1  # queue priorities: lower first
 JOB_TIMEOUT_S = 120.0  # a job past this is killed (with its worker, which is replaced) and reported
 CACHE_MB = 400  # the results kept, by the bytes of their arrays (least recently used out first)
 WORKER_MEMORY_MB = 2048  # each worker's cap above what it holds at start
@@ -356,7 +356,8 @@ def _page_hooks():
     replaces this one; say(text) writes the status line (None: clears it once written)."""
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-    from ui.page import presenter, status_line
+    from ui.page import status_line
+    from ui.presenter import priority
 
     ctx, line, shown = get_script_run_ctx(), status_line(), [None]
 
@@ -370,7 +371,7 @@ def _page_hooks():
         line.info(text, icon=":material/hourglass_top:") if text else line.empty()
         shown[0] = text
 
-    return check, say, LECTURER if presenter() else STUDENT
+    return check, say, priority()
 
 
 def _wait(work: Work, calls, results: list, missing: list) -> list:

@@ -513,6 +513,13 @@ def to_json(d: Diagnosis) -> dict:
     }
 
 
+def json_text(d: Diagnosis) -> str:
+    """to_json(d) as text (the page's download)."""
+    import json
+
+    return json.dumps(to_json(d), ensure_ascii=False, allow_nan=False)
+
+
 def text_report(d: Diagnosis) -> str:
     """The findings as lines of text (the CLI without --json)."""
     s = d.summary

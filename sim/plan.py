@@ -242,6 +242,19 @@ def prompt_rows(pool: Pool, group_size: int) -> list[dict]:
     return rows
 
 
+def prompt_csv(pool: Pool, group_size: int) -> str:
+    """prompt_rows as CSV text (the page's download; prompt text neutralised by sim.export.rows_csv)."""
+    from sim.export import rows_csv
+
+    return rows_csv(prompt_rows(pool, group_size))
+
+
+def rate_histogram(pool: Pool, bins: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    """(counts (bins,), edges (bins + 1,)) of the pass rates over [0, 1]; a rate of exactly 0 or 1 falls in the
+    first or last bin."""
+    return np.histogram(pool.rate, bins=bins, range=(0.0, 1.0))
+
+
 # ---- the toy --------------------------------------------------------------------------------------------
 
 def toy_difficulties(pool: Pool, max_prompts: int = TOY_MAX_PROMPTS) -> tuple[np.ndarray, str]:

@@ -12,7 +12,7 @@ from sim.plan import SHOWN_PROMPTS, PlanConfig, load_pool, plan, prompt_csv, rat
 from sim.toy import ToyConfig
 from sim.validate import neutral
 from sim.views.your_data import plan_captions, pool_charts
-from ui.charts import COLORS, figure, passk_axis, rgba, show
+from ui.charts import COLORS, figure, rgba, show
 from ui.controls import Flag, Num, build_config
 from ui.page import metric_row, open_page, presenter, table
 from ui.player import player
@@ -22,6 +22,8 @@ from ui.work import JobError
 
 EXAMPLE = "assets/examples/tinylm_prompts.csv"
 SEEDS = 8  # seeds of the toy's band
+G_TICKS = [2, 4, 8, 16, 32, 64]
+LOG_TICKS = [10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000, 300000]
 SPECS = [
     Num.of(PlanConfig, "group_size", "G", "Group size G"),
     Num.of(PlanConfig, "batch_prompts", "B", "Prompts per batch B", hi=1024),
@@ -30,6 +32,11 @@ SPECS = [
     Flag.of(ToyConfig, "dynamic_sampling", "dyn", "Toy: dynamic sampling (DAPO)"),
     Num.of(ToyConfig, "seed", "seed", "Toy: seed", hi=9999),
 ]
+
+def g_axis(fig) -> None:
+    """G on a log axis: the small groups, where the share changes fastest, get room."""
+    fig.update_xaxes(type="log", tickvals=G_TICKS, ticktext=[str(g) for g in G_TICKS], range=[0.27, 1.84])
+
 
 v = open_page(
     "Your prompts",
@@ -69,6 +76,7 @@ with left:
     fig.add_scatter(x=gs, y=p["equal_difficulty"], name="prompts all of the mean difficulty",
                     line=dict(color=COLORS["expected"], dash="dash"))
     fig.add_vline(x=G, line_dash="dot", annotation_text=f"G = {G}", annotation_position="top right")
+    g_axis(fig)
     show(fig, "plan_dead")
     st.caption(md(say["dead"]))
 with right:
@@ -79,8 +87,9 @@ with right:
     fig.add_scatter(x=gs, y=b["wasted_answers"], name="in groups that teach nothing", line=dict(color=COLORS["bad"]))
     fig.add_scatter(x=gs, y=b["ds_answers"], name="drawn by dynamic sampling to fill the batch",
                     line=dict(color=COLORS["pin"], dash="dash"))
-    fig.update_yaxes(type="log")
+    fig.update_yaxes(type="log", tickvals=LOG_TICKS, ticktext=[f"{t:,}" for t in LOG_TICKS])
     fig.add_vline(x=G, line_dash="dot")
+    g_axis(fig)
     show(fig, "plan_batch")
     st.caption(md(say["batch"]))
 
@@ -101,7 +110,9 @@ with right:
         fig.add_scatter(x=ks[solid], y=mean[solid], name="unbiased (n ≥ k)", line=dict(color=COLORS["main"], width=3))
     fig.add_scatter(x=ks, y=mean, name="with the plug-in where n < k" if solid.any() else "from the pass rates",
                     line=dict(color=COLORS["main"], width=2, dash="dot"))
-    passk_axis(fig, k_max=1024)
+    fig.update_xaxes(type="log", tickvals=ks.tolist(), ticktext=[str(k) for k in ks], range=[-0.05, 3.07])
+    fig.add_vline(x=64, line_dash="dot", line_color=COLORS["grey"], annotation_text="k = 64",
+                  annotation_position="top left")
     show(fig, "plan_passk")
     st.caption(md(say["passk"]))
 

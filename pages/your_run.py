@@ -128,17 +128,20 @@ def draw_reward(fig):
 
 def draw_reward_std(fig):
     line(fig, "reward_std", m["reward_std"], COLORS["main"])
-    line(fig, "√(r̄(1 − r̄)): 0/1 rewards", np.sqrt(np.clip(m["reward"], 0, 1) * (1 - np.clip(m["reward"], 0, 1))),
-         COLORS["expected"], dash="dash")
+    r = np.clip(smooth("reward"), 0, 1)
+    line(fig, "√(r̄(1 − r̄)) at the rolling mean reward: 0/1 rewards", np.sqrt(r * (1 - r)), COLORS["expected"],
+         width=2, dash="dash")
 
 
 def draw_zero(fig):
     line(fig, "frac_reward_zero_std", m["frac_reward_zero_std"], rgba(COLORS["bad"], 0.45))
     line(fig, f"rolling mean (W = {d.window})", d.derived["zero_std_smooth"], COLORS["bad"], width=3)
-    line(fig, f"floor r̄^G + (1 − r̄)^G, G = {d.group_size}", d.derived["floor"], COLORS["expected"], dash="dash")
+    line(fig, f"floor r̄^G + (1 − r̄)^G, G = {d.group_size} (rolling mean)", d.derived["floor_smooth"],
+         COLORS["expected"], width=2, dash="dash")
 
 
 def draw_split(fig):
+    line(fig, "all that teach nothing (rolling mean)", d.derived["zero_std_smooth"], COLORS["expected"], width=1.5)
     band(fig, "all wrong (too hard)", d.derived["all_wrong_lo"], d.derived["all_wrong_hi"], COLORS["bad"])
     band(fig, "all correct (too easy)", d.derived["all_correct_lo"], d.derived["all_correct_hi"], COLORS["good"])
 
@@ -148,7 +151,7 @@ def draw_entropy(fig):
     line(fig, f"rolling mean (W = {d.window})", d.derived["entropy_smooth"], COLORS["good"], width=3)
     e0 = next(f for f in d.findings if f.key == "entropy_falling").numbers["start"]
     fig.add_hline(y=(1 - cfg.entropy_drop) * e0, line_dash="dot", line_color=COLORS["grey"],
-                  annotation_text=f"{1 - cfg.entropy_drop:.0%} of the start", annotation_position="bottom left")
+                  annotation_text=f"{1 - cfg.entropy_drop:.0%} of the start", annotation_position="top right")
 
 
 def draw_kl(fig):
@@ -166,9 +169,6 @@ def draw_length(fig):
     if log.has("completions/min_length") and log.has("completions/max_length"):
         band(fig, "min to max", m["completions/min_length"], m["completions/max_length"], COLORS["grey"])
     line(fig, "completions/mean_length", m["completions/mean_length"], COLORS["main"], width=2)
-    if log.has("completions/clipped_ratio") and np.nanmax(m["completions/clipped_ratio"]) > 0:
-        show_text(f"completions/clipped_ratio (answers cut at max_completion_length) reaches "
-                  f"{np.nanmax(m['completions/clipped_ratio']):.1%}.")
 
 
 ZERO = ("frac_reward_zero_std", "reward")
@@ -178,10 +178,13 @@ CHARTS = [("reward", ("reward",), draw_reward), ("reward_std", ("reward_std", "r
           ("clip", ("clip_ratio/region_mean",), draw_clip), ("length", ("completions/mean_length",), draw_length),
           ("grad_norm", ("grad_norm",), lambda fig: line(fig, "grad_norm", m["grad_norm"], COLORS["main"], width=2)),
           ("loss", ("loss",), lambda fig: line(fig, "loss", m["loss"], COLORS["main"], width=2))]
-drawn = [(k, f) for k, needs, f in CHARTS if all(log.has(n) for n in needs) or (k == "clip" and log.has(
-    "cispo_clip_ratio"))]
+clipping = [c for c in ("clip_ratio/region_mean", "cispo_clip_ratio") if log.has(c)]
+clipped = any(np.nanmax(m[c]) > 0 for c in clipping)
+drawn = [(k, f) for k, needs, f in CHARTS if k != "clip" and all(log.has(n) for n in needs) or k == "clip" and clipped]
 if not log.has("kl"):
     st.caption(md("No kl chart: the log has no kl, which TRL logs only when β ≠ 0 (see the findings)."))
+if clipping and not clipped:
+    st.caption(md(say["clip"]))
 for i in range(0, len(drawn), 2):
     cols = st.columns(2)
     for col, (key, draw) in zip(cols, drawn[i: i + 2], strict=False):

@@ -188,6 +188,7 @@ def diagnose(log: RunLog, cfg: DiagnoseConfig = DiagnoseConfig()) -> Diagnosis:
         d["floor"] = jensen_floor(r, G)
         d["excess"] = z - d["floor"]
         d["excess_smooth"] = rolling_mean(d["excess"], W)
+        d["floor_smooth"] = rolling_mean(d["floor"], W)
         rs, zs = rolling_mean(r, W), rolling_mean(z, W)
         d |= dead_group_bounds(rs, zs, G)
         d["zero_std_smooth"] = zs
@@ -262,8 +263,9 @@ def _zero_std_rules(log: RunLog, cfg: DiagnoseConfig, G: int, W: int, d: dict, b
     if above.any():
         out.append(Finding(
             "zero_std_floor", "warn",
-            f"Groups that teach nothing: {nums['mean_zero_std']:.0%} of groups on average, "
-            f"{nums['median_excess']:+.2f} above the floor r̄^G + (1 − r̄)^G (median)", rule, _at(steps, above),
+            f"Groups that teach nothing exceed the floor r̄^G + (1 − r̄)^G by more than {th:g} at "
+            f"{int(above.sum()):,} of {int(ok.sum()):,} steps ({nums['mean_zero_std']:.0%} of groups dead on "
+            f"average; median gap {nums['median_excess']:+.2f})", rule, _at(steps, above),
             reading="Dead groups beyond what the mean reward forces: the prompts' solve rates are spread out, "
                     "many near 0 (too hard) or near 1 (too easy) while the mean sits between. Chapter 15, "
                     "“Groups that teach nothing”: p^G + (1 − p)^G per prompt." + _zero_or_one(nums),
@@ -287,7 +289,7 @@ def _zero_std_rules(log: RunLog, cfg: DiagnoseConfig, G: int, W: int, d: dict, b
         gn = m.get("grad_norm")
         grads = "" if gn is None else f"; grad_norm there {np.nanmax(np.where(dead, gn, np.nan)):.3g} at most"
         out.append(Finding(
-            "no_signal_steps", "warn", f"{int(dead.sum()):,} steps where every group was all-equal{grads}",
+            "no_signal_steps", "warn", f"{_steps(int(dead.sum()))} where every group was all-equal{grads}",
             "frac_reward_zero_std = 1", _at(steps, dead),
             reading="Every advantage was zero: the reward gave no gradient at these steps (with β > 0 only the KL "
                     "term moved the model). Chapter 15: a group in which every response gets the same reward "
@@ -338,10 +340,17 @@ def _dead_split(log: RunLog, G: int, d: dict, rule_floor: str) -> list[Finding]:
                        "drop solved prompts or add harder ones.", numbers=nums),
     ]
     if open_.any():
+        b = {k: _med(d[k], open_) for k in ("all_wrong_lo", "all_wrong_hi", "all_correct_lo", "all_correct_hi")}
         out.append(Finding("dead_undecided", "info",
-                           f"At {int(open_.sum()):,} steps the log cannot tell all-wrong from all-correct", how,
-                           _at(steps, open_), reading=tell, numbers=nums))
+                           f"At {_steps(int(open_.sum()))} the log cannot tell all-wrong from all-correct (there, "
+                           f"all wrong between {b['all_wrong_lo']:.0%} and {b['all_wrong_hi']:.0%} of groups, all "
+                           f"correct between {b['all_correct_lo']:.0%} and {b['all_correct_hi']:.0%}: medians of "
+                           "the bounds)", how, _at(steps, open_), reading=tell, numbers=nums | {"undecided": b}))
     return out
+
+
+def _steps(n: int) -> str:
+    return "1 step" if n == 1 else f"{n:,} steps"
 
 
 def _med(x: np.ndarray, mask: np.ndarray) -> float | None:

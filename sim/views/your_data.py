@@ -69,8 +69,10 @@ def run_captions(d: Diagnosis) -> dict[str, str]:
         f = next((f for f in d.findings if f.key == "dead_all_correct"), None)
         w = next((f for f in d.findings if f.key == "dead_all_wrong"), None)
         if f is not None and w is not None:
-            out["dead_split"] = (f"Mostly all wrong at steps {step_ranges(w.steps)}; mostly all correct at steps "
-                                 f"{step_ranges(f.steps)}; elsewhere the bands overlap and this log cannot tell.")
+            sides = [f"mostly all wrong at steps {_short(w.steps)}" if w.steps else "never mostly all wrong",
+                     f"mostly all correct at steps {_short(f.steps)}" if f.steps else "never mostly all correct"]
+            out["dead_split"] = (f"For sure: {sides[0]}, {sides[1]}; where the bands overlap this log cannot tell "
+                                 "(the bands are rolling means).")
     if "entropy" in se:
         e0, e1 = se["entropy"]
         change = f" ({e1 / e0 - 1:+.0%})" if e0 > 0 else ""
@@ -80,10 +82,14 @@ def run_captions(d: Diagnosis) -> dict[str, str]:
     clip = next((k for k in ("clip_ratio/region_mean", "cispo_clip_ratio") if k in se), None)
     if clip is not None:
         mx = float(np.nanmax(m[clip]))
-        out["clip"] = f"{clip} at most {mx:.2%}" + (": zero throughout, the clip never acted." if mx == 0 else ".")
+        out["clip"] = (f"{clip} is 0 at every step: the clip never acted (no chart)." if mx == 0 else
+                       f"{clip} up to {mx:.2%}, mean {np.nanmean(m[clip]):.2%}.")
     if "completions/mean_length" in se:
         l0, l1 = se["completions/mean_length"]
         out["length"] = f"Mean length {l0:.4g} → {l1:.4g} tokens ({l1 / l0 - 1:+.0%})." if l0 > 0 else ""
+        if "completions/clipped_ratio" in se and np.nanmax(m["completions/clipped_ratio"]) > 0:
+            out["length"] += (f" Up to {np.nanmax(m['completions/clipped_ratio']):.1%} of answers were cut at "
+                              "max_completion_length (completions/clipped_ratio).")
     if "grad_norm" in se:
         out["grad_norm"] = f"grad_norm {se['grad_norm'][0]:.3g} → {se['grad_norm'][1]:.3g}, median " \
                            f"{np.nanmedian(m['grad_norm']):.3g}."
@@ -91,6 +97,11 @@ def run_captions(d: Diagnosis) -> dict[str, str]:
         out["loss"] = f"Median |loss| {np.nanmedian(np.abs(m['loss'])):.3g}; loss {se['loss'][0]:.3g} → " \
                       f"{se['loss'][1]:.3g}."
     return out
+
+
+def _short(steps, most: int = 6) -> str:
+    parts = step_ranges(steps).split(", ")
+    return ", ".join(parts[:most]) + (f", … ({len(parts)} ranges)" if len(parts) > most else "")
 
 
 def plan_captions(p: dict) -> dict[str, str]:

@@ -136,21 +136,28 @@ def pool_from_table(table: Table) -> Pool:
 
 # ---- the estimators -----------------------------------------------------------------------------------------
 
-def p_all_same(pool: Pool, group_size: int) -> dict[str, np.ndarray]:
+def distinct_counts(pool: Pool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The pool's distinct (n, c) pairs: n (U,), c (U,), inverse (P,) with pair inverse[j] = prompt j's, and
+    how many prompts have each (U,). Most pools have one n, so U <= n + 1 however many prompts there are."""
+    key = pool.samples * (MAX_SAMPLES + 1) + pool.correct  # (P,) int64: n, c <= 10^9 keep it below 2^63
+    keys, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)  # (U,)
+    return keys // (MAX_SAMPLES + 1), keys % (MAX_SAMPLES + 1), inverse.reshape(-1), counts
+
+
+def p_all_same(pool: Pool, group_size: int, distinct=None) -> dict[str, np.ndarray]:
     """Per prompt, (P,) each: "all_wrong" and "all_correct", the estimated chance that a group of G answers is
     all wrong / all correct, and "unbiased" (bool), whether the estimate is C(n - c, G)/C(n, G) (n >= G) or the
-    plug-in (1 - c/n)^G (n < G, and every pass_rate). Distinct (n, c) pairs are computed once."""
+    plug-in (1 - c/n)^G (n < G, and every pass_rate). Each distinct (n, c) is computed once (`distinct`:
+    distinct_counts(pool), when the caller has it)."""
     G = int(group_size)
     if not pool.counts:
         p = pool.rate
         return {"all_wrong": (1 - p) ** G, "all_correct": p**G, "unbiased": np.zeros(p.shape, dtype=bool)}
-    pairs, inverse = np.unique(np.stack([pool.samples, pool.correct]), axis=1, return_inverse=True)  # (2, U)
-    n, c = pairs
+    n, c, inverse, _ = distinct_counts(pool) if distinct is None else distinct
     exact = n >= G
     wrong, right = (1 - c / n) ** G, (c / n) ** G  # (U,) the plug-in everywhere first
     wrong[exact] = p_none_correct(n[exact], c[exact], G)  # C(n - c, G) / C(n, G)
     right[exact] = p_none_correct(n[exact], n[exact] - c[exact], G)  # C(c, G) / C(n, G)
-    inverse = inverse.reshape(-1)
     return {"all_wrong": wrong[inverse], "all_correct": right[inverse], "unbiased": exact[inverse]}
 
 
@@ -159,8 +166,9 @@ def no_signal_curves(pool: Pool, group_sizes=GROUP_SIZES) -> dict[str, np.ndarra
     of prompts estimated by the plug-in, and r^G + (1 - r)^G at the pool's mean rate r (what prompts all of
     equal difficulty would give: the least any pool of that mean can waste, by Jensen)."""
     out = {k: [] for k in ("all_wrong", "all_correct", "plug_in")}
+    distinct = distinct_counts(pool) if pool.counts else None
     for G in group_sizes:
-        e = p_all_same(pool, int(G))
+        e = p_all_same(pool, int(G), distinct)
         out["all_wrong"].append(e["all_wrong"].mean())
         out["all_correct"].append(e["all_correct"].mean())
         out["plug_in"].append(1 - e["unbiased"].mean() if pool.counts else 1.0)
@@ -191,8 +199,7 @@ def mean_pass_at_k(pool: Pool, ks=PASSK_KS) -> dict[str, np.ndarray]:
     if not pool.counts:
         return {"k": ks, "mean": pass_at_k_known_p(pool.rate[:, None], ks[None, :]).mean(axis=0),
                 "unbiased": np.zeros(ks.shape)}
-    pairs, counts = np.unique(np.stack([pool.samples, pool.correct]), axis=1, return_counts=True)  # (2, U), (U,)
-    n, c = pairs
+    n, c, _, counts = distinct_counts(pool)  # (U,) each
     for k in ks:
         exact = n >= k
         v = pass_at_k_known_p(c / n, k)  # (U,)

@@ -339,7 +339,7 @@ def text_report(p: dict) -> str:
     lines.append(f"estimate: {p['estimator']}")
     lines.append(f"batch: {p['config']['batch_prompts']:,} prompts")
     lines.append(f"{'G':>4} {'all wrong':>10} {'all right':>10} {'no signal':>10} {'equal p':>8} "
-                 f"{'wasted/batch':>13} {'DS draws':>10}")
+                 f"{'wasted/batch':>13} {'DS groups':>10}")
     gs = p["group_sizes"]
     for g in sorted(set(p["ladder"]) | {G}):
         i = gs.index(g)
@@ -355,7 +355,10 @@ def text_report(p: dict) -> str:
         lines.append(f"  c = 0 of n = {r3['median_samples']:g} (median): the true rate may still be up to "
                      f"{r3['rate_up_to']:.3g} (3/n), where G = 64 would give signal up to "
                      f"{r3['signal_at_64_up_to']:.0%}")
-    pk = dict(zip(p["passk"]["k"], p["passk"]["mean"], strict=True))
-    lines.append("base model pass@k: " + ", ".join(f"pass@{k:g} {pk[k]:.3f}" for k in (1, 8, 64, 1024)))
+    pool_counts = p["input"] == "correct,samples"
+    pk = dict(zip(p["passk"]["k"], zip(p["passk"]["mean"], p["passk"]["unbiased"], strict=True), strict=True))
+    shown = [f"pass@{k:g} {pk[k][0]:.3f}" + ("" if pk[k][1] == 1 or not pool_counts else " (plug-in)")
+             for k in (1, 8, 64, 1024)]
+    lines.append("base model pass@k: " + ", ".join(shown) + ("" if pool_counts else " (from the pass rates)"))
     lines.append(f"toy: {p['toy']['reduction']}")
     return "\n".join(lines)

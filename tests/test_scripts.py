@@ -102,6 +102,8 @@ RUN_ELSEWHERE = {  # script -> the test that runs it
     "st_client.py": "tests/test_bench_classroom.py (a module: the classroom bench's headless tab)",
     "serve.sh": "tests/test_serve.py::test_two_replicas_behind_haproxy_then_sigterm_leaves_nothing",
     "bench_trainers.py": "tests/test_tinylm_trl.py::test_bench_tiny_two_processes_train_and_agree",
+    "bench_your_data.py": "tests/test_your_data_cli.py::test_bench_your_data_tiny",
+    "record_example_pool.py": "tests/test_your_data_cli.py::test_record_example_pool_tiny",
 }
 
 

@@ -133,3 +133,20 @@ def test_a_closed_pipe_is_not_an_error():
     res = subprocess.run(f"{sys.executable} -m sim diagnose {RUN} --json | head -c 10", shell=True,
                          capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=120)
     assert res.returncode == 0 and "Traceback" not in res.stderr
+
+
+def test_bench_your_data_tiny():
+    res = subprocess.run([sys.executable, "scripts/bench_your_data.py", "--tiny", "--check"], capture_output=True,
+                         text=True, env=ENV, cwd=ROOT, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    figures = json.loads(res.stdout[res.stdout.index('{"repeats"'):])
+    assert figures["repeats"] == 1 and set(figures) >= {"log_10k_json_parse", "pool_100k_parse", "refuse_deep_json"}
+
+
+def test_record_example_pool_tiny(tmp_path):
+    out = tmp_path / "pool.csv"
+    res = subprocess.run([sys.executable, "scripts/record_example_pool.py", "--out", str(out), "--prompts", "8",
+                          "--samples", "4"], capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    done = sim("plan", out, "--json")
+    assert json.loads(done.stdout)["summary"]["prompts"] == 8 and json.loads(done.stdout)["summary"]["samples_max"] == 4

@@ -95,7 +95,8 @@ def plan_parser() -> argparse.ArgumentParser:
 
 def plan_main(argv: list[str] | None = None) -> int:
     from sim.export import rows_csv
-    from sim.plan import PlanConfig, load_pool, plan, prompt_rows, text_report
+    from sim.plan import PlanConfig, load_pool, plan, prompt_rows, text_report, toy_difficulties
+    from sim.toy import ToyConfig
 
     def work(args, data):
         out = None
@@ -105,7 +106,9 @@ def plan_main(argv: list[str] | None = None) -> int:
             out = check_writable(args.out, "--out")
         cfg = from_args(PlanConfig, args)
         pool = load_pool(data, args.file)
-        p = plan(pool, cfg)
+        d, _ = toy_difficulties(pool)
+        toy = ToyConfig(n_prompts=len(d), difficulties=tuple(map(float, d)), group_size=cfg.group_size)
+        p = plan(pool, cfg, toy)
         if out is not None:
             write_atomically({out: rows_csv(prompt_rows(pool, cfg.group_size)).encode()})
         return p, text_report(p)

@@ -283,10 +283,30 @@ def toy_difficulties(pool: Pool, max_prompts: int = TOY_MAX_PROMPTS) -> tuple[np
     return -logit(p), how
 
 
+def toy_summary(toy) -> dict:
+    """The toy's exact expected run on this pool (sim.toy.expected_run of a ToyConfig whose difficulties are
+    toy_difficulties'): accuracy first and last, the first iteration at 90% of the last accuracy, the groups with
+    no gradient first and last split into all wrong and all correct, when the hardest prompt passes p = 0.1."""
+    from sim.toy import expected_run, first_above
+
+    h = expected_run(toy)
+    acc = h.accuracy[:, 0]  # (T+1,)
+    m = {k: h.metrics[k][:, 0] for k in ("frac_all_wrong", "frac_all_correct")}  # (T,) each
+    near = first_above(acc, 0.9 * acc[-1])
+    hard = first_above(h.p[:, 0, -1], 0.1)
+    return {"iterations": toy.iterations, "group_size": toy.group_size, "lr": toy.lr,
+            "dynamic_sampling": toy.dynamic_sampling, "accuracy_first": float(acc[0]), "accuracy_last": float(acc[-1]),
+            "iteration_at_90pct_of_last": near, "hardest_passes_0.1_at": hard,
+            "all_wrong_first": float(m["frac_all_wrong"][0]), "all_correct_first": float(m["frac_all_correct"][0]),
+            "all_wrong_last": float(m["frac_all_wrong"][-1]), "all_correct_last": float(m["frac_all_correct"][-1])}
+
+
 # ---- the plan ---------------------------------------------------------------------------------------------
 
-def plan(pool: Pool, cfg: PlanConfig = PlanConfig()) -> dict:
-    """Every number the page shows and `python -m sim plan --json` prints."""
+def plan(pool: Pool, cfg: PlanConfig = PlanConfig(), toy=None) -> dict:
+    """Every number the page shows and `python -m sim plan --json` prints. `toy`: a ToyConfig on
+    toy_difficulties(pool) whose exact expected run is summarised under "toy" (the page plays sampled runs of
+    it instead)."""
     curves = no_signal_curves(pool)
     costs = batch_costs(curves["no_signal"], curves["group_sizes"], cfg.batch_prompts)
     G = cfg.group_size
@@ -310,7 +330,8 @@ def plan(pool: Pool, cfg: PlanConfig = PlanConfig()) -> dict:
         "ladder": list(LADDER),
         "passk": {k: _floats(v) for k, v in mean_pass_at_k(pool).items()},
         "never_teach": never_teach(pool),
-        "toy": {"difficulties": _floats(d), "reduction": how, "start_rates": _floats(expit(-d))},
+        "toy": {"difficulties": _floats(d), "reduction": how, "start_rates": _floats(expit(-d)),
+                **({} if toy is None else {"expected_run": toy_summary(toy)})},
     }
 
 
@@ -361,4 +382,12 @@ def text_report(p: dict) -> str:
              for k in (1, 8, 64, 1024)]
     lines.append("base model pass@k: " + ", ".join(shown) + ("" if pool_counts else " (from the pass rates)"))
     lines.append(f"toy: {p['toy']['reduction']}")
+    if "expected_run" in p["toy"]:
+        t = p["toy"]["expected_run"]
+        lines.append(f"toy at G = {t['group_size']}, lr {t['lr']:g}, {t['iterations']} iterations (exact expected "
+                     f"run): accuracy {t['accuracy_first']:.3f} -> {t['accuracy_last']:.3f}; no-gradient groups "
+                     f"{t['all_wrong_first']:.0%} all wrong + {t['all_correct_first']:.0%} all correct at first, "
+                     f"{t['all_wrong_last']:.0%} + {t['all_correct_last']:.0%} at the end; the hardest prompt "
+                     + ("never passes p = 0.1" if t["hardest_passes_0.1_at"] is None else
+                        f"passes p = 0.1 at iteration {t['hardest_passes_0.1_at']}"))
     return "\n".join(lines)

@@ -215,3 +215,15 @@ def test_plan_and_its_report():
     assert "pool.csv: 90 prompts" in report and "<- G" in report and "10 never solved (c = 0)" in report
     with pytest.raises(ValueError, match="group_size"):
         PlanConfig(group_size=65)
+
+
+def test_the_toy_on_a_pool_starts_at_its_rates_and_moves_dead_groups_to_all_correct():
+    from sim.toy import ToyConfig
+
+    pool = rates_pool(np.linspace(0.05, 0.95, 30))
+    d, _ = toy_difficulties(pool)
+    toy = ToyConfig(n_prompts=30, difficulties=tuple(map(float, d)), group_size=8, iterations=100)
+    t = plan(pool, PlanConfig(), toy)["toy"]["expected_run"]
+    assert t["accuracy_first"] == pytest.approx(0.5)  # the toy starts at the pool's own mean rate
+    assert t["accuracy_last"] > 0.9 and t["all_correct_last"] > t["all_correct_first"]
+    assert t["all_wrong_last"] < t["all_wrong_first"]

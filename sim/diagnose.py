@@ -415,7 +415,9 @@ def _kl_rule(log: RunLog) -> Finding:
             reading="TRL's GRPOTrainer logs kl only when beta ≠ 0, and β = 0 is its default: the loss holds no "
                     "pull toward the reference model, and only the policy is loaded. Many 2025 recipes drop the KL "
                     "term; with a verifiable reward the leash matters less (Chapter 15).",
-            remedy="Nothing to fix; with β = 0 watch entropy and pass@k at large k for over-sharpening.",
+            remedy="Nothing to fix; with β = 0 watch entropy and pass@k at large k for over-sharpening."
+                   + (" (A CSV export may leave metrics out: this holds if kl would have been exported.)"
+                      if log.source == "CSV" else ""),
             numbers={"beta_from_file": beta})
     kl = log.metrics["kl"]
     start, end = start_end(kl, 1)
@@ -470,7 +472,7 @@ def _length_rule(log: RunLog, cfg: DiagnoseConfig, W: int, d: dict) -> Finding:
     l0, l1 = start_end(L, W)
     r0, r1 = start_end(r, W)
     d["length_smooth"], d["reward_smooth"] = Ls, rs = rolling_mean(L, W), rolling_mean(r, W)
-    hold = (Ls >= (1 + cfg.length_growth) * l0) & (np.abs(rs - r0) <= cfg.reward_flat)
+    hold = (Ls >= (1 + cfg.length_growth) * l0) & (np.abs(rs - r0) <= cfg.reward_flat) & (l0 > 0)
     nums = {"length_start": l0, "length_end": l1, "growth": l1 / l0 - 1 if l0 > 0 else None, "reward_start": r0,
             "reward_end": r1}
     rule = (f"rolling mean (W = {W}) of completions/mean_length ≥ {1 + cfg.length_growth:.2f} × its start "

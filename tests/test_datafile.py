@@ -251,3 +251,14 @@ def test_a_100k_prompt_pool_and_a_10k_step_log_parse():
     rows = "".join(f"{t},{0.5 + t / 40000:.6f},0.1,0.2\n" for t in range(1, 10_001))
     log = runlog("train/global_step,train/reward,train/frac_reward_zero_std,train/entropy\n" + rows)
     assert len(log.steps) == 10_000 and log.metrics["reward"][-1] == pytest.approx(0.75)
+
+
+def test_page_text_helpers_leave_nothing_to_interpret():
+    from ui.upload import chart_text, md
+
+    # the pages' own words through Markdown: no emphasis, link, HTML, LaTeX or Streamlit directive survives
+    assert md("a*b_c $x$ [l](u) <b> :red[x] |t| ~s~ #h `c`") == (
+        "a\\*b\\_c \\$x\\$ \\[l\\](u) \\<b\\> \\:red\\[x\\] \\|t\\| \\~s\\~ \\#h \\`c\\`")
+    # a label from a file in a Plotly legend: escaped, cut, invisible characters shown
+    assert chart_text("rewards/<b>f</b>/mean") == "rewards/&lt;b&gt;f&lt;/b&gt;/mean"
+    assert chart_text("\u202e" + "y" * 100) .startswith("\\u202e") and len(chart_text("y" * 100)) == 40

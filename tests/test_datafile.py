@@ -262,3 +262,11 @@ def test_page_text_helpers_leave_nothing_to_interpret():
     # a label from a file in a Plotly legend: escaped, cut, invisible characters shown
     assert chart_text("rewards/<b>f</b>/mean") == "rewards/&lt;b&gt;f&lt;/b&gt;/mean"
     assert chart_text("\u202e" + "y" * 100) .startswith("\\u202e") and len(chart_text("y" * 100)) == 40
+
+
+def test_the_apps_upload_cap_is_the_readers_cap():
+    import tomllib
+    from pathlib import Path
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] * 2**20 == datafile.MAX_BYTES  # Streamlit's MB are MiB

@@ -73,3 +73,19 @@ def test_your_prompts_reads_an_upload_and_shows_its_prompts_literally(server, pa
     assert page.evaluate(MADE) == 0
     assert main.get_by_text("Dead groups at G = 8").is_visible()
     assert page.get_by_test_id("stPlotlyChart").count() >= 4
+
+
+def test_a_log_over_the_old_1_mb_upload_cap_is_read(server, page, tmp_path):
+    """server.maxUploadSize went 1 -> 20 MB: an 11 MB trainer_state.json of 10,000 steps uploads and is read."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from bench_your_data import trainer_state
+
+    path = tmp_path / "trainer_state.json"
+    path.write_bytes(trainer_state(10_000))
+    assert path.stat().st_size > 10 * 2**20
+    page.goto(f"{server}/your_run")
+    settle(page)
+    upload(page, path)
+    assert page.get_by_test_id("stMetricValue").first.inner_text() == "10,000"

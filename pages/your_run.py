@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from sim.diagnose import DiagnoseConfig, diagnose, json_text, step_ranges
+from sim.diagnose import DiagnoseConfig, diagnose, json_text, rolling_mean, step_ranges
 from sim.runlog import load_run_log
 from sim.views.your_data import RUN_CHARTS, run_captions
 from ui.charts import COLORS, figure, rgba, show
@@ -104,8 +104,6 @@ def band(fig: go.Figure, name: str, lo, hi, color: str) -> None:
 
 
 def smooth(name: str):
-    from sim.diagnose import rolling_mean
-
     return rolling_mean(m[name], d.window)
 
 

@@ -248,7 +248,27 @@ def test_missing_metrics_are_not_judged_and_json_carries_everything():
     assert "[unknown]" in text_report(d)
 
 
-# ---- a real GRPOTrainer run (the TRL bridge, one process) ------------------------------------------------------
+# ---- real GRPOTrainer runs -----------------------------------------------------------------------------------
+
+def test_the_shipped_600_step_trl_run_reads_as_docs_your_data_says():
+    """assets/examples/tinylm_trl_trainer_state.json: a real TRL run of TinyLM (G = 8, beta = 0, mu = 1)."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "assets" / "examples" / "tinylm_trl_trainer_state.json"
+    d = diagnose(load_run_log(path.read_bytes(), path.name))
+    assert (d.group_size, d.group_size_from, d.window, len(d.log.steps)) == (8, "the default", 30, 600)
+    assert d.summary["reward"]["start"] == pytest.approx(0.469, abs=5e-4)
+    assert d.summary["reward"]["end"] == pytest.approx(0.967, abs=5e-4)
+    assert len(finding(d, "zero_std_floor").steps) == 140
+    assert finding(d, "dead_all_correct").steps[:2] == (238, 240) and len(finding(d, "dead_all_correct").steps) == 362
+    assert finding(d, "dead_all_wrong").status == "ok" and finding(d, "no_signal_steps").steps == (537,)
+    e = finding(d, "entropy_falling")
+    assert e.numbers["first_step"] == 110 and round(e.numbers["drop"], 2) == 0.87
+    assert finding(d, "kl_absent").status == "info" and finding(d, "clip_active").numbers["max"] == 0.0
+    assert finding(d, "length_drift").status == "ok" and d.summary["binary_rewards"]["ok"] is True
+
+
+
 
 @pytest.mark.integration
 def test_diagnose_a_real_trl_trainer_state(tmp_path):

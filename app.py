@@ -26,6 +26,10 @@ PAGES = [  # (file, title, icon, one line for the home page)
     ("pages/kl_clip.py", "KL and clipping", ":material/link:", "k1, k2, k3 and PPO's clipped surrogate"),
     ("pages/tinylm.py", "TinyLM", ":material/neurology:", "a tiny transformer learns addition with GRPO"),
     ("pages/lab.py", "Lab", ":material/science:", "the chapter's lab: write Tasks 2-4 yourself and check them"),
+    ("pages/your_run.py", "Your run", ":material/monitoring:",
+     "upload a GRPO run's log (TRL's trainer_state.json, a metrics CSV): what its curves say"),
+    ("pages/your_prompts.py", "Your prompts", ":material/dataset:",
+     "upload your prompts' pass rates: dead groups for G = 2..64, pass@k, the toy on your pool"),
 ]
 
 # Every exercise and lab task of Chapter 15, and the view that works it: (chapter item, what you do, page).
@@ -43,6 +47,10 @@ EXERCISES = [
     ("“Watching it train”: the 24 prompts", "predict when the hardest prompt starts to learn", "training"),
     ("Lab, Tasks 2-4: group advantages, k3, the GRPO loss", "write them and run the checks", "lab"),
     ("Lab: TinyLM from about 50% to over 80%, and pass@k", "train it and watch pass@k at large k", "tinylm"),
+    ("“Groups that teach nothing”, the table, for your own prompts", "upload your base model's pass rates: dead "
+     "groups for G = 2..64, the prompts that never teach", "your_prompts"),
+    ("The pass@k debate: “watch pass@k at large k and the policy's entropy”", "upload your run's log: entropy, "
+     "zero-std groups and the other findings", "your_run"),
 ]
 
 
@@ -84,7 +92,7 @@ def home() -> None:
         left, mid, right = st.columns([5, 2, 2], vertical_alignment="center")
         left.markdown(f"**{item}**: {task}")
         mid.page_link(file, label=title, icon=icon)
-        if stem not in ("lab", "tinylm", "one_group"):
+        if stem not in ("lab", "tinylm", "one_group", "your_run", "your_prompts"):
             right.page_link(file, label="as a question", icon=":material/help:", query_params={"predict": "1"})
 
 

@@ -8,7 +8,7 @@ from sim.sharpen import CHAPTER_P_AFTER, CHAPTER_P_BEFORE, SharpenConfig, sharpe
 from sim.views.passk import KS, sharpen_caption, sharpen_charts
 from ui.charts import COLORS, figure, passk_axis, show
 from ui.controls import build_config
-from ui.page import open_page, presenter
+from ui.page import link, open_page, presenter
 from ui.player import player
 from ui.predict import predict
 from ui.runs import sharpen_run, toy_before_after
@@ -75,6 +75,9 @@ if predict("two_problems", f"Before RL the mean pass@64 is {s['pass@64_before']:
         f"{s['pass@64_after']:.3f}. RL helped at k = 1 (through A) and hurt at k = 64 (all through B): it sharpened "
         "the common strategy, and the rare one that cracked B faded."
     )
+
+link("pages/your_run.py", "Watch entropy in your own run: upload its log (Your run)", ":material/monitoring:")
+link("pages/your_prompts.py", "Your base model's pass@k over your prompts (Your prompts)", ":material/dataset:")
 
 st.subheader("The 24-prompt toy, before vs after training")
 p0, pT = toy_before_after()

@@ -8,7 +8,7 @@ from sim.exercises import no_signal_table, p_no_signal
 from sim.toy import ToyConfig
 from ui.charts import COLORS, figure, show
 from ui.controls import Num
-from ui.page import open_page, table
+from ui.page import link, open_page, table
 from ui.predict import predict
 
 SPECS = [
@@ -86,3 +86,5 @@ table(
     key="no_signal_table",
 )
 st.caption("Read it from both ends. RL can only reinforce what the model already sometimes does.")
+link("pages/your_prompts.py", "This table for your own prompts: upload their pass rates (Your prompts)",
+     ":material/dataset:")

@@ -9,12 +9,16 @@ COMMANDS = {
     "tinylm": ("sim.tinylm.cli", "SFT + GRPO on a tiny transformer that learns two-digit addition"),
     "lesson": ("sim.lesson.cli", "`lesson build OUT`: the views as a static folder that opens offline, from file://"),
     "lab": ("sim.lab.cli", "the chapter's lab: `lab new DIR` for stubs, `lab check [PATH]` to check your tasks.py"),
+    "diagnose": ("sim.data_cli", "`diagnose FILE`: what a GRPO run's log says (trainer_state.json, a metrics CSV)",
+                 "diagnose_main"),
+    "plan": ("sim.data_cli", "`plan FILE`: will these prompts teach at this G? (CSV: correct,samples or pass_rate)",
+             "plan_main"),
 }
 
 
 def usage() -> str:
     lines = ["usage: python -m sim COMMAND [flags]   (python -m sim COMMAND --help for its flags)", "", "commands:"]
-    lines += [f"  {name:<8} {text}" for name, (_, text) in COMMANDS.items()]
+    lines += [f"  {name:<8} {entry[1]}" for name, entry in COMMANDS.items()]
     return "\n".join(lines)
 
 
@@ -46,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + got[0]
     finally:
         signal.signal(signal.SIGTERM, previous)
-    return module.main(argv[1:])
+    entry = COMMANDS[argv[0]]
+    return getattr(module, entry[2] if len(entry) > 2 else "main")(argv[1:])
 
 
 if __name__ == "__main__":

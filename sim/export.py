@@ -134,17 +134,35 @@ def settings_json(settings: Mapping[str, object], *, page: str) -> str:
     return json.dumps({"schema": SCHEMA, "page": page, "settings": dict(settings)}, indent=2, sort_keys=True)
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")  # a spreadsheet reads a cell starting so as a formula
+
+
+def csv_cell(value: object) -> object:
+    """A value for a CSV cell that a spreadsheet opens as data (OWASP, "CSV Injection"): text starting with
+    = + - @, a tab or a line break (after any spaces) gets a leading single quote, so `=cmd|' /C calc'!A0` is
+    written '=cmd|' /C calc'!A0 and shown, not run; numbers and None (an empty cell) pass as they are. The csv
+    module then quotes the cell if it holds a comma, a quote or a line break.
+
+    >>> csv_cell("=1+1"), csv_cell("  @SUM(A1)"), csv_cell(-0.5), csv_cell("37+48=")
+    ("'=1+1", "'  @SUM(A1)", -0.5, '37+48=')
+    """
+    if isinstance(value, str) and value.lstrip(" ").startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
 def rows_csv(rows: Sequence[Mapping[str, object]]) -> str:
-    """CSV text of a run's history rows (sim.toy.history_rows): the first row's keys are the header, numbers
-    in full precision, None as an empty cell. The one CSV writer of the project."""
+    """CSV text of rows (sim.toy.history_rows, sim/plan.py's prompts): the first row's keys are the header,
+    numbers in full precision, None as an empty cell, text through csv_cell (no cell a spreadsheet would run).
+    The one CSV writer of the project."""
     if not rows:
         raise ValueError("rows must not be empty")
     names = list(rows[0])
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(names)
+    w.writerow([csv_cell(n) for n in names])
     for row in rows:
-        w.writerow(["" if (x := row.get(n)) is None else x for n in names])
+        w.writerow(["" if (x := row.get(n)) is None else csv_cell(x) for n in names])
     return buf.getvalue()
 
 

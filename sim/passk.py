@@ -50,8 +50,8 @@ def pass_at_k(n, c, k) -> np.ndarray:
 
         pass@k = 1 - C(n - c, k) / C(n, k)
 
-    computed as 1 - exp(log C(n-c, k) - log C(n, k)) with log-gamma and expm1, so it stays
-    accurate to ~1e-12 for n in the thousands (the binomials themselves overflow a float past
+    computed as 1 - exp(log C(n-c, k) - log C(n, k)) with log-gamma and expm1 (`_log_none_correct`), so it
+    stays accurate to ~1e-12 for n in the thousands (the binomials themselves overflow a float past
     n ~ 1030). When n - c < k every k-subset holds a correct sample and pass@k = 1.
 
     Broadcasts over n, c, k. Raises ValueError for c outside [0, n] or k outside [1, n].
@@ -60,13 +60,39 @@ def pass_at_k(n, c, k) -> np.ndarray:
     0.5
     """
     n, c, k = _check_nck(n, c, k)
-    out = np.ones(n.shape, dtype=float)
-    ok = n - c >= k  # else some correct sample is in every subset
-    nn, cc, kk = n[ok].astype(float), c[ok].astype(float), k[ok].astype(float)
-    # log [C(n-c, k) / C(n, k)] = lgam(n-c+1) - lgam(n-c-k+1) - lgam(n+1) + lgam(n-k+1)
-    log_ratio = gammaln(nn - cc + 1) - gammaln(nn - cc - kk + 1) - gammaln(nn + 1) + gammaln(nn - kk + 1)
-    out[ok] = -np.expm1(np.minimum(log_ratio, 0.0))
+    out = np.asarray(-np.expm1(_log_none_correct(n, c, k)))
     out[c == 0] = 0.0  # exactly: no correct sample, no success (log-gamma would leave ~1e-13)
+    return out
+
+
+def p_none_correct(n, c, k) -> np.ndarray:
+    """The other side of the same count: the probability that a random k-subset of n samples, c of them
+    correct, holds no correct one,
+
+        C(n - c, k) / C(n, k)        (= 1 - pass@k, kept accurate when it is tiny)
+
+    unbiased for (1 - p)^k when c ~ Binomial(n, p) and k <= n. With c and n - c swapped it is the chance
+    that all k are correct: p_none_correct(n, n - c, k) = C(c, k) / C(n, k), unbiased for p^k (sim/plan.py's
+    all-correct groups). Log-gamma keeps n in the millions finite; its relative error grows like
+    log(n!) * 1e-16, about 1e-9 at n = 10^6. Broadcasts; ValueError as pass_at_k.
+
+    >>> float(p_none_correct(4, 1, 2))   # C(3,2)/C(4,2) = 3/6
+    0.5
+    """
+    n, c, k = _check_nck(n, c, k)
+    out = np.asarray(np.exp(_log_none_correct(n, c, k)))
+    out[c == 0] = 1.0  # exactly
+    return out
+
+
+def _log_none_correct(n: np.ndarray, c: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """log [C(n - c, k) / C(n, k)] for checked integer arrays; -inf where n - c < k (no such subset)."""
+    out = np.full(n.shape, -np.inf)
+    ok = n - c >= k
+    nn, cc, kk = n[ok].astype(float), c[ok].astype(float), k[ok].astype(float)
+    # = lgam(n-c+1) - lgam(n-c-k+1) - lgam(n+1) + lgam(n-k+1)
+    log_ratio = gammaln(nn - cc + 1) - gammaln(nn - cc - kk + 1) - gammaln(nn + 1) + gammaln(nn - kk + 1)
+    out[ok] = np.minimum(log_ratio, 0.0)
     return out
 
 

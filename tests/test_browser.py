@@ -30,7 +30,7 @@ from tests.fixtures.speed import python_slowdown
 pytestmark = browser_marks()
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
 
-CHART_PAGES = ["one_group", "wasted", "std_scaling", "passk", "kl_clip"]
+CHART_PAGES = ["one_group", "wasted", "std_scaling", "passk", "kl_clip", "your_run", "your_prompts"]
 PAGES = ["training", "", *CHART_PAGES, "tinylm", "lab"]  # /training first: a link opened on a fresh server
 METRICS_PATH = Path(os.environ.get("GRPO_BROWSER_METRICS", "/tmp/grpo_browser_metrics.json"))
 METRICS: dict[str, object] = {}

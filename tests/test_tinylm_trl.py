@@ -55,6 +55,8 @@ def test_missing_trl_exits_2_with_what_to_install(monkeypatch, capsys):
     (["--trainer", "trl", "--eps", "0"], "--eps 0: TRL's GRPOTrainer adds a fixed 0.0001"),
     (["--trainer", "trl", "--prompts", "3", "--max-seconds", "-1"], "--max-seconds must be > 0"),
     (["--max-seconds", "10"], "--max-seconds applies to --trainer trl only"),
+    (["--keep-trainer-state", "state.json"], "--keep-trainer-state applies to --trainer trl only"),
+    (["--trainer", "trl", "--keep-trainer-state", "/tmp"], "--keep-trainer-state /tmp: /tmp is a directory"),
 ])  # fmt: skip
 def test_bad_input_one_line_before_trl(argv, words, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)

@@ -22,7 +22,7 @@ pytestmark = browser_marks()
 
 PAGES = {  # path -> parameters that must stay as given (they switch the page's settings on)
     "one_group": {}, "training": {}, "wasted": {}, "std_scaling": {}, "passk": {}, "kl_clip": {},
-    "tinylm": {"tinylm_on": "true"},
+    "tinylm": {"tinylm_on": "true"}, "your_run": {}, "your_prompts": {},
 }
 HOSTILE = [
     "![x](http://127.0.0.1:9/pixel.png)",

@@ -82,6 +82,15 @@ def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, f
     return values
 
 
+def link(file: str, label: str, icon: str | None = None) -> None:
+    """A link to another page of the app (st.page_link); a page run on its own (a test app, AppTest of one
+    page) has no navigation to link through, and shows the label as text instead."""
+    try:
+        st.page_link(file, label=label, icon=icon)
+    except st.errors.StreamlitPageNotFoundError:
+        st.caption(label)
+
+
 def status_line():
     """The page's status line under its title (empty unless a computation is waiting: ui/work.py), or None
     outside a page."""

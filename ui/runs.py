@@ -13,7 +13,7 @@ from sim import jobs
 from sim.export import rows_csv
 from sim.sharpen import SharpenConfig, SharpenHistory
 from sim.toy import ToyConfig, ToyHistory, history_rows
-from ui.work import compute
+from ui.work import JobError, compute
 
 
 def toy_runs(cfg: ToyConfig) -> tuple[ToyHistory, ToyHistory]:
@@ -58,6 +58,23 @@ def std_runs(with_std: ToyConfig) -> dict:
 def toy_before_after(T: int = 200) -> tuple[np.ndarray, np.ndarray]:
     """p_j of the 24-prompt toy (chapter defaults) at iteration 0 and T, exact expected run."""
     return compute((jobs.before_after, (T,)))[0]
+
+
+def private_toy_runs(cfg: ToyConfig) -> tuple[ToyHistory, ToyHistory]:
+    """toy_runs(cfg) for a config built from a visitor's own data (the Your prompts page: difficulties from
+    their file). Computed in this session's script run by the same jobs, kept in this session's state only
+    (the last one), never in the server's shared cache: another session cannot hit it or learn it exists."""
+    import streamlit as st
+
+    held = st.session_state.get("_private_toy_runs")
+    if held is not None and held[0] == cfg:
+        return held[1]
+    try:
+        runs = tuple(jobs.rebuild(fn, args, fn(*args)) for fn, args in toy_calls(cfg))
+    except ValueError as e:
+        raise JobError(str(e)) from None
+    st.session_state["_private_toy_runs"] = (cfg, runs)
+    return runs
 
 
 def sharpen_run(cfg: SharpenConfig) -> SharpenHistory:

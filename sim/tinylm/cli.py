@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trainer", choices=("sim", "trl"), default="sim",
                    help="sim: this project's trainer; trl: TRL's GRPOTrainer (sim/tinylm/trl_run.py)")
     p.add_argument("--max-seconds", type=float, help="--trainer trl: stop GRPO after this long, then evaluate")
+    p.add_argument("--keep-trainer-state", metavar="PATH",
+                   help="--trainer trl: also write the run's trainer_state.json (TRL's log_history) here, the file "
+                        "`python -m sim diagnose` reads")
     return p
 
 
@@ -141,15 +144,18 @@ def _main(argv: list[str], seen: dict) -> int:
     try:
         args = seen["args"] = parse_args(argv)
         cfg = story_config(args)
-        for flag, path in (("--save-sft", args.save_sft), ("--out", args.out)):
+        for flag, path in (("--save-sft", args.save_sft), ("--out", args.out),
+                           ("--keep-trainer-state", args.keep_trainer_state)):
             if path:
                 check_output(path, flag)
-        if args.max_seconds is not None and args.trainer != "trl":
-            raise ValueError("--max-seconds applies to --trainer trl only")
+        for flag, value in (("--max-seconds", args.max_seconds), ("--keep-trainer-state", args.keep_trainer_state)):
+            if value is not None and args.trainer != "trl":
+                raise ValueError(f"{flag} applies to --trainer trl only")
         if args.trainer == "trl":
             from sim.tinylm.trl_run import trl_story  # imports TRL only now: MissingTRL (exit 2) without it
 
-            res = trl_story(cfg, save_sft=args.save_sft, max_seconds=args.max_seconds)
+            res = trl_story(cfg, save_sft=args.save_sft, max_seconds=args.max_seconds,
+                            keep_trainer_state=args.keep_trainer_state)
         else:
             res = run_story(cfg, save_sft=args.save_sft)
         if res is None:  # a rank > 0 of a multi-process TRL run: rank 0 reports

@@ -80,8 +80,9 @@ def load_trainer():
     return run_trl_story
 
 
-def trl_story(cfg, *, save_sft=None, max_seconds=None) -> dict | None:
-    """Train `cfg` (a StoryConfig) with TRL's GRPOTrainer; the summary (None on ranks > 0). Raises MissingTRL."""
+def trl_story(cfg, *, save_sft=None, max_seconds=None, keep_trainer_state=None) -> dict | None:
+    """Train `cfg` (a StoryConfig) with TRL's GRPOTrainer; the summary (None on ranks > 0). Raises MissingTRL.
+    keep_trainer_state: also write the run's trainer_state.json there (rank 0)."""
     if max_seconds is not None and not max_seconds > 0:
         raise ValueError(f"--max-seconds must be > 0, got {max_seconds}")
     check_translatable(cfg.grpo)
@@ -92,7 +93,8 @@ def trl_story(cfg, *, save_sft=None, max_seconds=None) -> dict | None:
     logging.set_verbosity_error()  # TRL and transformers talk about defaults this run sets on purpose
     with warnings.catch_warnings(), tempfile.TemporaryDirectory(prefix="tinylm-trl-") as out:
         warnings.simplefilter("ignore", FutureWarning)
-        return run(cfg, output_dir=out, save_sft=save_sft, max_seconds=max_seconds)
+        return run(cfg, output_dir=out, save_sft=save_sft, max_seconds=max_seconds,
+                   keep_trainer_state=keep_trainer_state)
 
 
 def main(argv: list[str]) -> int:

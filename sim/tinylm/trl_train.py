@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -38,6 +39,7 @@ from trl import GRPOConfig as TrlGRPOConfig
 from trl import GRPOTrainer as TrlGRPOTrainer
 
 from sim.export import trl_grpo_config
+from sim.files import write_atomically
 from sim.tinylm.data import prompt_text, rewards, split
 from sim.tinylm.evaluate import compare, expected_pass_at_1, passk_eval
 from sim.tinylm.grpo_train import GRPOConfig
@@ -157,10 +159,13 @@ def weights_digest(model: torch.nn.Module) -> str:
     return h.hexdigest()
 
 
-def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None, max_seconds=None) -> dict | None:
+def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None, max_seconds=None,
+                  keep_trainer_state=None) -> dict | None:
     """story.run_story with TRL's GRPOTrainer. Returns the same summary plus TRL's log, or None on ranks > 0
     of a multi-process run (rank 0 evaluates and reports; every rank trains). max_seconds: stop GRPO after
-    that long (the evaluation still runs; "iterations" says how many were done)."""
+    that long (the evaluation still runs; "iterations" says how many were done). keep_trainer_state: a path
+    (checked by the caller) where rank 0 writes the run's trainer_state.json, as transformers' Trainer writes it
+    into a checkpoint (TrainerState.save_to_json: its log_history is what `python -m sim diagnose` reads)."""
     check_run(cfg.grpo.prompts_per_iter, cfg.grpo.group_size, cfg.sft.model, cfg.eval_samples)
     torch.set_num_threads(cfg.grpo.threads)
     t0 = time.perf_counter()
@@ -178,6 +183,10 @@ def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None, max_secon
                             "weights_sha256": weights_digest(model.tinylm)}])  # fmt: skip
     if not state.is_main_process:
         return None
+    if keep_trainer_state is not None:
+        trainer.state.save_to_json(f"{output_dir}/trainer_state.json")  # the file a checkpoint holds, byte for byte
+        with open(f"{output_dir}/trainer_state.json", "rb") as f:
+            write_atomically({Path(keep_trainer_state): f.read()})
     policy = model.tinylm.eval()
     _, heldout = split()
     n, seed = cfg.eval_samples, cfg.grpo.seed

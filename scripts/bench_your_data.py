@@ -1,0 +1,160 @@
+"""Benchmark of reading a visitor's files (sim/datafile.py, sim/runlog.py, sim/plan.py, sim/diagnose.py).
+
+    OMP_NUM_THREADS=1 python scripts/bench_your_data.py            # 9 repeats of each (about a minute)
+    OMP_NUM_THREADS=1 python scripts/bench_your_data.py --quick    # 3 repeats
+    OMP_NUM_THREADS=1 python scripts/bench_your_data.py --check    # exit 1 if a median misses its target
+    OMP_NUM_THREADS=1 python scripts/bench_your_data.py --doc      # also write the figures into docs/your-data.md
+    python scripts/bench_your_data.py --tiny                       # 100 steps, 1,000 prompts, 1 repeat (the test's)
+
+Files, built in memory as the tools write them:
+  * a 10,000-step trainer_state.json (json.dumps(indent=2, sort_keys=True), the keys a TRL 1.16.0 GRPOTrainer run
+    logs per step, taken from assets/examples/tinylm_trl_trainer_state.json), and the same log as a W&B-style CSV
+    (`train/` prefixes);
+  * a 100,000-prompt CSV, `prompt,correct,samples`, 64 samples per prompt;
+  * two hostile files the caps refuse: a CSV header of 10^6 columns and 200,000 nested JSON brackets.
+Prints medians over repeats of wall and process CPU seconds (CPU time is the steadier figure on a shared
+machine) for parsing (bytes -> arrays) and for the analysis after it (diagnose, plan), and the load average.
+Targets (--check): parsing a 10,000-step log under 1 s, a 100,000-prompt CSV under 2 s, each refusal under 0.5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from sim.datafile import DataError  # noqa: E402
+from sim.diagnose import diagnose  # noqa: E402
+from sim.plan import load_pool, plan  # noqa: E402
+from sim.runlog import load_run_log  # noqa: E402
+
+EXAMPLE = ROOT / "assets" / "examples" / "tinylm_trl_trainer_state.json"
+DOC = ROOT / "docs" / "your-data.md"
+BEGIN, END = "<!-- bench_your_data: begin -->", "<!-- bench_your_data: end -->"
+LABELS = {"log_10k_json_parse": "parse a 10,000-step trainer_state.json", "log_10k_csv_parse": "parse the same log as "
+          "a W&B CSV", "log_10k_diagnose": "diagnose it (every rule)", "pool_100k_parse": "parse a 100,000-prompt CSV",
+          "pool_100k_plan": "plan it (G = 2..64, pass@k, the toy's quantiles)",
+          "refuse_1e6_columns": "refuse a 10^6-column CSV", "refuse_deep_json": "refuse 200,000 nested brackets"}
+TARGETS = {"log_10k_json_parse": 1.0, "log_10k_csv_parse": 1.0, "pool_100k_parse": 2.0, "refuse_1e6_columns": 0.5,
+           "refuse_deep_json": 0.5}
+
+
+def trainer_state(steps: int) -> bytes:
+    """A trainer_state.json of `steps` steps with the example run's keys, as transformers writes it."""
+    keys = sorted(k for k in json.loads(EXAMPLE.read_text())["log_history"][0] if k != "step")
+    rng = np.random.default_rng(0)
+    values = rng.random((steps, len(keys)))  # (T, K)
+    history = [{"step": t + 1, **{k: float(v) for k, v in zip(keys, row, strict=True)}}
+               for t, row in enumerate(values)]
+    history.append({"step": steps, "train_runtime": 1.0, "train_loss": 0.0})
+    return (json.dumps({"global_step": steps, "log_history": history}, indent=2, sort_keys=True) + "\n").encode()
+
+
+def log_csv(state: bytes) -> bytes:
+    rows = [r for r in json.loads(state)["log_history"] if "reward" in r]
+    keys = [k for k in rows[0] if k != "step"]
+    lines = ["train/global_step," + ",".join(f"train/{k}" for k in keys)]
+    lines += [f"{r['step']}," + ",".join(repr(r[k]) for k in keys) for r in rows]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def pool_csv(prompts: int) -> bytes:
+    c = np.random.default_rng(1).binomial(64, np.random.default_rng(2).beta(0.6, 0.6, size=prompts))
+    return ("prompt,correct,samples\n" + "".join(f"{i % 97}+{i % 89}=,{k},64\n" for i, k in enumerate(c))).encode()
+
+
+def measure(fn, repeats: int) -> dict:
+    fn()  # warm-up
+    walls, cpus = [], []
+    for _ in range(repeats):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    return {"wall_s": round(statistics.median(walls), 4), "cpu_s": round(statistics.median(cpus), 4)}
+
+
+def refused(data: bytes, name: str):
+    def run():
+        try:
+            load_run_log(data, name)
+        except DataError:
+            return
+        raise AssertionError(f"{name} was not refused")
+
+    return run
+
+
+def write_doc(figures: dict, repeats: int, before: str, after: str, argv) -> None:
+    """Replace the figures block of docs/your-data.md with these figures, the command, the date and the load."""
+    command = "OMP_NUM_THREADS=1 python scripts/bench_your_data.py " + " ".join(argv if argv is not None else
+                                                                                  sys.argv[1:])
+    lines = [BEGIN, f"Measured {time.strftime('%Y-%m-%d %H:%M')} with `{command.strip()}`: medians of {repeats} "
+             f"repeats; {before} before, {after.split(' (')[0].removeprefix('load average ')} after.", "",
+             "| what | wall | CPU |", "|---|---|---|"]
+    lines += [f"| {LABELS[k]} | {f['wall_s'] * 1000:,.0f} ms | {f['cpu_s'] * 1000:,.0f} ms |"
+              for k, f in figures.items()]
+    text = DOC.read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN, 1)
+    DOC.write_text(head + "\n".join(lines) + "\n" + END + rest.split(END, 1)[1], encoding="utf-8")
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (1, 5, 15 min) on {os.cpu_count()} CPUs"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 repeats instead of 9")
+    parser.add_argument("--tiny", action="store_true", help="100 steps, 1,000 prompts, 1 repeat (checks that the "
+                        "script runs; its figures mean little)")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a parse or refusal median misses its target")
+    parser.add_argument("--doc", action="store_true", help=f"write the figures into {DOC.relative_to(ROOT)}")
+    args = parser.parse_args(argv)
+    repeats = 1 if args.tiny else 3 if args.quick else 9
+    state = trainer_state(100 if args.tiny else 10_000)
+    csv_log, pool = log_csv(state), pool_csv(1000 if args.tiny else 100_000)
+    wide = (",".join(f"c{i}" for i in range(10**6)) + "\n").encode()
+    deep = b"[" * 200_000 + b"]" * 200_000
+    log = load_run_log(state, "trainer_state.json")
+    parsed_pool = load_pool(pool, "pool.csv")
+    before = load()
+    print(before)
+    print(f"files: trainer_state.json {len(state) / 2**20:.1f} MB ({len(log.steps):,} steps x {len(log.metrics)} "
+          f"metrics), W&B CSV {len(csv_log) / 2**20:.1f} MB, pool CSV {len(pool) / 2**20:.1f} MB "
+          f"({parsed_pool.rate.size:,} prompts), {len(wide) / 2**20:.1f} MB header, {len(deep) / 2**20:.1f} MB of "
+          "brackets")
+    figures = {
+        "log_10k_json_parse": measure(lambda: load_run_log(state, "trainer_state.json"), repeats),
+        "log_10k_csv_parse": measure(lambda: load_run_log(csv_log, "wandb.csv"), repeats),
+        "log_10k_diagnose": measure(lambda: diagnose(log), repeats),
+        "pool_100k_parse": measure(lambda: load_pool(pool, "pool.csv"), repeats),
+        "pool_100k_plan": measure(lambda: plan(parsed_pool), repeats),
+        "refuse_1e6_columns": measure(refused(wide, "wide.csv"), repeats),
+        "refuse_deep_json": measure(refused(deep, "deep.json"), repeats),
+    }
+    for name, f in figures.items():
+        target = TARGETS.get(name)
+        mark = "" if target is None else f"   target < {target:g} s: {'met' if f['wall_s'] < target else 'MISSED'}"
+        print(f"{name:<20} median wall {f['wall_s'] * 1000:8.1f} ms, cpu {f['cpu_s'] * 1000:8.1f} ms{mark}")
+    after = load()
+    print(after)
+    print(json.dumps({"repeats": repeats, **figures}))
+    if args.doc and not args.tiny:
+        write_doc(figures, repeats, before, after, argv)
+    missed = [n for n, t in TARGETS.items() if figures[n]["wall_s"] >= t]
+    return 1 if args.check and missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""What a GRPO run's curves say, read with Chapter 15: findings, each a stated rule, its threshold and the steps
+where it holds.
+
+    log = load_run_log(data, "trainer_state.json")      # sim/runlog.py
+    d = diagnose(log, DiagnoseConfig(group_size=8))
+    for f in d.findings: print(f.title, f.rule, step_ranges(f.steps))
+    to_json(d)                                          # every number and finding, as `python -m sim diagnose --json`
+
+The rules and their thresholds are sim/rules.py's (its docstring lists them); the arithmetic they read with,
+rolling means, the Jensen floor and the bounds on dead groups, is sim/runstats.py's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.rules import DiagnoseConfig, Finding, run_rules, window_for
+from sim.runlog import RunLog
+from sim.runstats import dead_group_bounds, jensen_floor, rolling_mean, start_end, step_ranges
+
+__all__ = ["DEFAULT_G", "DiagnoseConfig", "Diagnosis", "Finding", "dead_group_bounds", "diagnose", "jensen_floor",
+           "json_text", "rolling_mean", "start_end", "step_ranges", "text_report", "to_json"]
+
+DEFAULT_G = 8
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """diagnose()'s result: the settings it used, the series it read and derived, its findings."""
+
+    config: DiagnoseConfig
+    log: RunLog
+    group_size: int
+    group_size_from: str  # "the file", "the setting" or "the default"
+    window: int
+    derived: dict[str, np.ndarray]  # (T,) each: floor, excess, bounds, rolling means
+    findings: list[Finding]
+    summary: dict
+
+
+def diagnose(log: RunLog, cfg: DiagnoseConfig | None = None) -> Diagnosis:
+    """Every rule on `log` (cfg: DiagnoseConfig(), the defaults, if None). G: cfg.group_size if set, else the
+    file's (a tinylm summary says it), else 8."""
+    cfg = DiagnoseConfig() if cfg is None else cfg
+    if cfg.group_size is not None:
+        G, G_from = cfg.group_size, "the setting"
+    elif "group_size" in log.settings:
+        G, G_from = int(log.settings["group_size"]), "the file"
+    else:
+        G, G_from = DEFAULT_G, "the default"
+    W = window_for(cfg, len(log.steps))
+    findings, derived, binary = run_rules(log, cfg, G, W)
+    return Diagnosis(cfg, log, G, G_from, W, derived, findings, _summary(log, W, G, binary))
+
+
+def _summary(log: RunLog, W: int, G: int, binary: dict) -> dict:
+    m = log.metrics
+    out = {"steps": len(log.steps), "first_step": int(log.steps[0]), "last_step": int(log.steps[-1]),
+           "window": W, "group_size": G, "binary_rewards": binary, "reward_funcs": log.reward_funcs}
+    for name in ("reward", "frac_reward_zero_std", "entropy", "completions/mean_length", "grad_norm", "loss", "kl"):
+        if log.has(name):
+            s, e = start_end(m[name], W)
+            out[name] = {"start": s, "end": e, "min": float(np.nanmin(m[name])), "max": float(np.nanmax(m[name]))}
+    return out
+
+
+# ---- output -------------------------------------------------------------------------------------------------
+
+def to_json(d: Diagnosis) -> dict:
+    """Every number and finding: what `python -m sim diagnose --json` prints and the page shows."""
+    nan = lambda a: [None if np.isnan(x) else float(x) for x in a]  # noqa: E731  (JSON has no NaN)
+    return {
+        "file": d.log.name, "source": d.log.source, "notes": list(d.log.notes), "settings_in_file": d.log.settings,
+        "group_size": d.group_size, "group_size_from": d.group_size_from, "window": d.window,
+        "thresholds": {k: getattr(d.config, k) for k in ("zero_std_excess", "entropy_drop", "loss_zero", "grad_zero",
+                                                         "length_growth", "reward_flat")},
+        "summary": d.summary,
+        "findings": [{"key": f.key, "status": f.status, "holds": f.holds, "title": f.title, "rule": f.rule,
+                      "steps": list(f.steps), "step_ranges": step_ranges(f.steps), "reading": f.reading,
+                      "remedy": f.remedy, "numbers": f.numbers} for f in d.findings],
+        "steps": [int(s) for s in d.log.steps],
+        "metrics": {k: nan(v) for k, v in d.log.metrics.items()},
+        "derived": {k: nan(v) for k, v in d.derived.items()},
+    }
+
+
+def json_text(d: Diagnosis) -> str:
+    """to_json(d) as text (the page's download)."""
+    import json
+
+    return json.dumps(to_json(d), ensure_ascii=False, allow_nan=False)
+
+
+def text_report(d: Diagnosis) -> str:
+    """The findings as lines of text (the CLI without --json)."""
+    s = d.summary
+    lines = [f"{d.log.name}: {d.log.source}, {s['steps']:,} steps ({s['first_step']}–{s['last_step']}); G = "
+             f"{d.group_size} (from {d.group_size_from}); rolling window W = {d.window}"]
+    if "reward" in s:
+        lines.append(f"reward {s['reward']['start']:.3f} → {s['reward']['end']:.3f}")
+    lines += [f"note: {n}" for n in d.log.notes]
+    order = {"warn": 0, "info": 1, "ok": 2, "unknown": 3}
+    for f in sorted(d.findings, key=lambda f: order[f.status]):
+        lines.append("")
+        lines.append(f"[{f.status}] {f.title}")
+        lines.append(f"  rule: {f.rule}")
+        if f.holds:
+            lines.append(f"  steps: {step_ranges(f.steps)}")
+        for label, text in (("reading", f.reading), ("remedy", f.remedy)):
+            if text:
+                lines.append(f"  {label}: {text}")
+    return "\n".join(lines)

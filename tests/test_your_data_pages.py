@@ -1,0 +1,160 @@
+"""pages/your_run.py and pages/your_prompts.py under AppTest: the examples at the defaults, an upload read into
+the session only, text from the file shown as plain text, bad files refused with one line, the link holding the
+settings and never the file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.fixtures.apptest import player_data
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("full_error_details")]
+ROOT = Path(__file__).resolve().parents[1]
+HOSTILE = ["<b>x</b>", "**x**", "[link](http://example.com)", "$x^2$", ":red[x]", "\u202eevil"]
+
+
+def page(name: str, **query) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=90)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.file_uploader[0].set_value((name, data, "text/csv"))
+    return at.run()
+
+
+def texts(at: AppTest) -> list[str]:
+    return [t.value for t in at.text]
+
+
+def rendered(at: AppTest) -> str:
+    """Everything the page renders as Markdown (markdown, captions, metrics' labels, headers): user text must
+    never be among it."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [m.label for m in at.metric]
+    parts += [e.value for e in at.error] + [w.value for w in at.warning] + [s.value for s in at.subheader]
+    return "\n".join(parts)
+
+
+# ---- Your run -------------------------------------------------------------------------------------------
+
+def test_your_run_at_its_defaults_diagnoses_the_shipped_trl_run():
+    at = page("your_run.py")
+    assert not at.exception and not at.error and not at.warning
+    assert "File (trainer_state.json): tinylm_trl_trainer_state.json" in texts(at)
+    body = rendered(at)
+    assert "Entropy falls 87%" in body and "mostly all correct (too easy) at 362 of 600 steps" in body
+    assert "No kl logged\\: β = 0" in body and "clip\\_ratio/region\\_mean is 0 at every step" in body
+    assert len(at.get("plotly_chart")) >= 7
+
+
+def log_csv(columns: list[str], rows: int = 40) -> bytes:
+    head = "train/global_step,train/reward,train/reward_std,train/frac_reward_zero_std,train/entropy," + ",".join(
+        f'"{c}"' for c in columns)
+    lines = [f"{t},{0.3 + t / 100:.3f},0.46,0.2,{1 - t / 80:.4f}," + ",".join("1" for _ in columns)
+             for t in range(1, rows + 1)]
+    return (head + "\n" + "\n".join(lines) + "\n").encode()
+
+
+def test_an_uploaded_log_replaces_the_example_and_its_text_stays_plain():
+    at = upload(page("your_run.py"), "<b>run</b>.csv", log_csv(HOSTILE + ["rewards/**f**/mean"]))
+    assert not at.exception and not at.error
+    shown = "\n".join(texts(at))
+    assert "File (CSV): <b>run</b>.csv" in shown
+    for h in ("<b>x</b>", "**x**", "[link](http://example.com)", "$x^2$", ":red[x]", "\\u202eevil"):
+        assert h in shown, h  # literally, in a plain-text element
+    assert "Reward function: **f**" in shown
+    body = rendered(at)
+    for h in HOSTILE + ["**f**", "<b>run</b>"]:
+        assert h not in body, h  # never where Markdown or HTML would be rendered
+    assert "\u202e" not in shown  # the bidi override is escaped
+    chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.proto.id.endswith("run_reward"))
+    assert all("<b>" not in (t.get("name") or "") for t in chart["data"])
+    assert "Entropy falls" in body  # 1 - t/80: from 0.9875 to 0.5125
+
+
+def test_a_file_that_cannot_be_read_says_why_in_one_line():
+    at = upload(page("your_run.py"), "bad.csv", b"step,reward\n1,0.5\n2,=cmd|' /C calc'!A0\n")
+    assert not at.exception
+    assert [e.value for e in at.error] == ["This file cannot be read:"]
+    assert texts(at)[-1] == "bad.csv line 3, field reward: =cmd|' /C calc'!A0 is not a number"
+    assert not at.get("plotly_chart")
+    nested = upload(page("your_run.py"), "deep.json", b"[" * 100_000)
+    assert "nested more than 32 levels deep" in texts(nested)[-1]
+
+
+def test_the_group_size_comes_from_the_link_and_a_summary_that_disagrees_is_flagged():
+    at = page("your_run.py", G="4", W="10")
+    assert not at.warning and "at G = 4" in rendered(at) and "W = 10" in rendered(at)
+    summary = {"trl_log": [{"step": t, "reward": 0.5, "frac_reward_zero_std": 0.1} for t in range(1, 11)],
+               "config": {"grpo": {"group_size": 16, "beta": 0.0, "mu": 1}}}
+    at = upload(page("your_run.py"), "run.json", json.dumps(summary).encode())
+    assert [w.value for w in at.warning] == [
+        "The file's config says G = 16; the rules use the slider's G = 8. Set the slider to 16."]
+
+
+def test_the_file_lives_in_this_session_only_and_never_in_the_link():
+    first = upload(page("your_run.py", G="4"), "mine.csv", log_csv(["secret_column"]))
+    assert "secret_column" in "\n".join(texts(first))
+    assert set(first.query_params) <= {"G", "W"}  # the link: settings only
+    assert "_run_parsed" in first.session_state
+    second = page("your_run.py")  # another visitor
+    assert "File (trainer_state.json): tinylm_trl_trainer_state.json" in texts(second)
+    assert "secret_column" not in "\n".join(texts(second))
+    first.file_uploader[0].set_value(None).run()  # removing the file forgets it
+    assert "_run_parsed" not in first.session_state
+
+
+# ---- Your prompts ---------------------------------------------------------------------------------------
+
+def test_your_prompts_at_its_defaults_plans_the_example_pool():
+    at = page("your_prompts.py")
+    assert not at.exception and not at.error and not at.warning
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Prompts"] == "512" and metrics["Never solved (c = 0)"] == "6"
+    assert "line 200: 47+56=" in texts(at)[-1]
+    data = player_data(at)
+    assert data["T"] == 200 and len(data["charts"]) == 5
+    assert "256 quantiles of your 512 prompts" in data["charts"][0]["title"]
+
+
+def pool_csv() -> bytes:
+    rows = [f'"{h.replace(chr(34), chr(34) * 2)}",0,16' for h in HOSTILE]
+    rows += ['"=cmd|\' /C calc\'!A0",16,16'] + [f"q{i},{i % 17},16" for i in range(60)]
+    return ("prompt,correct,samples,notes\n" + "\n".join(r + ",x" for r in rows) + "\n").encode()
+
+
+def test_an_uploaded_pool_is_planned_and_its_prompts_stay_plain(monkeypatch):
+    from sim import jobs
+    from ui.server import current
+
+    at = upload(page("your_prompts.py", G="16"), "pool.csv", pool_csv())
+    assert not at.exception and not at.error
+    shown = "\n".join(texts(at))
+    for h in ("<b>x</b>", "**x**", "[link](http://example.com)", "$x^2$", ":red[x]", "\\u202eevil",
+              "=cmd|' /C calc'!A0"):
+        assert h in shown, h
+    assert "Note: columns ignored: notes" in shown
+    body = rendered(at)
+    assert all(h not in body for h in HOSTILE)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Prompts"] == "67" and metrics["Never solved (c = 0)"] == f"{len(HOSTILE) + 4}"
+    # the toy on this pool: one toy prompt per prompt, computed for this session, not in the shared cache
+    data = player_data(at)
+    assert "your 67 prompts (G = 16)" in data["charts"][0]["title"]
+    cfg, _ = at.session_state["_private_toy_runs"]
+    assert cfg.n_prompts == 67 and cfg.group_size == 16
+    assert current().work.cached(jobs.toy_run, (cfg,)) == (False, None)
+
+
+def test_a_bad_pool_says_which_line_and_field():
+    at = upload(page("your_prompts.py"), "p.csv", b"prompt,correct,samples\na,3,8\nb,9,8\n")
+    assert [e.value for e in at.error] == ["This file cannot be read:"]
+    assert texts(at)[-1] == "p.csv line 3, field correct: 9 is more than samples = 8 (c > n)"
+    huge = upload(page("your_prompts.py"), "wide.csv", ",".join(f"c{i}" for i in range(10**6)).encode())
+    assert "line 1 is over 131,072 characters long" in texts(huge)[-1]

@@ -84,6 +84,8 @@ def test_an_sft_checkpoint_saved_before_the_interrupt_is_named(monkeypatch, caps
 @pytest.mark.parametrize("rank, said", [("0", True), ("1", False), ("2", False)])
 def test_a_process_count_the_batch_cannot_split_is_refused_before_trl(monkeypatch, capsys, rank, said):
     monkeypatch.setattr(trl_run, "load_trainer", stopped_by(AssertionError("TRL was imported first")))
+    monkeypatch.setattr(cli, "RANK_GRACE_S", 0.0)  # a rank > 0 waits for rank 0's line; none here
+    monkeypatch.setattr(cli.signal, "signal", lambda *a: None)  # and keeps pytest's SIGTERM handler
     for k, v in {"WORLD_SIZE": "3", "RANK": rank, "LOCAL_RANK": rank, "LOCAL_WORLD_SIZE": "3"}.items():
         monkeypatch.setenv(k, v)  # what accelerate launch --num_processes 3 sets for each rank
     assert trl_run.main(["--prompts", "16"]) == 2

@@ -27,6 +27,8 @@ from sim.tinylm.story import KS, StoryConfig, run_story
 from sim.tinylm.trl_run import ProcessCountError
 from sim.validate import neutral
 
+RANK_GRACE_S = 30.0  # a rank > 0 that finds a bad process count waits this long for rank 0 to say so
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit code 2
@@ -168,6 +170,9 @@ def _main(argv: list[str], seen: dict) -> int:
     except ProcessCountError as e:  # every rank finds it; rank 0 says it
         if e.rank == 0:
             print(f"error: {e}", file=sys.stderr)
+        else:  # let rank 0 say it first: the launcher stops every rank once one exits (torchrun's SIGTERM)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            time.sleep(RANK_GRACE_S)
         return 2
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

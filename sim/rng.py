@@ -71,16 +71,15 @@ def _rounds(c0, c1, c2, c3, k0, k1) -> tuple[np.ndarray, np.ndarray]:
     product = np.empty_like(x)
     mult = np.array([M0, M1], dtype=_U64).reshape(2, *ones)
     k0, k1 = np.broadcast_arrays(k0, k1)
-    key = np.stack([k0, k1]).reshape(2, *(1,) * (len(shape) - k0.ndim), *k0.shape)  # (2, ...) against x
-    bump = np.array([W0, W1], dtype=_U64).reshape(2, *ones)
+    key = np.stack([k0, k1]).reshape(1, 2, *(1,) * (len(shape) - k0.ndim), *k0.shape)
+    bumps = np.array([[W0, W1]], dtype=_U64) * np.arange(ROUNDS, dtype=_U64)[:, None]  # (ROUNDS, 2)
+    keys = (key + bumps.reshape(ROUNDS, 2, *ones)) & _MASK  # (ROUNDS, 2, ...) each round's (k0, k1)
     for r in range(ROUNDS):
         np.multiply(x, mult, out=product)  # (M0 c0, M1 c2), exact in 64 bits
         np.right_shift(product[::-1], 32, out=x)  # (hi(M1 c2), hi(M0 c0))
         x ^= y  # ^ (c1, c3)
-        x ^= key  # ^ (k0, k1)
+        x ^= keys[r]  # ^ (k0, k1)
         np.bitwise_and(product[::-1], _MASK, out=y)  # (lo(M1 c2), lo(M0 c0))
-        if r < ROUNDS - 1:
-            key = (key + bump) & _MASK
     return x, y
 
 
@@ -89,21 +88,26 @@ def to_uniform(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return ((a >> 5) << 26 | (b >> 6)).astype(np.float64) * 2.0**-53
 
 
+def _uniform_bits(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """to_uniform's 53 bits, (a >> 5) 2^26 + (b >> 6), of the stacked words x = (w0, w2), y = (w1, w3), in x:
+    row 0 holds uniform 2 c0 of each block, row 1 uniform 2 c0 + 1."""
+    x >>= 5
+    x <<= 26
+    y >>= 6
+    x |= y
+    return x
+
+
 def stream_uniforms(k0, k1, c1, c2, c3, count: int) -> np.ndarray:
     """Uniforms 0..count-1 of the streams (key, c1, c2, c3): an array of the broadcast shape of the arguments
     plus a last axis of `count`, uniform i from block i // 2 (see the module docstring)."""
     blocks = (count + 1) // 2
     c0 = np.arange(blocks, dtype=_U64)
     k0, k1, c1, c2, c3 = (np.asarray(a, dtype=_U64)[..., None] for a in (k0, k1, c1, c2, c3))
-    x, y = _rounds(c0, c1, c2, c3, k0, k1)  # (2, ..., blocks): (w0, w2) and (w1, w3)
-    x >>= 5
-    x <<= 26
-    y >>= 6
-    x |= y  # (2, ..., blocks) the 53 bits of uniforms 2c0 (words w0, w1) and 2c0 + 1 (w2, w3)
-    u = np.empty((*x.shape[1:], 2))
-    u[...] = np.moveaxis(x, 0, -1)
-    u *= 2.0**-53
-    return u.reshape(*x.shape[1:-1], 2 * blocks)[..., :count]
+    bits = _uniform_bits(*_rounds(c0, c1, c2, c3, k0, k1))  # (2, ..., blocks)
+    u = np.empty((*bits.shape[1:], 2))
+    np.multiply(np.moveaxis(bits, 0, -1), 2.0**-53, out=u)  # (..., blocks, 2): uniforms 2 c0 and 2 c0 + 1
+    return u.reshape(*bits.shape[1:-1], 2 * blocks)[..., :count]
 
 
 def check_key(key: int) -> int:
@@ -123,19 +127,31 @@ def toy_keys(seed: int, n_seeds: int) -> tuple[np.ndarray, np.ndarray]:
     return key_words(range(seed, seed + n_seeds))
 
 
+BLOCKS_PER_CALL = 8192  # Philox blocks computed at once, at most: past this its arrays outgrow the cache
+
+
 def toy_first_uniforms(keys: tuple, t0: int, n: int, n_prompts: int) -> np.ndarray:
-    """(S, n, P): the uniforms of the first draw of iterations t0..t0+n-1 (c2 = 0), per seed and prompt (seeds
-    first: the order in which they are fastest to compute)."""
-    k0, k1 = (k[:, None] for k in keys)  # (S, 1)
-    t = np.arange(t0, t0 + n, dtype=_U64)[None, :]  # (1, n)
-    return stream_uniforms(k0, k1, t, 0, TOY, n_prompts)
+    """(n, S, P): the uniforms of the first draw of iterations t0..t0+n-1 (c2 = 0), per seed and prompt, computed
+    with the seeds first (the order in which the key's xor is fastest), a few iterations at a time."""
+    S, P, B = len(keys[0]), n_prompts, (n_prompts + 1) // 2
+    k0, k1 = (k[:, None, None] for k in keys)  # (S, 1, 1)
+    c0 = np.arange(B, dtype=_U64)
+    u = np.empty((n, S, B, 2))
+    parts = max(1, -(-n * S * B // BLOCKS_PER_CALL))  # calls of at most BLOCKS_PER_CALL blocks, as even as can be
+    step = max(1, -(-n // parts))
+    for a in range(0, n, step):
+        t = np.arange(t0 + a, t0 + min(a + step, n), dtype=_U64)[None, :, None]  # (1, m, 1)
+        bits = _uniform_bits(*_rounds(c0, t, 0, TOY, k0, k1))  # (2, S, m, B)
+        np.multiply(bits.transpose(2, 1, 3, 0), 2.0**-53, out=u[a : a + step])  # (m, S, B, 2)
+    return u.reshape(n, S, 2 * B)[..., :P]
 
 
-def toy_refill_uniforms(keys: tuple, t: int, r: int, seeds: np.ndarray, slots: np.ndarray
+def toy_refill_uniforms(keys: tuple, t: int, rounds: np.ndarray, seeds: np.ndarray, slots: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray]:
-    """Dynamic sampling's refill round r (1-based) of iteration t, for the slots (seeds[n], slots[n]) that are
-    empty: (prompt uniforms, count uniforms), 1-D each: slot j's uniforms 2j and 2j + 1 (block j)."""
-    w0, w1, w2, w3 = philox(slots, t, r, TOY, keys[0][seeds], keys[1][seeds])
+    """Dynamic sampling's refill rounds (1-based, (b,)) of iteration t, for the slots (seeds[n], slots[n]):
+    (prompt uniforms, count uniforms), (b, n) each: slot j's uniforms 2j and 2j + 1 (block j) of each round."""
+    w0, w1, w2, w3 = philox(slots[None, :], t, np.asarray(rounds)[:, None], TOY, keys[0][seeds][None, :],
+                            keys[1][seeds][None, :])
     return to_uniform(w0, w1), to_uniform(w2, w3)
 
 

@@ -52,11 +52,15 @@ def test_stream_uniforms_layout():
 def test_toy_layout_seed_s_is_key_seed_plus_s():
     """Seed s of a band from `seed` draws with key seed + s: "seed 7" of a 16-seed band from 0 is the 1-seed
     run with seed 7, and a seed's draws do not depend on how many seeds run. Keys past 2**32 use both words."""
-    band = rng.toy_first_uniforms(rng.toy_keys(0, 16), 5, 3, 24)  # (S, n, P)
+    band = rng.toy_first_uniforms(rng.toy_keys(0, 16), 5, 3, 24)  # (n, S, P)
     alone = rng.toy_first_uniforms(rng.toy_keys(7, 1), 5, 3, 24)
-    np.testing.assert_array_equal(band[7], alone[0])
+    np.testing.assert_array_equal(band[:, 7], alone[:, 0])
     w = rng.philox(np.arange(12), 6, 0, rng.TOY, 7, 0)  # iteration 6, first draw: prompt j at uniform j
-    np.testing.assert_array_equal(band[7, 1, 0::2], rng.to_uniform(w[0], w[1]))
+    np.testing.assert_array_equal(band[1, 7, 0::2], rng.to_uniform(w[0], w[1]))
+    np.testing.assert_array_equal(band[1, 7, 1::2], rng.to_uniform(w[2], w[3]))
+    # computed a few iterations at a time (BLOCKS_PER_CALL): the same numbers as one stream at a time
+    many = rng.toy_first_uniforms(rng.toy_keys(3, 700), 0, 2, 23)  # 700 seeds x 12 blocks > BLOCKS_PER_CALL
+    np.testing.assert_array_equal(many[1, 699], rng.stream_uniforms(702, 0, 1, 0, rng.TOY, 23))
     big = 2**63 - 1
     k0, k1 = rng.toy_keys(big, 2)
     assert [int(k0[1]), int(k1[1])] == [0, 2**31]  # 2**63: low word 0, high word 2**31
@@ -66,9 +70,11 @@ def test_toy_layout_seed_s_is_key_seed_plus_s():
 
 def test_toy_refill_and_sharpen_layout():
     keys = rng.toy_keys(3, 4)
-    u_prompt, u_count = rng.toy_refill_uniforms(keys, 9, 2, np.array([1, 3]), np.array([5, 0]))
-    w = rng.philox(5, 9, 2, rng.TOY, 4, 0)  # seed 1 of the band (key 4), slot 5: block 5
-    assert u_prompt[0] == rng.to_uniform(w[0], w[1]) and u_count[0] == rng.to_uniform(w[2], w[3])
+    u_prompt, u_count = rng.toy_refill_uniforms(keys, 9, np.array([2, 3]), np.array([1, 3]), np.array([5, 0]))
+    w = rng.philox(5, 9, 2, rng.TOY, 4, 0)  # round 2, seed 1 of the band (key 4), slot 5: block 5
+    assert u_prompt[0, 0] == rng.to_uniform(w[0], w[1]) and u_count[0, 0] == rng.to_uniform(w[2], w[3])
+    w = rng.philox(0, 9, 3, rng.TOY, 6, 0)  # round 3, seed 3 (key 6), slot 0
+    assert u_prompt[1, 1] == rng.to_uniform(w[0], w[1]) and u_count[1, 1] == rng.to_uniform(w[2], w[3])
     u, v = rng.sharpen_uniforms(42, 10, 2, 8, 3)  # iterations 10, 11; 8 rows; G = 3
     w = rng.philox(2, 11, 6, rng.SHARPEN, 42, 0)  # iteration 11, row 6, answer 2
     assert u[1, 6, 2] == rng.to_uniform(w[0], w[1]) and v[1, 6, 2] == rng.to_uniform(w[2], w[3])

@@ -55,7 +55,7 @@ def run_lean(cfg: ToyConfig, table: tuple | None = None) -> ToyHistory | None:
             t1 = min(t0 + C, T + 1)
             n = min(t1, T) - t0  # steps in this chunk
             # (n, S, P) the first draws' uniforms of iterations t0..t0+n-1 (sim/rng.py's layout), as _draw_batch's
-            uniforms = toy_first_uniforms(keys, t0, n, P).transpose(1, 0, 2).copy()
+            uniforms = toy_first_uniforms(keys, t0, n, P)
             offsets = draw.offsets(uniforms)
             for t in range(t0, t1):
                 j = t - t0

@@ -27,6 +27,7 @@ from sim.toy.model import ToyConfig, init_state, policy
 from sim.toy.update import count_update
 
 Table = tuple[np.ndarray, np.ndarray]
+REFILL_BLOCKS = 16384  # refill draws computed at once, at most (all of a few rounds, for the slots left empty)
 
 
 def run_toy(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = None, *,
@@ -72,10 +73,10 @@ def _run_general(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = N
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         ref = policy(z_ref)
         for t in range(T):
-            if t % C == 0:  # the first draws' uniforms, a few iterations at a time: (S, n, P)
+            if t % C == 0:  # the first draws' uniforms, a few iterations at a time: (n, S, P)
                 first = toy_first_uniforms(keys, t, min(C, T - t), P)
             now = policy(w[:, None] + u - d)  # (S, P) each
-            k0, prompt, k, weight, answers = _draw_batch(keys, t, first[:, t % C], now[0], cfg)
+            k0, prompt, k, weight, answers = _draw_batch(keys, t, first[t % C], now[0], cfg)
             w, u, m = count_update(w, u, prompt, k, weight, cfg, d, z_ref, now=now, ref=ref, table=table)
             if not np.isfinite(u.sum() + w.sum()):
                 raise diverged(t + 1)
@@ -104,17 +105,25 @@ def _draw_batch(keys: tuple, t: int, uniforms: np.ndarray, p: np.ndarray, cfg: T
         return k0, None, k0, np.ones((S, P)), answers  # prompt None: slot j holds prompt j
     k, prompt = k0.copy(), np.tile(np.arange(P), (S, 1))
     full = (k > 0) & (k < G)
-    for r in range(1, cfg.max_redraws + 1):
+    r = 1
+    while r <= cfg.max_redraws:
         seeds, slots = np.nonzero(~full)  # the empty slots, (n,) each
         if not seeds.size:
             break
-        u_prompt, u_count = toy_refill_uniforms(keys, t, r, seeds, slots)
-        new_prompt = np.minimum((u_prompt * P).astype(np.intp), P - 1)  # floor(U P), uniform over the pool
-        new_k = draw.invert(u_count, p[seeds, new_prompt])
-        answers += G * np.bincount(seeds, minlength=S)
-        fill = (new_k > 0) & (new_k < G)
-        s_f, j_f = seeds[fill], slots[fill]
-        prompt[s_f, j_f], k[s_f, j_f], full[s_f, j_f] = new_prompt[fill], new_k[fill], True
+        # rounds r..r+b-1 for these slots at once: a slot draws in each round until a group has signal, so its
+        # draws do not depend on the other slots (the draws past its first informative round go unused)
+        b = min(cfg.max_redraws + 1 - r, max(1, REFILL_BLOCKS // seeds.size))
+        u_prompt, u_count = toy_refill_uniforms(keys, t, np.arange(r, r + b), seeds, slots)  # (b, n) each
+        new_prompt = np.minimum((u_prompt * P).astype(np.intp), P - 1)  # floor(U P): uniform over the pool
+        new_k = draw.invert(u_count, p[seeds, new_prompt])  # (b, n)
+        signal = (new_k > 0) & (new_k < G)
+        filled = signal.any(axis=0)  # (n,)
+        last = np.where(filled, signal.argmax(axis=0), b - 1)  # (n,) the last round each slot draws in
+        answers += G * np.bincount(seeds, weights=last + 1, minlength=S).astype(answers.dtype)
+        i, f = last[filled], np.flatnonzero(filled)
+        s_f, j_f = seeds[f], slots[f]
+        prompt[s_f, j_f], k[s_f, j_f], full[s_f, j_f] = new_prompt[i, f], new_k[i, f], True
+        r += b
     return k0, prompt, k, full.astype(float), answers
 
 

@@ -36,6 +36,8 @@ of a band from seed 0 is the 1-seed run with seed 7 (so bands from seeds 0 and 1
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 M0, M1 = 0xD2511F53, 0xCD9E8D57  # Philox4x32's multipliers
@@ -130,10 +132,29 @@ def toy_keys(seed: int, n_seeds: int) -> tuple[np.ndarray, np.ndarray]:
 BLOCKS_PER_CALL = 8192  # Philox blocks computed at once, at most: past this its arrays outgrow the cache
 
 
-def toy_first_uniforms(keys: tuple, t0: int, n: int, n_prompts: int) -> np.ndarray:
-    """(n, S, P): the uniforms of the first draw of iterations t0..t0+n-1 (c2 = 0), per seed and prompt, computed
-    with the seeds first (the order in which the key's xor is fastest), a few iterations at a time."""
-    S, P, B = len(keys[0]), n_prompts, (n_prompts + 1) // 2
+def toy_first_uniforms(seed: int, n_seeds: int, t0: int, n: int, n_prompts: int) -> np.ndarray:
+    """(n, S, P): the uniforms of the first draw of iterations t0..t0+n-1 (c2 = 0) of seeds seed..seed+S-1, per
+    seed and prompt (read-only). They do not depend on anything else in a config, so the toy's loops, which ask
+    for the same chunks of iterations every run, find them in a small cache when only G, lr, beta... change
+    (CACHED_CHUNKS chunks of at most CACHED_CELLS uniforms: at most 16 MB)."""
+    if n * n_seeds * n_prompts <= CACHED_CELLS:
+        return _first_uniforms_cached(seed, n_seeds, t0, n, n_prompts)
+    return _first_uniforms(seed, n_seeds, t0, n, n_prompts)
+
+
+CACHED_CHUNKS, CACHED_CELLS = 64, 2**15
+
+
+@functools.lru_cache(maxsize=CACHED_CHUNKS)
+def _first_uniforms_cached(seed: int, n_seeds: int, t0: int, n: int, n_prompts: int) -> np.ndarray:
+    return _first_uniforms(seed, n_seeds, t0, n, n_prompts)
+
+
+def _first_uniforms(seed: int, n_seeds: int, t0: int, n: int, n_prompts: int) -> np.ndarray:
+    """toy_first_uniforms, computed with the seeds first (the order in which the key's xor is fastest), at most
+    BLOCKS_PER_CALL blocks at a time."""
+    keys = toy_keys(seed, n_seeds)
+    S, P, B = n_seeds, n_prompts, (n_prompts + 1) // 2
     k0, k1 = (k[:, None, None] for k in keys)  # (S, 1, 1)
     c0 = np.arange(B, dtype=_U64)
     u = np.empty((n, S, B, 2))
@@ -143,7 +164,9 @@ def toy_first_uniforms(keys: tuple, t0: int, n: int, n_prompts: int) -> np.ndarr
         t = np.arange(t0 + a, t0 + min(a + step, n), dtype=_U64)[None, :, None]  # (1, m, 1)
         bits = _uniform_bits(*_rounds(c0, t, 0, TOY, k0, k1))  # (2, S, m, B)
         np.multiply(bits.transpose(2, 1, 3, 0), 2.0**-53, out=u[a : a + step])  # (m, S, B, 2)
-    return u.reshape(n, S, 2 * B)[..., :P]
+    out = u.reshape(n, S, 2 * B)[..., :P]
+    out.flags.writeable = False  # shared by every caller
+    return out
 
 
 def toy_refill_uniforms(keys: tuple, t: int, rounds: np.ndarray, seeds: np.ndarray, slots: np.ndarray

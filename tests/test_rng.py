@@ -52,15 +52,17 @@ def test_stream_uniforms_layout():
 def test_toy_layout_seed_s_is_key_seed_plus_s():
     """Seed s of a band from `seed` draws with key seed + s: "seed 7" of a 16-seed band from 0 is the 1-seed
     run with seed 7, and a seed's draws do not depend on how many seeds run. Keys past 2**32 use both words."""
-    band = rng.toy_first_uniforms(rng.toy_keys(0, 16), 5, 3, 24)  # (n, S, P)
-    alone = rng.toy_first_uniforms(rng.toy_keys(7, 1), 5, 3, 24)
+    band = rng.toy_first_uniforms(0, 16, 5, 3, 24)  # (n, S, P)
+    alone = rng.toy_first_uniforms(7, 1, 5, 3, 24)
     np.testing.assert_array_equal(band[:, 7], alone[:, 0])
     w = rng.philox(np.arange(12), 6, 0, rng.TOY, 7, 0)  # iteration 6, first draw: prompt j at uniform j
     np.testing.assert_array_equal(band[1, 7, 0::2], rng.to_uniform(w[0], w[1]))
     np.testing.assert_array_equal(band[1, 7, 1::2], rng.to_uniform(w[2], w[3]))
     # computed a few iterations at a time (BLOCKS_PER_CALL): the same numbers as one stream at a time
-    many = rng.toy_first_uniforms(rng.toy_keys(3, 700), 0, 2, 23)  # 700 seeds x 12 blocks > BLOCKS_PER_CALL
+    many = rng.toy_first_uniforms(3, 700, 0, 2, 23)  # 700 seeds x 12 blocks > BLOCKS_PER_CALL, not cached
     np.testing.assert_array_equal(many[1, 699], rng.stream_uniforms(702, 0, 1, 0, rng.TOY, 23))
+    # the cache hands out read-only arrays: a caller cannot change what the next run draws
+    assert not band.flags.writeable and rng.toy_first_uniforms(0, 16, 5, 3, 24) is band
     big = 2**63 - 1
     k0, k1 = rng.toy_keys(big, 2)
     assert [int(k0[1]), int(k1[1])] == [0, 2**31]  # 2**63: low word 0, high word 2**31
@@ -81,7 +83,7 @@ def test_toy_refill_and_sharpen_layout():
 
 
 def test_uniforms_are_uniform_and_streams_independent():
-    u = rng.toy_first_uniforms(rng.toy_keys(0, 64), 0, 100, 24).ravel()  # 153,600 uniforms
+    u = rng.toy_first_uniforms(0, 64, 0, 100, 24).ravel()  # 153,600 uniforms
     assert stats.kstest(u, "uniform").pvalue > 1e-3
     a, b = rng.stream_uniforms(0, 0, 0, 0, 0, 20_000), rng.stream_uniforms(1, 0, 0, 0, 0, 20_000)  # keys 0 and 1
     assert abs(np.corrcoef(a, b)[0, 1]) < 0.03 and abs(np.corrcoef(a[:-1], a[1:])[0, 1]) < 0.03

@@ -74,7 +74,7 @@ def _run_general(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = N
         ref = policy(z_ref)
         for t in range(T):
             if t % C == 0:  # the first draws' uniforms, a few iterations at a time: (n, S, P)
-                first = toy_first_uniforms(keys, t, min(C, T - t), P)
+                first = toy_first_uniforms(cfg.seed, S, t, min(C, T - t), P)
             now = policy(w[:, None] + u - d)  # (S, P) each
             k0, prompt, k, weight, answers = _draw_batch(keys, t, first[t % C], now[0], cfg)
             w, u, m = count_update(w, u, prompt, k, weight, cfg, d, z_ref, now=now, ref=ref, table=table)

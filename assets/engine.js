@@ -573,9 +573,9 @@ function surrogateGrad(a, rho, first, cfg, eps_high, out) {
 
 // Scratch arrays of an update over at most N slots of P prompts: allocated once per run.
 function updateWork(N, P) {
-  const f = () => new Float64Array(N);
+  const f = () => new Float64Array(N), g = () => new Float64Array(P);
   return { prompt: new Int32Array(N), k: new Int32Array(N), weight: f(), n_c: f(), n_w: f(), a_c: f(), a_w: f(),
-    old_c: f(), old_w: f(), dz: f(), pol: policyArrays(N), du: new Float64Array(P), s: new Float64Array(2) };
+    dz: f(), pol: policyArrays(P), old_c: g(), old_w: g(), rho_c: g(), rho_w: g(), du: g(), s: new Float64Array(2) };
 }
 
 // count_update: mu GRPO steps on one seed's (w, u) from counts alone. Slot n = 0..N-1 of the batch holds a
@@ -584,11 +584,12 @@ function updateWork(N, P) {
 //   L = -(1/B) sum_slots weight [k (s_c - beta k3_c) + (G - k)(s_w - beta k3_w)]
 // and its gradient in z (logitGrad) sums into dL/du_j over the slots of prompt j and into dL/dw over all.
 // Then u -= lr dL/du, w -= lr_w dL/dw, mu times with pi_old fixed at the sampling state.
-// u[base..base+P): the seed's parameters, updated in place; returns the new w. m: the step's metrics, into row i
-// (TRL's names: loss, grad_norm, kl of the first inner step; clip_ratio/region_mean over the inner steps).
-function countUpdate(w, u, base, N, identity, run, work, m, i) {
+// u[base..base+P): the seed's parameters, updated in place; returns the new w. now: policy(z) at (w, u) if the
+// caller has it. m: the step's metrics, into row i (TRL's names: loss, grad_norm, kl of the first inner step;
+// clip_ratio/region_mean over the inner steps). The policy and the ratios are per prompt, shared by its slots.
+function countUpdate(w, u, base, N, identity, run, work, m, i, now = null) {
   const { cfg, G, P, d, ref, table } = run;
-  const { prompt, k, weight, n_c, n_w, a_c, a_w, old_c, old_w, dz, pol, du, s } = work;
+  const { prompt, k, weight, n_c, n_w, a_c, a_w, old_c, old_w, rho_c, rho_w, dz, du, s } = work;
   const eps_high = cfg.clip_eps_high === null ? cfg.clip_eps : cfg.clip_eps_high;
   let total = 0;
   for (let n = 0; n < N; n++) {
@@ -613,27 +614,29 @@ function countUpdate(w, u, base, N, identity, run, work, m, i) {
   }
   let clip = 0;
   for (let step = 0; step < cfg.mu; step++) {
-    for (let n = 0; n < N; n++) {
-      const j = identity ? n : prompt[n];
-      policy(w + u[base + j] - d[j], pol, n);
+    const pol = step === 0 && now !== null ? now : work.pol;
+    for (let j = 0; j < P; j++) {
+      if (pol !== now) policy(w + u[base + j] - d[j], pol, j);
+      if (step === 0) { // pi_old is the sampling state: rho = 1 exactly
+        old_c[j] = pol.lp_c[j];
+        old_w[j] = pol.lp_w[j];
+      } else {
+        rho_c[j] = Math.exp(pol.lp_c[j] - old_c[j]);
+        rho_w[j] = Math.exp(pol.lp_w[j] - old_w[j]);
+      }
     }
     let kl = 0, surrogate = 0, abs_adv = 0, clipped = 0;
     for (let n = 0; n < N; n++) {
       const j = identity ? n : prompt[n];
-      const p_c = pol.p_c[n], p_w = pol.p_w[n], lp_c = pol.lp_c[n], lp_w = pol.lp_w[n];
-      if (step === 0) { // pi_old is the sampling state: rho = 1 exactly
-        old_c[n] = lp_c;
-        old_w[n] = lp_w;
-      }
-      const rho_c = step === 0 ? 1 : Math.exp(lp_c - old_c[n]);
-      const rho_w = step === 0 ? 1 : Math.exp(lp_w - old_w[n]);
-      surrogateGrad(a_c[n], rho_c, step === 0, cfg, eps_high, s);
+      const p_c = pol.p_c[j], p_w = pol.p_w[j], lp_c = pol.lp_c[j], lp_w = pol.lp_w[j];
+      const first = step === 0;
+      surrogateGrad(a_c[n], first ? 1 : rho_c[j], first, cfg, eps_high, s);
       let ns_c = n_c[n] * s[0];
       clipped += n_c[n] * s[1];
-      surrogateGrad(a_w[n], rho_w, step === 0, cfg, eps_high, s);
+      surrogateGrad(a_w[n], first ? 1 : rho_w[j], first, cfg, eps_high, s);
       let ns_w = n_w[n] * s[0];
       clipped += n_w[n] * s[1];
-      if (step === 0) { // first_step_metrics: k3 = u - log u - 1 over the sampled answers, the loss, mean |A|
+      if (first) { // first_step_metrics: k3 = u - log u - 1 over the sampled answers, the loss, mean |A|
         const k3_c = ref.p_c[j] / p_c - (ref.lp_c[j] - lp_c) - 1;
         const k3_w = ref.p_w[j] / p_w - (ref.lp_w[j] - lp_w) - 1;
         kl += (n_c[n] > 0 ? n_c[n] * k3_c : 0) + (n_w[n] > 0 ? n_w[n] * k3_w : 0); // never-sampled: weight 0
@@ -770,7 +773,7 @@ export function runToy(config, { advantageTable = null, onIteration = null } = {
       let answers = G * P;
       if (cfg.dynamic_sampling) answers += refill(run, keys[s], t, now, work, slot, words);
       h.answers.data[(t + 1) * S + s] = answers;
-      w[s] = countUpdate(w[s], u, base, P, !cfg.dynamic_sampling, run, work, h.metrics, t * S + s);
+      w[s] = countUpdate(w[s], u, base, P, !cfg.dynamic_sampling, run, work, h.metrics, t * S + s, now);
       let n_groups = 0;
       for (let j = 0; j < P; j++) n_groups += work.weight[j];
       h.metrics.n_groups.data[t * S + s] = n_groups;
@@ -863,7 +866,7 @@ export function expectedRun(config, { advantageTable = null } = {}) {
     } else {
       work.weight.set(pmf);
     }
-    w = countUpdate(w, u, 0, N, false, run, work, m, t);
+    w = countUpdate(w, u, 0, N, false, run, work, m, t, now);
     let sum = w;
     for (let j = 0; j < P; j++) sum += u[j];
     if (!Number.isFinite(sum)) throw diverged(t + 1);

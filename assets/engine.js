@@ -211,7 +211,9 @@ function checkSetting(spec, value) {
     if (match === undefined) throw new Error(`${name} must be one of ${spec.choices_repr}, got ${shown(value)}`);
     return match;
   } else if (spec.kind === "numbers") {
-    if (!Array.isArray(value)) throw new Error(`${name} must be a list of numbers (${spec.describe})`);
+    if (!Array.isArray(value) && !ArrayBuffer.isView(value)) {
+      throw new Error(`${name} must be a list of numbers (${spec.describe})`);
+    }
     for (const x of value) checkNumber(spec, name, x);
   } else {
     checkNumber(spec, name, value);
@@ -219,13 +221,18 @@ function checkSetting(spec, value) {
   return value;
 }
 
-// A config keyed by the dataclass's field names, missing keys at their defaults, every field checked in field
-// order (sim.settings.validate); an unknown key is refused.
-function buildConfig(fields, values, what) {
+// An unknown key is refused (Python's dataclass would not take it either).
+function checkKeys(fields, values, what) {
   const known = new Set(fields.map((f) => f.name));
   for (const key of Object.keys(values ?? {})) {
     if (!known.has(key)) throw new Error(`${what} has no field ${pyRepr(key)}`);
   }
+}
+
+// A config keyed by the dataclass's field names, missing keys at their defaults, every field checked in field
+// order (sim.settings.validate).
+function buildConfig(fields, values, what) {
+  checkKeys(fields, values, what);
   const cfg = {};
   for (const f of fields) cfg[f.name] = values?.[f.name] === undefined ? f.default : values[f.name];
   for (const f of fields) if (f.kind !== undefined) cfg[f.name] = checkSetting(f, cfg[f.name]);
@@ -278,6 +285,7 @@ function tableShape(x) {
 // sim.sharpen.SharpenConfig: the complete, checked config of a sharpening run.
 export function sharpenConfig(values = {}) {
   const fields = DECLARATIONS.SharpenConfig;
+  checkKeys(fields, values, "SharpenConfig");
   const cfg = {};
   for (const f of fields) cfg[f.name] = values?.[f.name] === undefined ? f.default : values[f.name];
   const shape = tableShape(cfg.success);
@@ -341,7 +349,9 @@ export function uniform(a, b) {
 
 // (k0, k1): the low and high 32-bit words of the 64-bit key seed + offset.
 export function keyWords(seed, offset = 0) {
-  const key = bigInteger(seed) + BigInt(offset);
+  const base = bigInteger(seed);
+  if (base === null) throw new Error(`a seed is a safe integer, a BigInt or a decimal string, got ${pyRepr(seed)}`);
+  const key = base + BigInt(offset);
   if (key < 0n || key >= 1n << 64n) throw new Error(`a Philox key is a 64-bit integer, got ${key}`);
   return [Number(key & 0xffffffffn), Number(key >> 32n)];
 }

@@ -103,6 +103,8 @@ test("an invalid config throws sim's message, before anything runs", () => {
   ];
   for (const [config, message] of cases) assert.throws(() => engine.runToy(config), { message });
   assert.throws(() => engine.runToy({ groupsize: 8 }), /ToyConfig has no field 'groupsize'/);
+  assert.throws(() => engine.runSharpen({ G: 8 }), /SharpenConfig has no field 'G'/);
+  assert.equal(engine.toyConfig({ n_prompts: 2, difficulties: new Float64Array([1, 2]) }).n_prompts, 2);
   assert.throws(() => engine.runSharpen({ init_probs: [0.5, 0.5] }),
     { message: "init_probs must have one entry per strategy (3), got (2,)" });
 });

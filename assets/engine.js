@@ -759,13 +759,13 @@ export function runToy(config, { advantageTable = null, onIteration = null } = {
   const run = toyRun(cfg, advantageTable);
   const { G, P, d, log_choose } = run, S = cfg.n_seeds, T = cfg.iterations;
   const h = newHistory(cfg, S, P, d);
-  const w = new Float64Array(S).fill(cfg.w_init), u = new Float64Array(S * P).fill(cfg.u_init);
-  const keys = [];
+  const w = new Float64Array(S).fill(cfg.w_init); // (S,) the shared skill of each seed
+  const u = new Float64Array(S * P).fill(cfg.u_init); // (S, P) the per-prompt parameters, seed s at s P
+  const keys = []; // seed s of the band draws with key seed + s
   for (let s = 0; s < S; s++) keys.push(keyWords(cfg.seed, s));
-  const work = updateWork(P, P), now = policyArrays(P), slot = policyArrays(1);
-  const first = new Float64Array(P), words = new Uint32Array(4);
+  const work = updateWork(P, P), now = policyArrays(P); // the batch's P slots; (P,) policy of the state
+  const first = new Float64Array(P), words = new Uint32Array(4); // (P,) the first draw's uniforms
   for (let t = 0; t <= T; t++) {
-    let total = 0;
     for (let s = 0; s < S; s++) {
       const base = s * P; // seed s's parameters u[base..base+P)
       for (let j = 0; j < P; j++) policy(w[s] + u[base + j] - d[j], now, j); // (P,) the state sampled from
@@ -781,7 +781,7 @@ export function runToy(config, { advantageTable = null, onIteration = null } = {
         h.counts.data[row + j] = work.k[j];
       }
       let answers = G * P;
-      if (cfg.dynamic_sampling) answers += refill(run, keys[s], t, now, work, slot, words);
+      if (cfg.dynamic_sampling) answers += refill(run, keys[s], t, now, work, words);
       h.answers.data[(t + 1) * S + s] = answers;
       w[s] = countUpdate(w[s], u, base, P, !cfg.dynamic_sampling, run, work, h.metrics, t * S + s, now);
       let n_groups = 0;
@@ -802,7 +802,7 @@ export function runToy(config, { advantageTable = null, onIteration = null } = {
 // Dynamic sampling (DAPO), sim.toy.runs._draw_batch: every round r = 1..max_redraws, each empty slot (a group
 // whose G rewards were all equal) draws a prompt floor(U P) and a fresh group for it, from block j of the
 // stream (seed + s, t, r, TOY). Fills work's slots (weight 0: left empty) and returns the extra answers drawn.
-function refill(run, key, t, now, work, slot, words) {
+function refill(run, key, t, now, work, words) {
   const { cfg, G, P, log_choose } = run;
   let extra = 0;
   for (let j = 0; j < P; j++) work.weight[j] = work.k[j] > 0 && work.k[j] < G ? 1 : 0;
@@ -835,13 +835,14 @@ export function expectedRun(config, { advantageTable = null } = {}) {
   const cfg = { ...toyConfig(config), n_seeds: 1 };
   const run = toyRun(cfg, advantageTable);
   const { G, P, d, log_choose } = run, T = cfg.iterations, slots = P * (G + 1);
-  const N = cfg.dynamic_sampling ? 2 * slots : slots;
+  const N = cfg.dynamic_sampling ? 2 * slots : slots; // slots: (P, G+1) pairs, twice under dynamic sampling
   const h = newHistory(cfg, 1, P, d);
   const m = h.metrics;
   let w = cfg.w_init;
-  const u = new Float64Array(P).fill(cfg.u_init);
-  const work = updateWork(N, P), now = policyArrays(P), pmf = new Float64Array(slots), q = new Float64Array(P);
-  for (let n = 0; n < N; n++) {
+  const u = new Float64Array(P).fill(cfg.u_init); // (P,)
+  const work = updateWork(N, P), now = policyArrays(P);
+  const pmf = new Float64Array(slots), q = new Float64Array(P); // (P, G+1) P(k_j = k); (P,) P(flat group)
+  for (let n = 0; n < N; n++) { // slot n: prompt j, k correct
     work.prompt[n] = Math.floor((n % slots) / (G + 1));
     work.k[n] = n % (G + 1);
   }

@@ -36,7 +36,7 @@ of a band from seed 0 is the 1-seed run with seed 7 (so bands from seeds 0 and 1
 
 from __future__ import annotations
 
-import functools
+import collections
 
 import numpy as np
 
@@ -134,20 +134,44 @@ BLOCKS_PER_CALL = 8192  # Philox blocks computed at once, at most: past this its
 
 def toy_first_uniforms(seed: int, n_seeds: int, t0: int, n: int, n_prompts: int) -> np.ndarray:
     """(n, S, P): the uniforms of the first draw of iterations t0..t0+n-1 (c2 = 0) of seeds seed..seed+S-1, per
-    seed and prompt (read-only). They do not depend on anything else in a config, so the toy's loops, which ask
-    for the same chunks of iterations every run, find them in a small cache when only G, lr, beta... change
-    (CACHED_CHUNKS chunks of at most CACHED_CELLS uniforms: at most 16 MB)."""
-    if n * n_seeds * n_prompts <= CACHED_CELLS:
-        return _first_uniforms_cached(seed, n_seeds, t0, n, n_prompts)
-    return _first_uniforms(seed, n_seeds, t0, n, n_prompts)
+    seed and prompt (read-only). They depend on nothing else in a config, so the toy's loops, which ask for the
+    same chunks of iterations every run, find them in a small cache when only G, lr, beta... change."""
+    key = (seed, n_seeds, t0, n, n_prompts)
+    found = _CACHE.get(key)
+    if found is None:
+        found = _first_uniforms(seed, n_seeds, t0, n, n_prompts)
+        _CACHE.put(key, found)
+    return found
 
 
-CACHED_CHUNKS, CACHED_CELLS = 64, 2**15
+class _Chunks:
+    """A least-recently-used cache of read-only arrays, at most `max_bytes` in all (a run of 256 seeds x 300
+    iterations holds 15 MB of first-draw uniforms; a larger array is not kept)."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes, self.bytes, self.items = max_bytes, 0, collections.OrderedDict()
+
+    def get(self, key):
+        found = self.items.get(key)
+        if found is not None:
+            self.items.move_to_end(key)
+        return found
+
+    def put(self, key, array: np.ndarray) -> None:
+        if array.nbytes > self.max_bytes or key in self.items:
+            return
+        self.items[key] = array
+        self.bytes += array.nbytes
+        while self.bytes > self.max_bytes:
+            self.bytes -= self.items.popitem(last=False)[1].nbytes
+
+    def clear(self) -> None:
+        self.items.clear()
+        self.bytes = 0
 
 
-@functools.lru_cache(maxsize=CACHED_CHUNKS)
-def _first_uniforms_cached(seed: int, n_seeds: int, t0: int, n: int, n_prompts: int) -> np.ndarray:
-    return _first_uniforms(seed, n_seeds, t0, n, n_prompts)
+CACHE_MB = 32
+_CACHE = _Chunks(CACHE_MB * 2**20)
 
 
 def _first_uniforms(seed: int, n_seeds: int, t0: int, n: int, n_prompts: int) -> np.ndarray:
@@ -165,7 +189,7 @@ def _first_uniforms(seed: int, n_seeds: int, t0: int, n: int, n_prompts: int) ->
         bits = _uniform_bits(*_rounds(c0, t, 0, TOY, k0, k1))  # (2, S, m, B)
         np.multiply(bits.transpose(2, 1, 3, 0), 2.0**-53, out=u[a : a + step])  # (m, S, B, 2)
     out = u.reshape(n, S, 2 * B)[..., :P]
-    out.flags.writeable = False  # shared by every caller
+    out.flags.writeable = False  # (cached) shared by every caller
     return out
 
 

@@ -581,6 +581,19 @@ function surrogateGrad(a, rho, first, cfg, eps_high, out) {
   }
 }
 
+// k3 = u - log u - 1, u = pi_ref / pi: Schulman's estimator of KL(pi || pi_ref) for one sampled answer
+// (sim.grpo.k3_kl), from the probabilities and their logs; >= 0, and d k3 / d log pi = 1 - u.
+function k3(p_ref, p, lp_ref, lp) {
+  return p_ref / p - (lp_ref - lp) - 1;
+}
+
+// logit_grad: the toy's step rule, dL/dz of one slot with n_c correct and n_w wrong answers whose objective
+// gradients (surrogateGrad, less beta (1 - u) for the k3 term) sum to ns_c and ns_w:
+//   dL/dz = -(1/B) [ns_c sigmoid(-z) - ns_w sigmoid(z)],   sigmoid(-z) = pi(wrong), sigmoid(z) = pi(correct)
+function logitGrad(ns_c, ns_w, p_c, p_w, neg_inv_B) {
+  return (ns_c * p_w - ns_w * p_c) * neg_inv_B;
+}
+
 // Scratch arrays of an update over at most N slots of P prompts: allocated once per run.
 function updateWork(N, P) {
   const f = () => new Float64Array(N), g = () => new Float64Array(P);
@@ -646,21 +659,19 @@ function countUpdate(w, u, base, N, identity, run, work, m, i, now = null) {
       surrogateGrad(a_w[n], first ? 1 : rho_w[j], first, cfg, eps_high, s);
       let ns_w = n_w[n] * s[0];
       clipped += n_w[n] * s[1];
-      if (first) { // first_step_metrics: k3 = u - log u - 1 over the sampled answers, the loss, mean |A|
-        const k3_c = ref.p_c[j] / p_c - (ref.lp_c[j] - lp_c) - 1;
-        const k3_w = ref.p_w[j] / p_w - (ref.lp_w[j] - lp_w) - 1;
+      if (first) { // first_step_metrics: k3 over the sampled answers, the loss at rho = 1, mean |A|
+        const k3_c = k3(ref.p_c[j], p_c, ref.lp_c[j], lp_c), k3_w = k3(ref.p_w[j], p_w, ref.lp_w[j], lp_w);
         kl += (n_c[n] > 0 ? n_c[n] * k3_c : 0) + (n_w[n] > 0 ? n_w[n] * k3_w : 0); // never-sampled: weight 0
         surrogate += cfg.loss_type === "cispo"
           ? (n_c[n] > 0 ? ns_c * lp_c : 0) + (n_w[n] > 0 ? ns_w * lp_w : 0) // -sg(min(rho, eps_max)) A log pi
           : ns_c + ns_w; // PPO's surrogate at rho = 1: A
         abs_adv += n_c[n] * Math.abs(a_c[n]) + n_w[n] * Math.abs(a_w[n]);
       }
-      if (cfg.beta > 0) { // logit_grad: the k3 term, d k3 / d log pi = 1 - u
+      if (cfg.beta > 0) {
         ns_c = ns_c - cfg.beta * (n_c[n] * (1 - ref.p_c[j] / p_c));
         ns_w = ns_w - cfg.beta * (n_w[n] * (1 - ref.p_w[j] / p_w));
       }
-      // logit_grad: dL/dz = -(1/B) [ns_c sigmoid(-z) - ns_w sigmoid(z)], sigmoid(-z) = pi(wrong)
-      dz[n] = (ns_c * p_w - ns_w * p_c) * -inv_B;
+      dz[n] = logitGrad(ns_c, ns_w, p_c, p_w, -inv_B);
     }
     clip += clipped * inv_B / cfg.mu;
     du.fill(0);

@@ -427,7 +427,7 @@ function inverseCdf(U, G, p_c, p_w, lp_c, lp_w, log_choose) {
     log_f = log_choose[k] + k * lp_c + (G - k) * lp_w;
   }
   const ratio = p_c / p_w;
-  let f = Math.exp(log_f), F = f;
+  let f = k === 0 ? intPower(p_w, G) : Math.exp(log_f), F = f; // f(0) = (1 - p)^G by squaring, else from its log
   while (U >= F && k < G) {
     f *= ratio * (G - k) / (k + 1);
     k++;

@@ -7,7 +7,9 @@
 Prints medians over repeats of wall time and of process CPU time (CPU time is the steadier figure on a
 shared machine: it does not count time spent waiting for a core, though a busy neighbour still slows
 every instruction: the load average is printed before and after), and the minimum CPU time (the figure
-closest to an idle machine). Targets from the issue:
+closest to an idle machine). The repeated runs of one config find its first draws' uniforms in sim/rng.py's
+cache (as the app's runs of one seed at new settings do); "the first run of a seed" times runs without it.
+Targets from the issue:
   a 300-iteration run with 64 seeds (G = 8) under 50 ms; cost at G = 64 within 1.5x of G = 8;
   at least 20x the straightforward per-answer version at G = 64.
 """
@@ -25,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
+from sim import rng  # noqa: E402
 from sim.binomial import binomial_sampler  # noqa: E402
 from sim.toy import ToyConfig, expected_run, run_toy, run_toy_reference  # noqa: E402
 from sim.toy.runs import _run_general  # noqa: E402
@@ -93,6 +96,16 @@ def main(argv: list[str] | None = None) -> int:
         setting[name] = cpu
         print(f"  {name:<13} {1e3 * wall:7.1f} ms wall {1e3 * cpu:7.1f} ms CPU (min {1e3 * low:.1f})")
 
+    print("\nthe first run of a seed (sim/rng.py's cache of the first draws' uniforms cleared before each run)")
+    cold = {}
+    for name, cfg in (("300 iterations x 64 seeds", ToyConfig(n_seeds=64, iterations=300)), ("the page default", page)):
+        def first_run(cfg=cfg):
+            rng._CACHE.clear()
+            run_toy(cfg)
+        wall, cpu, low = measure(first_run, repeats)
+        cold[name] = cpu
+        print(f"  {name:<26} {1e3 * wall:7.1f} ms wall {1e3 * cpu:7.1f} ms CPU (min {1e3 * low:.1f})")
+
     n_ref = 3 if args.tiny else 10 if args.quick else 30
     print(f"\nstraightforward path, run_toy_reference (every answer, sim.grpo + autograd), {n_ref} iterations")
     print(f"  {'G':>3} {'seeds':>5} {'wall ms':>9} {'CPU ms':>9} {'seed-iter/s (CPU)':>18}")
@@ -108,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  300 iterations x 64 seeds, G=8: {1e3 * t64:.1f} ms CPU median (target < 50 ms)")
     print(f"  the Training page's default setting: run_toy {1e3 * setting['run_toy']:.1f} ms + expected_run "
           f"{1e3 * setting['expected_run']:.1f} ms CPU median")
+    print(f"  a seed's first run: 64 seeds {1e3 * cold['300 iterations x 64 seeds']:.1f} ms, the page default "
+          f"{1e3 * cold['the page default']:.1f} ms CPU median")
     for S in seeds:
         print(f"  cost G=64 / G=8 at {S} seeds: {fast[64, S] / fast[8, S]:.2f}x (target <= 1.5x)")
     for S in seeds:

@@ -354,7 +354,7 @@ def shape(sent: list, marks: dict) -> dict:
     }
 
 
-@pytest.mark.browser
+@pytest.mark.e2e
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
 def test_tab_sends_what_chromium_sends():
     pytest.importorskip("playwright.sync_api")
@@ -397,6 +397,7 @@ def test_tab_sends_what_chromium_sends():
         assert tab["not_auto_while_playing"] == 0 and tab["fragment_ids"] == []
 
 
+@pytest.mark.e2e
 def test_short_class_that_saturates_the_server(tmp_path):
     """A short saturated class against a server the bench starts: 40 students each trying a new seed every 2 s
     (20 new settings a second, as 200 students every 10 s) and the lecturer moving G for 10 s. Zero errors,

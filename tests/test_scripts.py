@@ -29,6 +29,7 @@ def json_out(done: subprocess.CompletedProcess) -> dict:
     return json.loads(done.stdout[done.stdout.index("{"):])
 
 
+@pytest.mark.integration
 def test_bench_tinylm_tiny():
     out = json_out(run("bench_tinylm.py", "--seeds", "1", "--iterations", "1", "--skip-sft", "--eval-samples", "2"))
     (row,) = out["runs"]
@@ -36,6 +37,7 @@ def test_bench_tinylm_tiny():
     assert row["eval_seconds"] == out["median_eval_seconds"] > 0
 
 
+@pytest.mark.e2e
 def test_bench_tinylm_class_tiny():
     out = json_out(run("bench_tinylm_class.py", "--students", "1", "--iterations", "1", "--eval-samples", "4",
                        "--window", "0.1", "--timeout", "120"))
@@ -43,7 +45,7 @@ def test_bench_tinylm_class_tiny():
     assert out["first_chart_after_click"]["n"] == 1 and out["finished_run_after_click"]["n"] == 1
 
 
-@pytest.mark.browser
+@pytest.mark.e2e
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
 def test_bench_player_quick():
     out = json_out(run("bench_player.py", "--quick"))
@@ -53,6 +55,7 @@ def test_bench_player_quick():
     assert again and all(r["from_cache"] for r in again)  # a reload does not fetch Plotly.js again
 
 
+@pytest.mark.integration
 def test_bench_toy_tiny():
     done = run("bench_toy.py", "--tiny")
     assert done.returncode == 0, done.stderr[-3000:]
@@ -60,24 +63,27 @@ def test_bench_toy_tiny():
     assert "300 iterations x 64 seeds" in done.stdout and "the Training page's default setting" in done.stdout
 
 
+@pytest.mark.integration
 def test_bench_cold_start_refuses_a_bad_flag():
     """Its run is tests/test_browser.py::test_first_chart_on_a_cold_start (the same function)."""
     done = run("bench_cold_start.py", "--runs", "0")
     assert done.returncode == 2 and "error:" in done.stderr and done.stdout == ""
 
 
+@pytest.mark.integration
 def test_test_sh_parses():
     """scripts/test.sh is the suite itself (it cannot run inside it): its syntax is checked."""
     done = subprocess.run(["bash", "-n", str(SCRIPTS / "test.sh")], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.integration
 def test_bench_lab_tiny():
     out = json_out(run("bench_lab.py", "--repeats", "1", "--hang", "0.05"))
     assert out["n_checks"] == 18 and out["per_call_ms"] > 0 and out["checks_ms"] > 0
 
 
-@pytest.mark.browser
+@pytest.mark.e2e
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
 def test_bench_lesson_tiny():
     out = json_out(run("bench_lesson.py", "--grid", "G=8,16", "--grid", "beta=0", "--grid", "scale=group",
@@ -85,6 +91,7 @@ def test_bench_lesson_tiny():
     assert out["first_view_s"] > 0 and out["play_fps_at_60"] > 0 and out["tries"] == 1
 
 
+@pytest.mark.integration
 def test_record_tinylm_run_tiny(tmp_path):
     from sim.tinylm.figures import load_run_record
 

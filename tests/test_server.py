@@ -79,6 +79,7 @@ def _record(monkeypatch) -> tuple[list, list]:
     return asked, computed
 
 
+@pytest.mark.integration
 def test_warm_up_cache_keys_are_exactly_the_pages_default_keys(monkeypatch):
     warmed = {(fn.__name__, repr(args)) for fn, args in server.default_runs()}
     s = server.Server.create()  # the process's server: the pages below use its cache

@@ -14,6 +14,8 @@ from sim.sharpen import SharpenConfig
 from sim.toy import ToyConfig
 from ui.work import LECTURER, STUDENT, Gate, JobError, Work
 
+pytestmark = pytest.mark.integration
+
 SMALL = ToyConfig(iterations=6, n_seeds=3, group_size=4)
 
 

@@ -408,7 +408,9 @@ def test_short_class_that_saturates_the_server(tmp_path):
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     result = json.loads(out.read_text())
-    assert result == json.loads(proc.stdout.strip().splitlines()[-1])  # one JSON line, also in the file
+    (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    assert result == json.loads(line)  # one JSON line, also in the file
+    assert "| lecturer: G moved, the new chart shown (p95) |" in proc.stdout  # then the figures and their targets
     assert result["errors"] == 0 and result["server_log_tracebacks"] == 0, result["error_samples"]
     lecturer, students = result["lecturer_latency_s"], result["student_latency_s"]
     # Each counted change is a chart that arrived carrying the new value (`G = v`, `(seed v)`), in a run that

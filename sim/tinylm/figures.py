@@ -19,9 +19,9 @@ import statistics
 from pathlib import Path
 
 from sim.files import write_atomically
+from sim.paths import ASSETS
 from sim.tinylm.presets import PRESET_NAMES
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
 SEEDS_ASSET = ASSETS / "tinylm_seeds.json"  # the default preset's record (the name predates the presets)
 PRESET_ASSETS = {"default": SEEDS_ASSET, "chapter-lab": ASSETS / "tinylm_chapter_lab.json"}
 assert set(PRESET_ASSETS) == set(PRESET_NAMES)

@@ -469,7 +469,8 @@ def report(opts: argparse.Namespace, result: dict) -> Report:
     r.add("server RSS idle", result.get("rss_idle_mb"), "MB")
     r.add("server RSS peak", result.get("rss_peak_mb"), "MB")
     settled = opts.settle >= 120 and result["rss_after_settle_mb"] is not None and result["rss_idle_mb"] is not None
-    r.add(f"server RSS {opts.settle:.0f} s after the class, over idle",
+    r.add(f"server RSS {opts.settle:.0f} s after the class, over idle" if opts.settle >= 120 else
+          "server RSS after the class, over idle (measured with --settle 120 or more)",
           round(result["rss_after_settle_mb"] - result["rss_idle_mb"], 1) if settled else None, "MB",
           target=50 if opts.settle >= 120 else None)
     where = "a server it started (as docs/serving.md starts it)" if opts.start_server else opts.url

@@ -4,12 +4,8 @@ runs dropped once the class has left (and only once per quiet spell), nothing dr
 import threading
 import time
 
-import pytest
-
 from sim.toy import ToyConfig
 from ui import runs, server
-
-pytestmark = pytest.mark.integration
 
 SMALL = ToyConfig(iterations=5, n_seeds=2)
 

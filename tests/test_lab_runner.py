@@ -58,6 +58,7 @@ def write(path: Path, text: str) -> Path:
 # ---- calls and failures ---------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_call_returns_the_students_tensor():
     logp, ref = np.log([0.6, 0.3]), np.log([0.5, 0.3])
     got = lab("correct").call("k3_kl", logp, ref)
@@ -66,6 +67,7 @@ def test_call_returns_the_students_tensor():
     assert got[0].item() == pytest.approx(K3_CHAPTER, abs=1e-12) and round(K3_CHAPTER, 4) == 0.0157
 
 
+@pytest.mark.integration
 def test_timeout_kills_the_worker_and_the_next_call_works():
     hangs = lab("hangs", timeout=0.5)
     assert hangs.load() is None and _until(lambda: all(w.pid for w in hangs.pool.workers))  # both workers up
@@ -77,6 +79,7 @@ def test_timeout_kills_the_worker_and_the_next_call_works():
     assert isinstance(ok, torch.Tensor) and _until(lambda: hangs.pool.starts == starts + 1)  # replaced once
 
 
+@pytest.mark.integration
 def test_crash_is_reported_and_the_next_call_works():
     crashes = lab("crashes")
     got = crashes.call("k3_kl", np.zeros(2), np.zeros(2))
@@ -86,6 +89,7 @@ def test_crash_is_reported_and_the_next_call_works():
     assert isinstance(lab("correct").call("k3_kl", np.zeros(2), np.zeros(2)), torch.Tensor)
 
 
+@pytest.mark.integration
 def test_raised_wrong_shape_wrong_type_and_missing(tmp_path):
     adv = lab("raises").advantages([1, 0, 0, 0])
     assert not adv.ok and adv.student is None and adv.error.kind == "raised"
@@ -108,6 +112,7 @@ def test_raised_wrong_shape_wrong_type_and_missing(tmp_path):
         odd.call("open", "/etc/passwd")
 
 
+@pytest.mark.integration
 def test_import_failure_and_reimport_when_the_file_changes(tmp_path):
     path = tmp_path / "tasks.py"
     shutil.copy(FIXTURES / "syntax_error" / "tasks.py.txt", path)
@@ -126,6 +131,7 @@ def test_import_failure_and_reimport_when_the_file_changes(tmp_path):
     assert all(r.passed for r in student.check_all())  # the cached results follow the file
 
 
+@pytest.mark.integration
 def test_student_output_is_discarded(tmp_path, capfd):
     chatty = CORRECT.replace("    d = ref_logp - logp\n", "    print('x' * 100000)\n    d = ref_logp - logp\n")
     write(tmp_path / "tasks.py", "print('hello from import')\n" + chatty)
@@ -135,6 +141,7 @@ def test_student_output_is_discarded(tmp_path, capfd):
     assert "hello" not in out + err and "xxxx" not in out + err
 
 
+@pytest.mark.integration
 def test_check_all_is_cached_until_the_file_changes(monkeypatch):
     correct = lab("correct")
     first = correct.check_all()
@@ -142,6 +149,7 @@ def test_check_all_is_cached_until_the_file_changes(monkeypatch):
     assert correct.check_all() == first and all(r.passed for r in first)
 
 
+@pytest.mark.integration
 def test_lab_paths_are_validated(tmp_path):
     with pytest.raises(LabPathError, match="no such file"):
         load_lab(tmp_path / "nope")
@@ -175,6 +183,7 @@ def closed_form_table(G: int, scale_std: bool, eps: float) -> np.ndarray:
     return table
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("G,scale_std,eps", [(2, True, 1e-4), (8, True, 1e-4), (8, False, 1e-4), (64, True, 0.1)])
 def test_advantage_table_matches_closed_form_and_sim_grpo(G, scale_std, eps):
     ref, inconsistent = probes.advantage_table(solutions, G, scale_std, eps)
@@ -190,6 +199,7 @@ def test_advantage_table_matches_closed_form_and_sim_grpo(G, scale_std, eps):
     np.testing.assert_allclose(student.student, ref, atol=1e-9)
 
 
+@pytest.mark.integration
 def test_advantage_table_reports_the_chapter_mistakes_and_inconsistency(tmp_path):
     wrong_std = lab("wrong_std").advantage_table(4)
     assert not wrong_std.ok and wrong_std.report["n_mismatch"] == 6  # k = 1, 2, 3: both columns
@@ -206,6 +216,7 @@ def test_advantage_table_reports_the_chapter_mistakes_and_inconsistency(tmp_path
     assert table.message.startswith("answers of the same kind got different advantages in the group(s) with k = 0")
 
 
+@pytest.mark.integration
 def test_k3_curve_and_loss_and_grad():
     u = np.linspace(0.2, 3.0, 15)
     k3, slope = lab("correct").k3_curve(u)
@@ -244,6 +255,7 @@ def test_compare_reports_in_plain_data():
     assert c.ok and c.message.startswith("matches")
 
 
+@pytest.mark.integration
 def test_concurrent_sessions_share_one_worker():
     from concurrent.futures import ThreadPoolExecutor
 

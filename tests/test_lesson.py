@@ -54,6 +54,7 @@ def page_payload(**query) -> dict:
     return player_data(at)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("query, sid", [({}, "training-G8_beta0_scalegroup"),
                                         ({"G": "16", "beta": "0.04"}, "training-G16_beta0.04_scalegroup")])
 def test_the_lesson_stores_exactly_what_the_page_sends(lesson, query, sid):
@@ -87,6 +88,7 @@ def test_the_size_estimate_matches_the_files(lesson):
         assert abs(len(text) - est) < 0.1 * est, (sid, len(text), est)
 
 
+@pytest.mark.integration
 def test_the_controls_are_worded_and_defaulted_as_the_page():
     at = AppTest.from_file(str(ROOT / "pages" / "training.py"), default_timeout=60).run()
     cfg = page_config({})
@@ -153,6 +155,7 @@ def test_grid_values_are_typed_by_the_declarations():
     assert g["G"] == (4, 16) and g["lr"] == (0.1,) and g["dyn"] == (True,) and g["scale"] == ("group", "batch", "none")
 
 
+@pytest.mark.integration
 def test_the_sidebar_builds_the_lesson_once_and_offers_the_zip():
     """The build runs in a worker process of its own (the server's sessions never wait behind it), with its
     progress on the page, then the zip is offered."""
@@ -197,6 +200,7 @@ def test_the_table_views_hold_the_chapters_numbers(exercises):
     assert tiny[:3] == [str(first["seed"]), f"{first['pass_at_1_before']:.3f}", f"{first['pass_at_1_after']:.3f}"]
 
 
+@pytest.mark.integration
 def test_std_scaling_and_sharpening_store_what_their_pages_send():
     from sim.lesson.views import sharpen_entry, std_entry
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.fixtures.serve import CHROMIUM, CHROMIUM_ARGS, free_port
 
-pytestmark = pytest.mark.browser
+pytestmark = pytest.mark.e2e
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
 STATS = "window.grpoPlayers.training"
 DRAWN = f"window.grpoPlayers && {STATS} && {STATS}.draws > 0"  # the page may not have its scripts yet
@@ -57,7 +57,6 @@ class Opened:
         self.context.route("**/*", route)
         p.on("pageerror", lambda e: self.errors.append(str(e)))
         p.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        self.t0 = time.monotonic()
         p.goto(url, wait_until="domcontentloaded")  # not "load": that waits for Plotly.js, which a test may not need
 
     def close(self):
@@ -70,7 +69,6 @@ def test_from_file_plays_switches_G_and_a_copied_link_reproduces_it(browser, les
     w = Opened(browser, f"{base}/training.html", allowed=base + "/")
     p = w.page
     p.wait_for_function(DRAWN)
-    first = time.monotonic() - w.t0
     assert "G = 8" in p.locator(ACC_TITLE).text_content()
     p.get_by_label("speed in iterations per second").select_option("60")
     p.get_by_role("button", name="Play").click()
@@ -91,9 +89,7 @@ def test_from_file_plays_switches_G_and_a_copied_link_reproduces_it(browser, les
     assert w2.page.get_by_label("Group size G").input_value() == "1"  # index of 16 in (8, 16)
     assert "G = 16" in w2.page.locator(ACC_TITLE).text_content()
     assert not w2.errors
-    w2.close()
-    # target 2 s on a quiet machine (scripts/bench_lesson.py measures); here only a bound a loaded machine meets
-    assert first < 30, f"first view drawn {first:.1f} s after opening"
+    w2.close()  # (how fast the first view draws: scripts/bench_lesson.py)
 
 
 def test_over_http_server_only_the_lessons_files(browser, lesson):

@@ -4,6 +4,8 @@ when nobody watches, bounded in number and size."""
 import threading
 import time
 
+import pytest
+
 from sim.tinylm import job as job_module
 from sim.tinylm.grpo_train import GRPOConfig
 from sim.tinylm.job import TinyLMRuns
@@ -30,6 +32,7 @@ def other_seed(cfg: StoryConfig, seed: int) -> StoryConfig:
     return dataclasses.replace(cfg, grpo=dataclasses.replace(cfg.grpo, seed=seed))
 
 
+@pytest.mark.integration
 def test_same_settings_share_one_run_and_other_settings_get_their_own():
     reg = TinyLMRuns()
     a = reg.join(LONG, "alice")
@@ -47,14 +50,14 @@ def test_same_settings_share_one_run_and_other_settings_get_their_own():
     reg.find(LONG).leave("dave")
 
 
+@pytest.mark.integration
 def test_a_finished_run_replays_at_once_with_its_whole_history():
     reg = TinyLMRuns()
     first = reg.join(SHORT, "alice")
     assert wait_for(lambda: first.state == "done")
-    t0 = time.perf_counter()
     again = reg.join(SHORT, "bob")
     snap = again.snapshot("bob")
-    assert again is first and time.perf_counter() - t0 < 0.1
+    assert again is first  # the finished run itself: nothing is trained again
     assert snap["state"] == "done" and len(snap["history"]) == 3 and snap["result"]["iterations"] == 3
     assert [i for i, _ in snap["pass_at_1"]] == [0, 3]
     assert 1000 < first.nbytes < 100_000  # its size for the registry's bound: history + result as JSON
@@ -80,6 +83,7 @@ def test_finished_runs_are_bounded_by_count_and_size(monkeypatch):
     assert len(small) == 2  # 2 x 1000 bytes fit under 2500, a third does not
 
 
+@pytest.mark.integration
 def test_pause_is_for_a_sole_viewer_and_a_second_viewer_resumes_the_run():
     reg = TinyLMRuns()
     job = reg.join(other_seed(LONG, 5), "alice")
@@ -98,6 +102,7 @@ def test_pause_is_for_a_sole_viewer_and_a_second_viewer_resumes_the_run():
     assert wait_for(lambda: not job.running) and job.state == "stopped"
 
 
+@pytest.mark.integration
 def test_a_run_nobody_polls_stops_and_frees_its_slot_for_the_next_in_line():
     reg = TinyLMRuns(heartbeat_s=1.0, max_concurrent=1)  # one slot: the line is visible
     first = reg.join(other_seed(LONG, 7), "alice")
@@ -112,6 +117,7 @@ def test_a_run_nobody_polls_stops_and_frees_its_slot_for_the_next_in_line():
     assert wait_for(lambda: not second.running)
 
 
+@pytest.mark.integration
 def test_sixty_sessions_joining_at_once_share_one_run():
     reg = TinyLMRuns()
     got, barrier = [], threading.Barrier(60)
@@ -133,6 +139,7 @@ def test_sixty_sessions_joining_at_once_share_one_run():
     assert wait_for(lambda: not job.running)
 
 
+@pytest.mark.integration
 def test_polls_slow_down_with_viewers_but_stay_inside_the_heartbeat():
     assert poll_interval(1) == 0.5 and poll_interval(60) == 6.0
     assert poll_interval(10_000) == job_module.HEARTBEAT_S / 3
@@ -141,6 +148,7 @@ def test_polls_slow_down_with_viewers_but_stay_inside_the_heartbeat():
 # ---- issue 19 rows 11, 12, 13: the line -------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_the_line_is_first_come_first_served():
     """Row 11: four settings started on one slot, then the running one stopped: place 1 gets the slot."""
     runs = TinyLMRuns(max_concurrent=1)
@@ -158,6 +166,7 @@ def test_the_line_is_first_come_first_served():
     assert wait_for(lambda: not b.running) and b._worker.starts == 1 and c._worker.starts == d._worker.starts == 0
 
 
+@pytest.mark.integration
 def test_a_queued_run_nobody_watches_is_not_started():
     """Row 13: every tab of a waiting run closed (no Stop, only no more polls): when the slot frees, the run
     behind it starts instead, and the abandoned one never starts a worker."""
@@ -176,6 +185,7 @@ def test_a_queued_run_nobody_watches_is_not_started():
     assert wait_for(lambda: not c.running and not a.running)
 
 
+@pytest.mark.integration
 def test_words_match_the_state():
     """Row 12: no "place 0 in line" on an idle server's first Start; no "0 session(s) still watching"."""
     from ui.tinylm_runs import left_text, queue_text

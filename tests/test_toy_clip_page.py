@@ -3,10 +3,13 @@ PPO's clip, checked against the runs of those settings (AppTest, no browser)."""
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from sim.toy import ToyConfig, clip_summary, run_toy
 from tests.fixtures.apptest import player_data
+
+pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[1]
 

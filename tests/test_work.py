@@ -37,6 +37,7 @@ def wait(work, fn, args, priority=STUDENT):
     return job.value
 
 
+@pytest.mark.integration
 def test_a_worker_computes_what_the_server_would(work):
     """Every job the pages use, through the worker (pickled there and back, rebuilt) and in this thread."""
     here = Work(0)
@@ -66,6 +67,7 @@ def test_the_expected_run_is_shared_by_every_seed():
     assert np.array_equal(a.p, b.p)
 
 
+@pytest.mark.integration
 def test_the_lecturer_goes_first_and_an_abandoned_job_is_dropped(work):
     busy = threading.Thread(target=wait, args=(work, time.sleep, (0.6,)))
     busy.start()
@@ -90,6 +92,7 @@ def test_the_lecturer_goes_first_and_an_abandoned_job_is_dropped(work):
     assert not abandoned.done.is_set() and not work.cached(math.factorial, (21,))[0]  # never computed
 
 
+@pytest.mark.integration
 def test_two_sessions_share_one_computation(work):
     a, b = object(), object()
     first = work.submit(math.factorial, (30,), a)
@@ -97,6 +100,7 @@ def test_two_sessions_share_one_computation(work):
     assert first.done.wait(10)
 
 
+@pytest.mark.integration
 def test_a_refused_setting_and_a_hung_job_say_why(work):
     with pytest.raises(JobError, match="^math domain error$"):  # the engine's ValueError, word for word
         wait(work, math.sqrt, (-1.0,))

@@ -35,7 +35,6 @@ import logging
 import threading
 import time
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 LOG = logging.getLogger("grpo_playground")
 IDLE_RELEASE_S = 45.0  # no page has run for this long: the class has left
@@ -69,9 +68,10 @@ STREAMLIT_LAZY = ("pandas", "pyarrow", "streamlit.material_icon_names", "streaml
 
 def page_imports() -> list[str]:
     """Every module app.py and the pages import (read from their source, not run)."""
-    root = Path(__file__).resolve().parents[1]
+    from sim.paths import APP, PAGES
+
     found = []
-    for path in [root / "app.py", *sorted((root / "pages").glob("*.py"))]:
+    for path in [APP, *sorted(PAGES.glob("*.py"))]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 found += [a.name for a in node.names]

@@ -18,9 +18,9 @@ from pathlib import Path
 from sim.files import shown_path
 from sim.lesson.html import index_page, inline_json, view_page
 from sim.lesson.views import View
+from sim.paths import ASSETS
 from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
 MARKER = ".grpo-lesson"  # marks a folder this command wrote (the only kind --force replaces)
 MOUNT = "export default function (component) {"
 

@@ -20,7 +20,7 @@ from ui.runs import private_toy_runs
 from ui.upload import file_line, md, show_text, user_file
 from ui.work import JobError
 
-EXAMPLE = "assets/examples/tinylm_prompts.csv"
+EXAMPLE = "examples/tinylm_prompts.csv"
 SEEDS = 8  # seeds of the toy's band
 G_TICKS = [2, 4, 8, 16, 32, 64]
 LOG_TICKS = [10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000, 300000]

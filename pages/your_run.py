@@ -16,7 +16,7 @@ from ui.controls import Num, build_config
 from ui.page import metric_row, open_page
 from ui.upload import chart_text, file_line, md, show_text, user_file
 
-EXAMPLE = "assets/examples/tinylm_trl_trainer_state.json"
+EXAMPLE = "examples/tinylm_trl_trainer_state.json"
 SPECS = [
     Num.of(DiagnoseConfig, "group_size", "G", "Group size G (TRL's num_generations)", hi=256, default=8),
     Num.of(DiagnoseConfig, "window", "W", "Rolling window W in steps (0: automatic)", hi=200, step=1),

@@ -1,7 +1,7 @@
 """Benchmark of assets/engine.js, the browser engine: its time in node and in Chromium for one new setting.
 
     python scripts/bench_engine.py            # 15 runs per case, node and Chromium
-    python scripts/bench_engine.py --check    # exit 1 if a target of issue 26 is missed
+    python scripts/bench_engine.py --check    # each figure beside its target; exit 1 beyond 2x
     python scripts/bench_engine.py --tiny     # one short run of each (the suite's check that it runs)
 
 A new setting on Training dynamics costs the page runToy (the seeds' band) and expectedRun (the dashed line):
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from scripts.benchdoc import Report, add_arguments  # noqa: E402
 from sim.engine_js import ENGINE, classic_script  # noqa: E402
 
 CASES = {"page default (16 seeds x 200)": {"n_seeds": 16, "lr_w": 0.2},
@@ -52,11 +52,6 @@ MEASURE = """(engine, cases, repeats) => {
   }
   return out;
 }"""
-
-
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (1, 5, 15 min) on {os.cpu_count()} CPUs"
 
 
 def in_node(cases: dict, repeats: int) -> dict:
@@ -88,43 +83,34 @@ def in_chromium(cases: dict, repeats: int) -> dict:
             browser.close()
 
 
-def report(where: str, times: dict) -> dict:
-    print(f"\n{where}: runToy + expectedRun for one new setting, ms (median, min)")
-    medians = {}
-    for name, t in times.items():
-        med = {k: statistics.median(v) for k, v in t.items()}
-        medians[name] = med["both"]
-        print(f"  {name:<30} runToy {med['run']:7.1f}  expectedRun {med['exp']:6.1f}  both {med['both']:7.1f} "
-              f"(min {min(t['both']):.1f})")
-    return medians
+def medians(times: dict) -> dict:
+    """{case: {"run", "exp", "both": median ms}} from the timed runs of each case."""
+    return {name: {k: statistics.median(v) for k, v in t.items()} for name, t in times.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15, help="timed runs per case (after two warm-up runs)")
     parser.add_argument("--tiny", action="store_true", help="one small case, 2 runs (checks that the script runs)")
-    parser.add_argument("--check", action="store_true", help="exit 1 if a Chromium median misses its target")
     parser.add_argument("--no-browser", action="store_true", help="node only")
+    add_arguments(parser)
     args = parser.parse_args(argv)
     if args.repeats < 1:
         print("error: --repeats must be at least 1", file=sys.stderr)
         return 2
     cases, repeats = (TINY, 2) if args.tiny else (CASES, args.repeats)
-    print(load())
-    report("node", in_node(cases, repeats))
-    if args.no_browser:
-        print(load())
-        return 0
-    chromium = report("Chromium", in_chromium(cases, repeats))
-    print(load())
-    missed = []
-    print("\nagainst the targets (Chromium, runToy + expectedRun)")
-    for name, target in TARGETS_MS.items():
-        if name in chromium:
-            ok = chromium[name] <= target
-            missed += [] if ok else [name]
-            print(f"  {name}: {chromium[name]:.1f} ms (target <= {target:.0f} ms){'' if ok else '  MISSED'}")
-    return 1 if args.check and missed else 0
+    report = Report("engine", "The browser's toy engine (assets/engine.js)")
+    hosts = {"node": in_node(cases, repeats)}
+    if not args.no_browser:
+        hosts["Chromium"] = in_chromium(cases, repeats)
+    for host, times in hosts.items():
+        for name, med in medians(times).items():
+            target = TARGETS_MS.get(name) if host == "Chromium" else None
+            report.add(f"{host}: runToy + expectedRun, {name} (median)", round(med["both"], 1), "ms", target=target)
+            report.add(f"{host}: of which runToy, {name}", round(med["run"], 1), "ms")
+    report.note(f"One new setting each time: runToy and expectedRun of the case's config, median of {repeats} timed "
+                "runs after two warm-up runs; the targets are Chromium's.")
+    return report.finish(args)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
     OMP_NUM_THREADS=1 python scripts/bench_your_data.py            # 9 repeats of each (about a minute)
     OMP_NUM_THREADS=1 python scripts/bench_your_data.py --quick    # 3 repeats
-    OMP_NUM_THREADS=1 python scripts/bench_your_data.py --check    # exit 1 if a median misses its target
-    OMP_NUM_THREADS=1 python scripts/bench_your_data.py --doc      # also write the figures into docs/your-data.md
+    OMP_NUM_THREADS=1 python scripts/bench_your_data.py --check    # each figure beside its target; exit 1 beyond 2x
+    OMP_NUM_THREADS=1 python scripts/bench_your_data.py --write-docs  # also rewrite its docs/benchmarks.md section
     python scripts/bench_your_data.py --tiny                       # 100 steps, 1,000 prompts, 1 repeat (the test's)
 
 Files, built in memory as the tools write them:
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -32,14 +31,13 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from scripts.benchdoc import Report, add_arguments  # noqa: E402
 from sim.datafile import DataError  # noqa: E402
 from sim.diagnose import diagnose  # noqa: E402
 from sim.plan import load_pool, plan  # noqa: E402
 from sim.runlog import load_run_log  # noqa: E402
 
 EXAMPLE = ROOT / "assets" / "examples" / "tinylm_trl_trainer_state.json"
-DOC = ROOT / "docs" / "your-data.md"
-BEGIN, END = "<!-- bench_your_data: begin -->", "<!-- bench_your_data: end -->"
 LABELS = {"log_10k_json_parse": "parse a 10,000-step trainer_state.json", "log_10k_csv_parse": "parse the same log as "
           "a W&B CSV", "log_10k_diagnose": "diagnose it (every rule)", "pool_100k_parse": "parse a 100,000-prompt CSV",
           "pool_100k_plan": "plan it (G = 2..64, pass@k, the toy's quantiles)",
@@ -94,32 +92,12 @@ def refused(data: bytes, name: str):
     return run
 
 
-def write_doc(figures: dict, repeats: int, before: str, after: str, argv) -> None:
-    """Replace the figures block of docs/your-data.md with these figures, the command, the date and the load."""
-    command = "OMP_NUM_THREADS=1 python scripts/bench_your_data.py " + " ".join(argv if argv is not None else
-                                                                                  sys.argv[1:])
-    lines = [BEGIN, f"Measured {time.strftime('%Y-%m-%d %H:%M')} with `{command.strip()}`: medians of {repeats} "
-             f"repeats; {before} before, {after.split(' (')[0].removeprefix('load average ')} after.", "",
-             "| what | wall | CPU |", "|---|---|---|"]
-    lines += [f"| {LABELS[k]} | {f['wall_s'] * 1000:,.0f} ms | {f['cpu_s'] * 1000:,.0f} ms |"
-              for k, f in figures.items()]
-    text = DOC.read_text(encoding="utf-8")
-    head, rest = text.split(BEGIN, 1)
-    DOC.write_text(head + "\n".join(lines) + "\n" + END + rest.split(END, 1)[1], encoding="utf-8")
-
-
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (1, 5, 15 min) on {os.cpu_count()} CPUs"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 repeats instead of 9")
     parser.add_argument("--tiny", action="store_true", help="100 steps, 1,000 prompts, 1 repeat (checks that the "
                         "script runs; its figures mean little)")
-    parser.add_argument("--check", action="store_true", help="exit 1 if a parse or refusal median misses its target")
-    parser.add_argument("--doc", action="store_true", help=f"write the figures into {DOC.relative_to(ROOT)}")
+    add_arguments(parser)
     args = parser.parse_args(argv)
     repeats = 1 if args.tiny else 3 if args.quick else 9
     state = trainer_state(100 if args.tiny else 10_000)
@@ -128,8 +106,6 @@ def main(argv: list[str] | None = None) -> int:
     deep = b"[" * 200_000 + b"]" * 200_000
     log = load_run_log(state, "trainer_state.json")
     parsed_pool = load_pool(pool, "pool.csv")
-    before = load()
-    print(before)
     print(f"files: trainer_state.json {len(state) / 2**20:.1f} MB ({len(log.steps):,} steps x {len(log.metrics)} "
           f"metrics), W&B CSV {len(csv_log) / 2**20:.1f} MB, pool CSV {len(pool) / 2**20:.1f} MB "
           f"({parsed_pool.rate.size:,} prompts), {len(wide) / 2**20:.1f} MB header, {len(deep) / 2**20:.1f} MB of "
@@ -143,17 +119,14 @@ def main(argv: list[str] | None = None) -> int:
         "refuse_1e6_columns": measure(refused(wide, "wide.csv"), repeats),
         "refuse_deep_json": measure(refused(deep, "deep.json"), repeats),
     }
+    print(json.dumps({"repeats": repeats, **figures}))
+    report = Report("your-data", "Reading a visitor's files (sim/datafile.py, runlog, plan, diagnose)")
     for name, f in figures.items():
         target = TARGETS.get(name)
-        mark = "" if target is None else f"   target < {target:g} s: {'met' if f['wall_s'] < target else 'MISSED'}"
-        print(f"{name:<20} median wall {f['wall_s'] * 1000:8.1f} ms, cpu {f['cpu_s'] * 1000:8.1f} ms{mark}")
-    after = load()
-    print(after)
-    print(json.dumps({"repeats": repeats, **figures}))
-    if args.doc and not args.tiny:
-        write_doc(figures, repeats, before, after, argv)
-    missed = [n for n, t in TARGETS.items() if figures[n]["wall_s"] >= t]
-    return 1 if args.check and missed else 0
+        report.add(f"{LABELS[name]} (wall, median)", round(f["wall_s"] * 1000), "ms",
+                   target=None if target is None else target * 1000)
+    report.note(f"Medians of {repeats} repeats; files built in memory as TRL, W&B and a pool CSV write them.")
+    return report.finish(args)
 
 
 if __name__ == "__main__":

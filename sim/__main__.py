@@ -24,7 +24,7 @@ def usage(prog: str = "python -m sim", extra: dict[str, str] | None = None) -> s
     command = "[COMMAND]" if extra else "COMMAND"
     lines = [f"usage: {prog} {command} [flags]   ({prog} COMMAND --help for its flags)", "", "commands:"]
     lines += [f"  {name:<8} {text}" for name, text in (extra or {}).items()]
-    lines += [f"  {name:<8} {text}" for name, (_, text) in COMMANDS.items()]
+    lines += [f"  {name:<8} {entry[1]}" for name, entry in COMMANDS.items()]
     return "\n".join(lines)
 
 

@@ -23,9 +23,8 @@ from pathlib import Path
 import streamlit as st
 
 from sim.datafile import MAX_BYTES, DataError, cell_text
+from sim.paths import ASSETS
 from sim.validate import neutral
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def show_text(text: str) -> None:
@@ -51,8 +50,9 @@ def chart_text(text: str, limit: int = 40) -> str:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _example(path: str, reader: str, _parse: Callable):
-    """The project's example file, parsed once per server (not user data); `reader` names _parse for the key."""
-    p = ROOT / path
+    """The project's example file (a path under assets/), parsed once per server (not user data); `reader`
+    names _parse for the key."""
+    p = ASSETS / path
     return _parse(p.read_bytes(), p.name)
 
 

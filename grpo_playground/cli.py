@@ -37,3 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     from sim.__main__ import main as sim_main  # --help, an unknown command and every other: sim's table
 
     return sim_main(argv, prog=PROG, extra=APP_HELP)
+
+
+def run() -> None:
+    """The `grpo-playground` console command: main(), then the process's exit as `python -m sim` ends it."""
+    from sim.__main__ import exit_process
+
+    exit_process(main())

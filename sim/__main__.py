@@ -5,6 +5,7 @@ to it too."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 COMMANDS = {
@@ -60,5 +61,17 @@ def main(argv: list[str] | None = None, prog: str = "python -m sim", extra: dict
     return getattr(module, entry[2] if len(entry) > 2 else "main")(argv[1:])
 
 
+def exit_process(code: int) -> None:
+    """End the process with `code`. An interrupted command (130 after Ctrl-C, 143 after SIGTERM) leaves with
+    os._exit once its one line is out: a KeyboardInterrupt that crossed a C-level module initialisation (torch's
+    import) leaves CPython marked as ended by Ctrl-C, and sys.exit would then end it by SIGINT (exit status -2)
+    instead of 130. What an interrupted command writes is already in place or removed (sim/files.py)."""
+    if code in (130, 143):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())

@@ -73,7 +73,7 @@ def test_the_wheel_ships_the_app_and_its_files(installed):
             "sim/paths.py", "sim/toy/runs.py", "ui/server.py", "grpo_playground/cli.py"} <= names
     assert not [n for n in names if n.startswith(("tests/", "scripts/"))]
     entry = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "grpo-playground = grpo_playground.cli:main" in zipfile.ZipFile(installed["wheel"]).read(entry).decode()
+    assert "grpo-playground = grpo_playground.cli:run" in zipfile.ZipFile(installed["wheel"]).read(entry).decode()
 
 
 def test_the_installed_code_is_the_one_that_runs(installed):

@@ -65,7 +65,7 @@ def test_every_package_is_shipped_and_the_app_files_with_them():
     data = setuptools["package-data"]["grpo_playground.app"]
     assert {"pages/*.py", "assets/**/*", "lab/*", ".streamlit/config.toml"} <= set(data)
     assert sorted(p.name for p in ROOT.glob("*.py")) == ["app.py"], "the root's modules all go into the package"
-    assert PYPROJECT["project"]["scripts"] == {"grpo-playground": "grpo_playground.cli:main"}
+    assert PYPROJECT["project"]["scripts"] == {"grpo-playground": "grpo_playground.cli:run"}
 
 
 # ---- where the files are ---------------------------------------------------------------------------------

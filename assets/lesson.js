@@ -1,38 +1,41 @@
 // GRPO Playground lesson: one view page of a static lesson (sim/lesson writes it; see sim/lesson/__init__.py).
 //
-// The page's manifest (an inline JSON script) lists the controls, the presets and one data file per setting;
-// sim/ computed every number at build time. This script only selects: it reads the state from the link,
-// snaps it to the grid, loads the setting's data file with a <script> tag (which works from file://, where
-// fetch() does not), and hands the data to the same player the app uses (player.js). Nothing from the
-// link is ever rendered as markup: every text goes in with textContent.
+// The page's manifest and every setting's data are inline JSON blocks (<script type="application/json">, which
+// no browser runs): sim/ computed every number at build time. This script only selects: it reads the state from
+// the link (lesson_rules.js, above in this file: the app's rules), snaps it to the grid, parses the setting's
+// block with JSON.parse (which works from file://, where fetch() does not), checks its shape, and hands it to
+// the same player the app uses (player.js). Nothing from the link or the data is ever rendered as markup:
+// every text goes in with textContent.
 (function () {
   "use strict";
   const $ = (id) => document.getElementById(id);
   if (!$("lesson-manifest")) {
-    // the contents page: presenter sizes, and its links keep ?classroom=1, ?predict=1, ?hide=... for every view
-    const query = new URLSearchParams(location.search);
-    document.body.classList.toggle("ls-classroom", ["1", "true", "yes", "on"].includes((query.get("classroom") || "").trim().toLowerCase()));
-    if (location.search) for (const a of document.querySelectorAll(".ls-views a")) a.search = location.search;
+    // the contents page: presenter sizes, and its links carry ?classroom=1, ?predict=1, ?hide=... (nothing else)
+    const { values } = readLink(location.search, "");
+    document.body.classList.toggle("ls-classroom", isTrue(values.get("classroom")));
+    const carried = carryQuery(location.search);
+    for (const a of document.querySelectorAll(".ls-views a")) a.search = carried;
     return;
   }
-  const manifest = JSON.parse($("lesson-manifest").textContent);
+  const problemOf = (why) => new Error(`This lesson's page is damaged (${why}). ${REBUILD}`);
+  let manifest;
+  try {
+    manifest = JSON.parse($("lesson-manifest").textContent);
+  } catch (e) {
+    manifest = null;
+  }
+  const manifestBad = manifest === null ? "its manifest is not JSON" : manifestProblem(manifest);
+  if (manifestBad) {
+    $("ls-error").textContent = problemOf(manifestBad).message;
+    $("ls-error").hidden = false;
+    return;
+  }
   const note = $("ls-note");
   const playerBox = $("ls-player");
-  const TRUE = ["1", "true", "yes", "on"];
-  const cut = (s) => (s.length > 40 ? `${s.slice(0, 39)}…` : s);
 
-  // ---- data files: each assigns its setting to grpoLesson.put(id, entry) ----
+  // ---- data: one inline JSON block per setting, parsed when first shown ----
   const loaded = new Map(); // id -> entry
-  const waiting = new Map(); // id -> {promise, resolve, reject}
   window.grpoLesson = {
-    put(id, entry) {
-      loaded.set(id, entry);
-      const w = waiting.get(id);
-      if (w) {
-        waiting.delete(id);
-        w.resolve(entry);
-      }
-    },
     shown: null, // id of the setting on screen (read by the tests)
     changes: 0,
     figuresDrawn: 0, // static chart draws done
@@ -40,22 +43,14 @@
 
   function load(setting) {
     if (loaded.has(setting.id)) return Promise.resolve(loaded.get(setting.id));
-    if (waiting.has(setting.id)) return waiting.get(setting.id).promise;
-    const w = {};
-    w.promise = new Promise((resolve, reject) => Object.assign(w, { resolve, reject }));
-    waiting.set(setting.id, w);
-    const s = document.createElement("script");
-    s.src = `data/${setting.file}`;
-    const fail = (why) => {
-      if (!waiting.has(setting.id)) return;
-      waiting.delete(setting.id);
-      s.remove();
-      w.reject(new Error(`${why} data/${setting.file}. Rebuild the lesson: python -m sim lesson build OUT --force`));
-    };
-    s.onerror = () => fail("This lesson is missing its data file");
-    s.onload = () => fail("This lesson's data file is damaged:");
-    document.head.appendChild(s);
-    return w.promise;
+    const block = document.getElementById(`ls-data-${setting.id}`);
+    if (!block || block.type !== "application/json") {
+      return Promise.reject(new Error(`This lesson is missing the data of setting ${shown(setting.id)}. ${REBUILD}`));
+    }
+    const [entry, problem] = parseEntry(block.textContent);
+    if (problem) return Promise.reject(new Error(`This lesson's data for setting ${shown(setting.id)} is damaged (${problem}). ${REBUILD}`));
+    loaded.set(setting.id, entry);
+    return Promise.resolve(entry);
   }
 
   // ---- Plotly.js: one <script> from the lesson's folder, started before anything waits for it ----
@@ -79,13 +74,14 @@
     return plotlyLoading;
   }
 
-  // ---- the link: query and hash, the hash winning ----
-  const params = new URLSearchParams(location.search);
-  for (const [k, v] of new URLSearchParams(location.hash.replace(/^#/, ""))) params.set(k, v);
-  const flag = (name) => TRUE.includes((params.get(name) || "").trim().toLowerCase());
-  const classroom = flag("classroom");
-  const predictMode = flag("predict");
-  const hidden = new Set((params.get("hide") || "").split(",").map((s) => s.trim()).filter(Boolean));
+  // ---- the link: query and hash, the hash winning; a repeated key takes its last value (lesson_rules.js) ----
+  let link = readLink(location.search, location.hash);
+  const params = link.values;
+  const flagsOf = (l) => ({ classroom: isTrue(l.values.get("classroom")), predict: isTrue(l.values.get("predict")), hide: hideNames(l.values.get("hide")) });
+  const flags = flagsOf(link);
+  const classroom = flags.classroom;
+  const predictMode = flags.predict;
+  const hidden = new Set(flags.hide);
   document.body.classList.toggle("ls-classroom", classroom);
 
   const dims = manifest.dims;
@@ -100,10 +96,10 @@
   // A value from the link, snapped onto the grid: [value, refused text or null].
   function snap(dim, raw) {
     const dflt = manifest.defaults[dim.key];
-    if (raw === null) return [dflt, null];
+    if (raw === undefined) return [dflt, null];
     if (numeric(dim)) {
-      const x = Number(raw);
-      if (raw.trim() === "" || !Number.isFinite(x)) return [dflt, raw];
+      const x = decimal(raw);
+      if (!Number.isFinite(x)) return [dflt, raw];
       let best = dim.values[0];
       for (const v of dim.values) if (Math.abs(v - x) < Math.abs(best - x)) best = v;
       return [best, best === x ? null : raw];
@@ -118,27 +114,29 @@
     for (const d of dims) {
       const [v, bad] = snap(d, params.get(d.key));
       state[d.key] = v;
-      if (bad !== null) refused.push(`${d.key} = ${cut(bad)} is not in this lesson: showing ${d.names[d.values.indexOf(v)]}`);
+      if (bad !== null) refused.push(`${d.key} = ${shown(bad)} is not in this lesson: showing ${d.names[d.values.indexOf(v)]}`);
     }
     // a preset's setting off the grid (lr_w = 0): kept only if the lesson has exactly that setting
     const extras = {};
     for (const [k, raw] of params) {
       if (dimKeys.has(k) || !manifest.extras.includes(k)) continue;
-      extras[k] = Number.isFinite(Number(raw)) && raw.trim() !== "" ? Number(raw) : raw;
+      extras[k] = Number.isFinite(decimal(raw)) ? decimal(raw) : raw;
     }
     if (Object.keys(extras).length && find({ ...state, ...extras })) Object.assign(state, extras);
-    else for (const k of Object.keys(extras)) refused.push(`${k} = ${cut(params.get(k))} is not in this lesson`);
-    return [state, refused];
+    else for (const k of Object.keys(extras)) refused.push(`${k} = ${shown(params.get(k))} is not in this lesson`);
+    return [state, [...link.notes, ...refused]];
   }
 
+  // The hash keeps the setting and the flags the hash carried (?classroom=1 in the query stays in the query)
+  let written = null; // the hash this page last wrote: its own hashchange is not a new link
   function writeLink(state) {
-    const h = new URLSearchParams();
-    for (const [k, v] of Object.entries(state)) h.set(k, String(v));
-    const url = `${location.pathname}${location.search}#${h.toString()}`;
+    const keep = { classroom: link.fromHash.has("classroom") && classroom, predict: link.fromHash.has("predict") && predictMode, hide: link.fromHash.has("hide") ? [...hidden] : [] };
+    written = linkHash(state, keep);
+    if (location.hash.replace(/^#/, "") === written) return;
     try {
-      history.replaceState(null, "", url);
+      history.replaceState(null, "", `${location.pathname}${location.search}#${written}`);
     } catch (e) {
-      location.hash = h.toString(); // some file:// setups refuse replaceState
+      location.hash = written; // a sandboxed frame or some file:// setups refuse replaceState
     }
   }
 
@@ -333,6 +331,14 @@
   }
 
   function render(setting, entry) {
+    try {
+      draw(setting, entry);
+    } catch (e) {
+      fail(new Error(`This lesson's data for setting ${shown(setting.id)} cannot be shown (${shown(e.message)}). ${REBUILD}`));
+    }
+  }
+
+  function draw(setting, entry) {
     $("ls-error").hidden = true;
     const data = entry.payload && { ...entry.payload, plotly_url: manifest.plotly, classroom };
     if (data) {
@@ -489,9 +495,29 @@
     );
   }
 
+  function follow() {
+    const [state, refused] = stateFromLink();
+    note.textContent = refused.join(". ");
+    note.hidden = !refused.length;
+    go(state); // Plotly.js is loaded once the setting is parsed: text and tables show before it runs
+  }
+
+  // A new link in the same page (the address bar, a same-page link, an iframe's src): follow it. A change of
+  // the page's flags (presenter sizes, hidden controls, predict) rebuilds the page: reload it.
+  window.addEventListener("hashchange", () => {
+    if (location.hash.replace(/^#/, "") === written) return; // the page's own rewrite
+    const next = readLink(location.search, location.hash);
+    const f = flagsOf(next);
+    if (f.classroom !== classroom || f.predict !== predictMode || f.hide.join(",") !== [...hidden].join(",")) {
+      location.reload();
+      return;
+    }
+    link = next;
+    for (const k of [...params.keys()]) params.delete(k);
+    for (const [k, v] of next.values) params.set(k, v);
+    follow();
+  });
+
   buildControls();
-  const [state, refused] = stateFromLink();
-  note.textContent = refused.join(". ");
-  note.hidden = !refused.length;
-  go(state); // Plotly.js is loaded once the setting's data has run: text and tables show before it runs
+  follow();
 })();

@@ -61,7 +61,7 @@ def sizes(out: Path) -> dict:
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         tar.add(out, arcname="lesson")
     return {"disk_mb": round(disk / 1e6, 2), "tar_gz_mb": round(len(buf.getvalue()) / 1e6, 2),
-            "data_files": len(list((out / "data").glob("*.js")))}
+            "settings": sum(f.read_text(encoding="utf-8").count('id="ls-data-') for f in out.glob("*.html"))}
 
 
 def browser(out: Path, tries: int) -> dict:

@@ -23,12 +23,16 @@ from ui.specs import TRAINING as TRAINING_SPECS
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def blocks(page: Path) -> dict[str, str]:
+    """A view page's data: each setting's inline JSON block (<script type="application/json" id="ls-data-ID">)."""
+    found = re.findall(r'<script type="application/json" id="ls-data-([^"]+)">(.*?)</script>',
+                       page.read_text(encoding="utf-8"), flags=re.S)
+    return dict(found)
+
+
 def stored(out: Path, sid: str) -> dict:
-    """The entry a lesson's data file hands to the page (grpoLesson.put(id, entry);)."""
-    text = (out / "data" / f"{sid}.js").read_text(encoding="ascii")
-    m = re.fullmatch(r"grpoLesson\.put\((\"[^\"]+\"),(.*)\);\n", text, flags=re.S)
-    assert m and json.loads(m.group(1)) == sid
-    return json.loads(m.group(2))
+    """The entry the lesson's page holds for setting `sid` (its view page's block, parsed)."""
+    return json.loads(blocks(out / f"{sid.split('-', 1)[0]}.html")[sid])
 
 
 @pytest.fixture
@@ -75,10 +79,12 @@ def test_presets_off_the_grid_are_built_and_listed(lesson):
 
 
 def test_the_size_estimate_matches_the_files(lesson):
-    for f in (lesson / "data").glob("training-*.js"):
-        values = {"G": int(re.search(r"G(\d+)", f.name).group(1))}
+    found = blocks(lesson / "training.html")
+    assert len(found) == 10  # 2 G x 2 beta, and the 6 presets off the grid
+    for sid, text in found.items():
+        values = {"G": int(re.search(r"G(\d+)", sid).group(1))}
         est = estimate_bytes(page_config(values))
-        assert abs(f.stat().st_size - est) < 0.1 * est, (f.name, f.stat().st_size, est)
+        assert abs(len(text) - est) < 0.1 * est, (sid, len(text), est)
 
 
 def test_the_controls_are_worded_and_defaulted_as_the_page():
@@ -108,7 +114,7 @@ def run(argv, capsys) -> tuple[int, str, str]:
     (["build", "X", "--grid", "G=1"], "G must be in [2,"),
     (["build", "X", "--grid", "scale=std"], "scale must be one of"),
     (["build", "X", "--views", "nope"], "unknown view 'nope'"),
-    (["build", "X", "--grid", "lr=0.1,0.2,0.3,0.4,0.5"], "454 settings, over the cap of 400"),
+    (["build", "X", "--grid", "lr=0.1,0.2,0.3,0.4,0.5"], "450 settings (6 G x 5 beta x 3 scale x 5 lr), over the cap"),
     (["build", "X", "--grid", "T=500", "--max-mb", "5"], "would be about 11 MB (94 settings), over the cap of 5 MB"),
     ([], "choose a command"),
 ])  # fmt: skip
@@ -170,7 +176,8 @@ def test_the_sidebar_builds_the_lesson_once_and_offers_the_zip():
     assert not at.exception and at.get("download_button")  # the zip is offered; the build button has gone
     assert not [b for b in at.button if b.key == "lesson_build"]
     names = zipfile.ZipFile(io.BytesIO(job.data)).namelist()
-    assert {"grpo-lesson/index.html", "grpo-lesson/wasted.html", "grpo-lesson/data/wasted-p0.05_G8.js"} <= set(names)
+    assert {"grpo-lesson/index.html", "grpo-lesson/wasted.html", "grpo-lesson/lesson.js"} <= set(names)
+    assert not [n for n in names if "/data/" in n]  # every setting's data is inline JSON in its view's page
     assert any(n.startswith("grpo-lesson/plotly-") for n in names)
     Server.create()  # the next tests get a fresh server
 

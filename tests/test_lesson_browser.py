@@ -112,7 +112,8 @@ def test_over_http_server_only_the_lessons_files(browser, lesson):
         w.page.get_by_role("link", name="Training dynamics").click()
         w.page.wait_for_function(DRAWN)
         assert not w.errors, w.errors
-        assert any(u.endswith(".min.js") for u in w.requests) and any("/data/training-" in u for u in w.requests)
+        assert any(u.endswith(".min.js") for u in w.requests) and any(u.endswith("/training.html") for u in w.requests)
+        assert not [u for u in w.requests if "/data/" in u]  # a setting's data is inline JSON in its page
         w.close()
     finally:
         proc.terminate()
@@ -132,15 +133,17 @@ def test_an_off_grid_link_snaps_and_nothing_from_it_is_markup(browser, lesson):
     w.close()
 
 
-def test_a_missing_data_file_is_a_message(browser, lesson, tmp_path):
+def test_a_missing_data_block_is_a_message(browser, lesson, tmp_path):
     broken = tmp_path / "broken"
     shutil.copytree(lesson, broken)
-    (broken / "data" / "training-G16_beta0_scalegroup.js").unlink()
+    page = broken / "training.html"
+    text = page.read_text(encoding="utf-8")
+    page.write_text(text.replace('id="ls-data-training-G16_beta0_scalegroup"', 'id="gone"'), encoding="utf-8")
     base = broken.resolve().as_uri()
     w = Opened(browser, f"{base}/training.html#G=16", allowed=base + "/")
     err = w.page.locator("#ls-error")
     err.wait_for(state="visible")
-    assert "missing its data file data/training-G16_beta0_scalegroup.js" in err.text_content()
+    assert "missing the data of setting training-G16_beta0_scalegroup. Rebuild the lesson" in err.text_content()
     w.close()
 
 

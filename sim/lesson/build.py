@@ -1,12 +1,13 @@
-"""Write a lesson folder: assets once, one data file per setting, one page per view, the contents page.
+"""Write a lesson folder: assets once, one page per view (each setting's data inline JSON in it), the contents page.
 
-Everything is written to a temporary folder next to OUT and moved into place at the end, so an interrupted
-build leaves no half lesson; OUT is replaced only with force, and only if it is a lesson (it holds MARKER).
+OUT is resolved and checked before anything is computed (check_out). Everything is written to a temporary
+folder beside OUT and swapped in only once complete (swap_in), so an interrupted or failed build leaves the
+old lesson whole; OUT is replaced only with force, and only if it is a lesson (it holds MARKER).
 """
 
 from __future__ import annotations
 
-import json
+import os
 import re
 import shutil
 import tempfile
@@ -14,7 +15,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sim.lesson.html import index_page, view_page
+from sim.files import shown_path
+from sim.lesson.html import index_page, inline_json, view_page
 from sim.lesson.views import View
 from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
 
@@ -36,6 +38,17 @@ def player_script() -> str:
         raise RuntimeError(f"assets/player.js: expected one {MOUNT!r}")
     player = player.replace(MOUNT, "window.grpoMountPlayer = function (component) {")
     return f"(function () {{\n{charts}\n{player}\n}})();\n"
+
+
+def lesson_script() -> str:
+    """lesson_rules.js (an ES module: node's tests import it) with its `export`s dropped, then lesson.js, in one
+    classic script: a module cannot load from file://. The rules stay private to the script's function."""
+    rules = (ASSETS / "lesson_rules.js").read_text(encoding="utf-8")
+    if re.search(r"^\s*import\b", rules, flags=re.M) or re.search(r"^export (?!(const|function) )", rules, flags=re.M):
+        raise RuntimeError("assets/lesson_rules.js: only `export const` and `export function`, and no import")
+    rules = re.sub(r"^export (const|function) ", r"\1 ", rules, flags=re.M)
+    lesson = (ASSETS / "lesson.js").read_text(encoding="utf-8")
+    return f"(function () {{\n{rules}\n{lesson}\n}})();\n"
 
 
 def _slug(values: dict) -> str:
@@ -69,28 +82,69 @@ def _question_json(q: dict) -> dict:
             "digits": int(digits.group(1)) if digits else 3, "explain": q.get("explain", "")}
 
 
-def prepare(out: Path, force: bool) -> Path:
-    """Check OUT before anything is computed; return the temporary folder the build writes into."""
-    if out.exists():
-        if not out.is_dir():
-            raise LessonError(f"{out} exists and is not a folder")
-        if any(out.iterdir()):
+def check_out(out: Path, force: bool) -> Path:
+    """OUT resolved and checked before anything is computed: the real folder the lesson will be. Refused: a
+    symbolic link (its target would be replaced behind the link's back), a folder that holds the current
+    folder (`build . --force`: the shell would sit in a deleted folder) or that would hold the temporary
+    folder (the file system's root), a file, a non-empty folder without --force, and any folder this command
+    did not write (no MARKER)."""
+    shown = shown_path(out)
+    if os.path.islink(out):
+        target = shown_path(os.path.realpath(out))
+        raise LessonError(f"{shown} is a symbolic link: give the folder it points to ({target})")
+    real = Path(os.path.realpath(out))  # a parent that is a link is followed
+    if real == real.parent:
+        raise LessonError(f"{shown} is the root of the file system: name a folder for the lesson")
+    if real == Path.cwd().resolve() or real in Path.cwd().resolve().parents:
+        raise LessonError(f"{shown} is or holds the current folder ({shown_path(Path.cwd())}): build it from "
+                          "outside, e.g. cd .. first")
+    if real.exists():
+        if not real.is_dir():
+            raise LessonError(f"{shown} exists and is not a folder")
+        if any(real.iterdir()):
             if not force:
-                raise LessonError(f"{out} already exists; add --force to replace it")
-            if not (out / MARKER).exists():
-                raise LessonError(f"{out} is not a lesson this command wrote (no {MARKER} in it): not replacing it")
+                raise LessonError(f"{shown} already exists; add --force to replace it")
+            if not (real / MARKER).is_file():
+                raise LessonError(f"{shown} is not a lesson this command wrote (no {MARKER} in it): not replacing it")
+    return real
+
+
+def prepare(out: Path, force: bool) -> tuple[Path, Path]:
+    """Check OUT (check_out) before anything is computed; return (its real path, the temporary folder beside
+    it that the build writes into)."""
+    real = check_out(out, force)
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+        real.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{real.name[:60]}.building-", dir=real.parent))
         tmp.chmod(0o755)  # mkdtemp makes it private; a lesson is for sharing
-        return tmp
+        return real, tmp
     except OSError as e:
-        raise LessonError(f"cannot write {out}: {e.strerror or e}") from None
+        raise LessonError(f"cannot write {shown_path(out)}: {e.strerror or e}") from None
+
+
+def swap_in(tmp: Path, real: Path) -> None:
+    """Put the complete lesson `tmp` at `real`: the old lesson (if any) renamed aside, the new one renamed in,
+    then the old one removed. Each rename is atomic, so an interruption leaves the old lesson or the new one
+    whole (the old one at worst under its aside name, beside it), never a mix and never neither."""
+    old = None
+    if real.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{real.name[:60]}.old-", dir=real.parent))
+        real.rename(old / real.name)
+    try:
+        tmp.rename(real)
+    except BaseException:
+        if old is not None:
+            (old / real.name).rename(real)
+            old.rmdir()
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int], None]) -> int:
-    """Compute and write every setting of one view, then its page; returns the data's bytes."""
-    settings, ids, total = [], set(), 0
+    """Compute every setting of one view and write its page, each setting's data an inline JSON block (parsed by
+    the page, never run); returns the data's bytes."""
+    settings, ids, blocks = [], set(), {}
     n = len(view.entries)
     for i, (values, compute) in enumerate(view.entries):
         entry = compute()
@@ -101,10 +155,8 @@ def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int
         while sid in ids:
             sid += "x"
         ids.add(sid)
-        text = f"grpoLesson.put({json.dumps(sid)},{json.dumps(entry, ensure_ascii=True, separators=(',', ':'))});\n"
-        (tmp / "data" / f"{sid}.js").write_text(text, encoding="ascii")
-        total += len(text)
-        settings.append({"id": sid, "file": f"{sid}.js", "values": values})
+        blocks[sid] = inline_json(entry)
+        settings.append({"id": sid, "values": values})
         say(view.name, i + 1, n)
     keys = {d.key for d in view.dims}
     manifest = {
@@ -113,8 +165,8 @@ def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int
         "extras": sorted({k for s in settings for k in s["values"] if k not in keys}), "plotly": plotly,
         "classroom": view.classroom,
     }  # fmt: skip
-    (tmp / f"{view.name}.html").write_text(view_page(view.title, view.intro, manifest), encoding="utf-8")
-    return total
+    (tmp / f"{view.name}.html").write_text(view_page(view.title, view.intro, manifest, blocks), encoding="utf-8")
+    return sum(len(b) for b in blocks.values())
 
 
 def build(out: Path, views: list[View], *, force: bool = False, summary: str = "",
@@ -123,21 +175,19 @@ def build(out: Path, views: list[View], *, force: bool = False, summary: str = "
     Returns {"settings", "data_bytes", "seconds"}."""
     start = time.perf_counter()
     src, plotly = PLOTLY_JS, PLOTLY_JS_NAME
-    tmp = prepare(out, force)
+    real, tmp = prepare(out, force)
     try:
-        (tmp / "data").mkdir()
         shutil.copyfile(src, tmp / plotly)
         (tmp / "player.js").write_text(player_script(), encoding="utf-8")
-        for name in ("player.css", "lesson.js", "lesson.css"):
+        (tmp / "lesson.js").write_text(lesson_script(), encoding="utf-8")
+        for name in ("player.css", "lesson.css"):
             shutil.copyfile(ASSETS / name, tmp / name)
         data = sum(_write_view(tmp, v, plotly, say) for v in views)
         listing = [{"file": f"{v.name}.html", "title": v.title, "what": v.what,
                     "tag": "recorded run" if v.recorded else "live controls"} for v in views]
         (tmp / "index.html").write_text(index_page(listing, summary), encoding="utf-8")
         (tmp / MARKER).write_text("written by python -m sim lesson build\n", encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)  # checked by prepare(): empty, or a lesson and force
-        tmp.rename(out)
+        swap_in(tmp, real)  # checked by prepare(): absent, empty, or a lesson and force
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

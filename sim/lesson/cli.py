@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from sim.lesson.grid import DEFAULT_GRID, MAX_MB, MAX_SETTINGS, check_size, parse_grid
+from sim.lesson.grid import DEFAULT_GRID, MAX_MB, MAX_SETTINGS, check_count, check_size, parse_grid
 from sim.views.training import CONTROLS
 
 VIEWS = ("training", "one_group", "kl_clip", "std_scaling", "passk_estimator", "passk_problems", "sharpen", "wasted",
@@ -63,6 +63,7 @@ def views_for(args) -> list:
     out = []
     for name in names:
         if name == "training":
+            check_count(grid, args.max_settings)  # before any combination exists
             view = views.training_view(grid)
             check_size([values for values, _ in view.entries], max_settings=args.max_settings, max_mb=args.max_mb)
             out.append(view)
@@ -81,6 +82,25 @@ def views_for(args) -> list:
     return out
 
 
+def progress(stream, every_s: float = 2.0):
+    """say(view, done, total) for build(): on a terminal one line rewritten in place; elsewhere (a log, a pipe)
+    plain lines, no carriage return or escape code: one when a view is done and at most one every `every_s`."""
+    start = time.perf_counter()
+    last = [start]
+    tty = stream.isatty()
+
+    def say(view: str, done: int, total: int) -> None:
+        now = time.perf_counter()
+        line = f"{view}: {done}/{total} settings, {now - start:.1f} s"
+        if tty:
+            print(f"\r{line}\033[K", end="", file=stream, flush=True)
+        elif done == total or now - last[0] >= every_s:
+            last[0] = now
+            print(line, file=stream, flush=True)
+
+    return say
+
+
 def main(argv: list[str] | None = None) -> int:
     from sim.lesson.build import build
 
@@ -93,15 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         summary = f"{n} settings computed ahead of time" + "".join(
             "; Training dynamics over " + ", ".join(f"{d.key} ∈ {{{', '.join(d.names)}}}" for d in v.dims)
             for v in views if v.name == "training") + "."
-        start = time.perf_counter()
-
-        def say(view: str, done: int, total: int) -> None:
-            if not args.quiet:
-                print(f"\r{view}: {done}/{total} settings, {time.perf_counter() - start:.1f} s\033[K", end="",
-                      file=sys.stderr, flush=True)
-
+        say = (lambda view, done, total: None) if args.quiet else progress(sys.stderr)
         result = build(Path(args.out), views, force=args.force, say=say, summary=summary)
-        if not args.quiet:
+        if not args.quiet and sys.stderr.isatty():
             print(file=sys.stderr)
     except SystemExit as done:  # --help
         return int(done.code or 0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 from sim.settings import settings
 from sim.toy import ToyConfig
@@ -16,6 +17,8 @@ from sim.views.training import BETAS, CONTROLS, page_config
 DEFAULT_GRID = {"G": (2, 4, 8, 16, 32, 64), "beta": BETAS, "scale": ("group", "batch", "none")}
 MAX_SETTINGS = 400  # default cap on Training dynamics settings
 MAX_MB = 40.0  # default cap on the lesson's data, MB on disk (Plotly.js and the pages come on top)
+MAX_EXACT = 2**53  # the largest whole number the page's JavaScript tells apart from its neighbours
+DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")  # what a number in a lesson may look like
 
 
 def parse_value(key: str, text: str):
@@ -30,12 +33,25 @@ def parse_value(key: str, text: str):
             raise ValueError(f"{key} must be true or false, got {text[:40]!r}")
         value = text.lower() in ("true", "1")
     else:
-        try:
-            number = float(text)
-        except ValueError:
-            raise ValueError(f"{key} must be {spec.describe()}, got {text[:40]!r}") from None
-        value = int(number) if spec.integer and number.is_integer() else number
+        value = _number(key, text, spec)
     spec.check(key, value)
+    return value
+
+
+def _number(key: str, text: str, spec) -> int | float:
+    """A decimal number (no 0x10, 1_000, inf or nan), an integer field's read exactly (9007199254740993 is not
+    rounded to ...992 by a float); a whole number past 2^53 is refused: the page's JavaScript could not tell it
+    from its neighbour, so its link would show another setting."""
+    if not DECIMAL.fullmatch(text):
+        raise ValueError(f"{key} must be {spec.describe()} written in decimal, got {text[:40]!r}")
+    if spec.integer and re.fullmatch(r"[+-]?\d+", text):
+        value = int(text)
+    else:
+        number = float(text)
+        value = int(number) if spec.integer and number.is_integer() else number
+    if isinstance(value, int) and abs(value) > MAX_EXACT:
+        raise ValueError(f"{key}={text[:40]}: a lesson's whole numbers must be at most 2^53 = {MAX_EXACT} "
+                         "(its page's JavaScript could not tell a larger one from its neighbour)")
     return value
 
 
@@ -56,6 +72,16 @@ def parse_grid(items: list[str] | None) -> dict[str, tuple]:
     return grid
 
 
+def check_count(grid: dict[str, tuple], max_settings: int) -> int:
+    """The number of combinations (the product of the dimensions' sizes), refused over `max_settings` before
+    any combination exists: a grid of 100 x 100 x 10 values is a count here, not a million dicts."""
+    n = math.prod(len(values) for values in grid.values())
+    if n > max_settings:
+        sizes = " x ".join(f"{len(v)} {k}" for k, v in grid.items())
+        raise ValueError(f"the grid has {n} settings ({sizes}), over the cap of {max_settings} (--max-settings)")
+    return n
+
+
 def settings_of(grid: dict[str, tuple]) -> list[dict]:
     """Every combination of the grid's values, as {URL key: value}, in grid order."""
     keys = list(grid)
@@ -63,7 +89,7 @@ def settings_of(grid: dict[str, tuple]) -> list[dict]:
 
 
 def estimate_bytes(cfg: ToyConfig) -> int:
-    """Bytes of one Training dynamics data file, from its shapes (checked against real files in the tests):
+    """Bytes of one Training dynamics setting's data, from its shapes (checked against real files in the tests):
     per iteration, the bars' p_j (float32) and their colours (1 byte) for each prompt, and 11 float32 lines,
     base64 (4/3), plus about 3 kB of chart text."""
     n = cfg.iterations + 1

@@ -24,8 +24,12 @@ def inline_json(obj) -> str:
     return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).replace("<", "\\u003c")
 
 
-def view_page(title: str, intro: str, manifest: dict) -> str:
-    """A view: controls, presets, the player; lesson.js fills them from the manifest and the data files."""
+def view_page(title: str, intro: str, manifest: dict, blocks: dict[str, str]) -> str:
+    """A view: controls, presets, the player; lesson.js fills them from the manifest and from `blocks`, each
+    setting's data as inline JSON (by setting id; the text already inline_json's), which the page parses and
+    never runs."""
+    data = "\n".join(f'<script type="application/json" id="ls-data-{escape(sid)}">{text}</script>'
+                     for sid, text in blocks.items())
     return HEAD.format(title=escape(title)) + f"""<body>
 <main>
 <nav class="ls-nav"><a href="index.html">← All views of this lesson</a></nav>
@@ -44,6 +48,7 @@ def view_page(title: str, intro: str, manifest: dict) -> str:
 <noscript><p class="ls-error">This lesson needs JavaScript to play its charts.</p></noscript>
 </main>
 <script type="application/json" id="lesson-manifest">{inline_json(manifest)}</script>
+{data}
 <script src="player.js"></script>
 <script src="lesson.js"></script>
 </body>

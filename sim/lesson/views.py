@@ -43,7 +43,7 @@ class Dim:
 class View:
     """A page of the lesson. `entries` yields (values by URL key, a function computing the entry)."""
 
-    name: str  # file stem: training -> training.html, data/training-*.js
+    name: str  # file stem: training -> training.html (its settings' data inline: id="ls-data-training-...")
     title: str
     intro: str
     dims: list[Dim]

@@ -17,9 +17,10 @@ export function rgba(hex, alpha) {
   return `rgba(${r},${g},${b},${alpha})`;
 }
 
-// An array with its shape: a typed or plain array (1-D), or {v, shape}.
+// An array with its shape: a typed or plain array (1-D), {v, shape}, or the engine's {data, shape}.
 export function nd(a, shape) {
   if (a && a.v && a.shape) return a;
+  if (a && a.data && a.shape) return { v: a.data, shape: a.shape };
   const v = ArrayBuffer.isView(a) ? a : Float64Array.from(a);
   return { v, shape: shape || a.shape || [v.length] };
 }

@@ -7,14 +7,23 @@ import numpy as np
 
 from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k_known_p
 from sim.player.spec import COLORS, Chart, Line
-from sim.sharpen import SharpenHistory
+from sim.sharpen import SharpenConfig, SharpenHistory
 from sim.toy import ToyConfig, expected_run
+from sim.views.controls import Num
 
 KS = np.arange(1, 65)  # k = 1..64, drawn on a log axis
 K_TICKS = tuple(2**i for i in range(7))  # 1, 2, 4, ..., 64
 K_RANGE = (-0.05, 1.87)  # log10 k: a little either side of 1 and 64
 BEFORE_AFTER = ("before RL", "after RL")
 TOY_T = 200  # the toy's before/after: iteration 0 against this one
+CONTROLS = [  # the page's controls: the estimator's, then the sharpening toy's
+    Num("n", "Samples per problem n", 1, 200, 64, 1),
+    Num("c", "Correct samples c", 0, 200, 5, 1),
+    Num("k", "k", 1, 200, 8, 1),
+    Num.of(SharpenConfig, "group_size", "sG", "Sharpening toy: group size G", hi=64),
+    Num.of(SharpenConfig, "iterations", "sT", "Sharpening toy: iterations", lo=20, hi=500),
+    Num.of(SharpenConfig, "seed", "seed", "Seed", hi=9999),
+]
 
 
 def curves_chart(title: str, before, after, names=BEFORE_AFTER, per_problem=(), height: int = 380,

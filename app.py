@@ -2,7 +2,8 @@
 
 This file has two roles. Each session runs it as its script (`__main__`): navigation and the home page.
 `streamlit run app.py` first imports it to find the st.App at the bottom: that creates the process's one
-ui.server.Server (the Plotly.js route, the warm-up before the first visitor, the memory janitor).
+ui.server.Server (the routes of Plotly.js and of the browser's bundle, the warm-up before the first visitor, the
+gate of script runs).
 """
 
 import sys
@@ -11,7 +12,6 @@ from pathlib import Path
 import streamlit as st
 
 from ui.page import apply_style
-from ui.server import current
 from ui.work import leave
 
 SWITCH_INTERVAL_S = 0.001  # the server's interpreter-lock switch interval (Python's default is 0.005): see below
@@ -46,7 +46,6 @@ EXERCISES = [
 
 
 def home() -> None:
-    current().touch()  # a page ran: the memory janitor waits for a quiet spell
     apply_style()
     st.title("GRPO Playground")
     st.markdown(
@@ -102,16 +101,12 @@ if __name__ == "__main__":  # a session's script run
     finally:
         leave()  # the page's place in the server's gate (ui/work.py) goes to the next run
 else:  # imported by the server that `streamlit run app.py` starts: warm up, then serve this file's sessions
-    from ui.server import Server, worker_count
+    from ui.server import Server
 
-    try:
-        workers = worker_count()
-    except ValueError as e:  # GRPO_WORKERS set wrong: one line, no traceback
-        raise SystemExit(f"error: {e}") from None
     # The event loop that serves every websocket starts a thread for each script run and waits for it to start;
     # with two script threads computing, that wait is a hand-over of the interpreter lock, up to one switch
     # interval each way: measured 18.9 ms per thread start at Python's 5 ms, 4.1 ms at 1 ms (a class changing
     # 20 settings a second would block the loop 0.4 s in every second at 5 ms).
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    server = Server.create(workers=workers)
+    server = Server.create(gated=True)
     app = st.App("app.py", lifespan=server.lifespan, routes=server.routes())

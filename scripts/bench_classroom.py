@@ -121,12 +121,13 @@ def workers_pss_mb(pid: int | tuple[int, ...]) -> float:
 
 
 def move_pattern(key: str, value) -> re.Pattern:
-    """What marks the chart of a new `key` = value: G prints as `G = 9`, the seed as `(seed 123)` in the titles;
-    other settings are not printed, so any chart (of a run started after the change) counts."""
+    """What marks the new data of `key` = value: a page computed in the browser sends its config (`"group_size": 9`,
+    `"seed": 123`); one computed on the server printed G as `G = 9` and the seed as `(seed 123)` in its charts'
+    titles. Other settings are not printed, so any chart (of a run started after the change) counts."""
     if key == "G":
-        return data_pattern(key, value)
+        return re.compile(data_pattern(key, value).pattern + rb"|" + data_pattern("group_size", value).pattern)
     if key == "seed":
-        return re.compile(rb"\(seed " + str(int(value)).encode() + rb"\)")
+        return re.compile(rb"\(seed " + str(int(value)).encode() + rb"\)|" + data_pattern("seed", value).pattern)
     return re.compile(rb"")
 
 

@@ -23,9 +23,9 @@ iterations, until the shared skill w, pushed by the other prompts, lifts it; the
 from sim.toy.history import STEP_METRICS, ToyHistory, clip_summary, first_above, history_rows, seed_band
 from sim.toy.model import ToyConfig, gave_signal, make_difficulties, memory_mb, policy
 from sim.toy.reference import reference_update, run_toy_reference
-from sim.toy.runs import expected_run, run_toy
+from sim.toy.runs import check_table, expected_run, run_toy
 from sim.toy.update import advantage_table, count_update
 
-__all__ = ["STEP_METRICS", "ToyConfig", "ToyHistory", "advantage_table", "clip_summary", "count_update",
+__all__ = ["STEP_METRICS", "ToyConfig", "ToyHistory", "advantage_table", "check_table", "clip_summary", "count_update",
            "expected_run", "first_above", "gave_signal", "history_rows", "make_difficulties", "memory_mb", "policy",
            "reference_update", "run_toy", "run_toy_reference", "seed_band"]

@@ -5,6 +5,7 @@
     OMP_NUM_THREADS=1 python scripts/bench_classroom.py --start-server --students 200 --move seed --setting-every 10
     python scripts/bench_classroom.py --url http://127.0.0.1:8501 --server-pid 11 12 --students 300 --move seed
                                                              # through scripts/serve.sh: every server's PID
+    OMP_NUM_THREADS=1 python scripts/bench_classroom.py --check     # the class target, 30 s, no settle (CI)
 
 Each participant is a `scripts.st_client.Tab`: a websocket client that sends what Chromium sends (see
 that module). Students join at seeded random moments in the first seconds, press Play, and every
@@ -31,6 +32,12 @@ Rates and CPU cover the --duration s of class, `students_loaded` how many studen
 ended (a page still loading then is not an error, so read the two together); a change still waiting at the end is
 waited for (up to --timeout, the class still connected and playing) so that every change ends with a latency or a
 timeout. Exit code 0 when there was no error, 1 otherwise (or when the server cannot be reached), 2 for bad flags.
+
+Then the figures beside the targets: the lecturer's p95 under 1 s and the students' under 5 s, and with
+--settle 120 or more the server's RSS back within 50 MB of idle. --check runs the class target on a server it
+starts (200 students each trying their own seed every 10 s, the lecturer moving G every 2 s, 30 s, no settle:
+flags given with it still count) and also exits 1 when a target is missed by more than 2x; --write-docs writes
+the figures into docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -54,10 +61,13 @@ from websockets.exceptions import WebSocketException
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from scripts.benchdoc import Report, add_arguments  # noqa: E402
 from scripts.st_client import Tab  # noqa: E402
 from tests.fixtures.serve import start_server  # noqa: E402
 
 KEY = "G"  # the setting the lecturer (and by default every student) changes: it is printed on the charts
+DEFAULTS = {"move": KEY, "students": 10, "duration": 60.0, "setting_every": 20.0, "settle": 120.0}
+CHECK_DEFAULTS = {"move": "seed", "students": 200, "duration": 30.0, "setting_every": 10.0, "settle": 0.0}
 LECTURER_G = range(4, 33)
 
 
@@ -344,22 +354,31 @@ def positive(kind):
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = OneLineParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    where = p.add_mutually_exclusive_group(required=True)
+    where = p.add_mutually_exclusive_group()
     where.add_argument("--url", help="a running app, e.g. http://127.0.0.1:8501")
     where.add_argument("--start-server", action="store_true", help="start `streamlit run app.py` on a free port")
     p.add_argument("--server-pid", type=positive(int), nargs="+",
                    help="with --url: the server's PID (several: serve.sh's servers, summed), for CPU and RSS")
-    p.add_argument("--move", default=KEY, help="the slider (URL key) each student moves: G (default), seed, lr, ...")
-    p.add_argument("--students", type=int, default=10, help="number of students (default 10)")
-    p.add_argument("--duration", type=positive(float), default=60.0, help="seconds of class (default 60)")
-    p.add_argument("--setting-every", type=positive(float), default=20.0, help="s between a student's changes")
+    p.add_argument("--move", help="the slider (URL key) each student moves: G (default), seed, lr, ...")
+    p.add_argument("--students", type=int, help="number of students (default 10)")
+    p.add_argument("--duration", type=positive(float), help="seconds of class (default 60)")
+    p.add_argument("--setting-every", type=positive(float), help="s between a student's changes (default 20)")
     p.add_argument("--lecturer-every", type=positive(float), default=2.0, help="s between the lecturer's changes")
-    p.add_argument("--settle", type=float, default=120.0, help="s to wait after the class for the RSS (default 120)")
+    p.add_argument("--settle", type=float, help="s to wait after the class for the RSS (default 120)")
     p.add_argument("--timeout", type=positive(float), default=60.0, help="s before a change without new data fails")
     p.add_argument("--page", default="training", help="URL path of the page (default training)")
     p.add_argument("--seed", type=int, default=0, help="seed of the joins, phases and values (default 0)")
     p.add_argument("--json-out", type=Path, help="also write the JSON line to this file")
+    add_arguments(p)
     opts = p.parse_args(argv)
+    defaults = CHECK_DEFAULTS if opts.check else DEFAULTS
+    for name, value in defaults.items():
+        if getattr(opts, name) is None:
+            setattr(opts, name, value)
+    if not (opts.url or opts.start_server):
+        if not opts.check:
+            p.error("one of the arguments --url --start-server is required")
+        opts.start_server = True
     if opts.students < 0:
         p.error(f"--students must be >= 0, got {opts.students}")
     if not opts.settle >= 0:
@@ -433,7 +452,32 @@ def measure(opts: argparse.Namespace) -> int:
     print(line)
     if opts.json_out:
         opts.json_out.write_text(line + "\n")
-    return 0 if result["errors"] == 0 else 1
+    checked = report(opts, result).finish(opts)
+    return 0 if result["errors"] == 0 and checked == 0 else 1
+
+
+def report(opts: argparse.Namespace, result: dict) -> Report:
+    lecturer, students = result["lecturer_latency_s"], result["student_latency_s"]
+    r = Report("classroom", "A class on the Training dynamics page")
+    r.add("lecturer: G moved, the new chart shown (p95)", lecturer["p95"], "s", target=1)
+    r.add("lecturer (p50)", lecturer["p50"], "s")
+    r.add(f"students: {opts.move} moved, the new chart shown (p95)", students["p95"], "s", target=5)
+    r.add("students (p50)", students["p50"], "s")
+    r.add("errors (changes never shown, failed pages, server tracebacks)", result["errors"] +
+          result.get("server_log_tracebacks", 0))
+    r.add("students whose page loaded", result["students_loaded"])
+    r.add("server CPU (% of one core)", result.get("server_cpu_pct"), "%")
+    r.add("server RSS idle", result.get("rss_idle_mb"), "MB")
+    r.add("server RSS peak", result.get("rss_peak_mb"), "MB")
+    settled = opts.settle >= 120 and result["rss_after_settle_mb"] is not None and result["rss_idle_mb"] is not None
+    r.add(f"server RSS {opts.settle:.0f} s after the class, over idle",
+          round(result["rss_after_settle_mb"] - result["rss_idle_mb"], 1) if settled else None, "MB",
+          target=50 if opts.settle >= 120 else None)
+    where = "a server it started (as docs/serving.md starts it)" if opts.start_server else opts.url
+    r.note(f"{opts.students} students and a lecturer, headless tabs (scripts/st_client.py) against {where}: each "
+           f"student moves {opts.move} every {opts.setting_every:g} s, the lecturer G every {opts.lecturer_every:g} "
+           f"s, for {opts.duration:g} s; the RSS after the class is measured only with --settle 120 or more.")
+    return r
 
 
 if __name__ == "__main__":

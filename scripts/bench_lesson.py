@@ -1,9 +1,14 @@
 """What a lesson costs: build time, size on disk and gzipped, first view, Play and a G switch in headless
-Chromium from file://. Prints one JSON object.
+Chromium from file://. Prints one JSON object, then the figures beside their targets.
 
     OMP_NUM_THREADS=1 python scripts/bench_lesson.py                 # builds the default lesson in a temp folder
+    OMP_NUM_THREADS=1 python scripts/bench_lesson.py --check         # the same, 2 tries: each target's verdict (CI)
     OMP_NUM_THREADS=1 python scripts/bench_lesson.py --lesson OUT    # measures a lesson built before
     OMP_NUM_THREADS=1 python scripts/bench_lesson.py --grid G=8,16 --grid beta=0 --grid scale=group --tries 1
+
+Targets (for the default lesson): on disk <= 15 MB, gzipped <= 5 MB, built in <= 60 s, the first view drawn
+from file:// within 2 s, Play at >= 24 frames/s, a G switch redrawn within 0.2 s. --check exits 1 when one is
+missed by more than 2x; --write-docs writes the figures into docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from scripts.benchdoc import Report, add_arguments  # noqa: E402
 from tests.fixtures.serve import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 STATS = "window.grpoPlayers.training"
@@ -101,12 +107,14 @@ def browser(out: Path, tries: int) -> dict:
             "first_view_phases_ms": {k: round(statistics.median(ph[k] for ph in phases)) for k in phases[0]}}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lesson", help="measure this lesson instead of building one")
     ap.add_argument("--grid", action="append", default=[], help="passed to the build")
-    ap.add_argument("--tries", type=int, default=3)
-    args = ap.parse_args()
+    ap.add_argument("--tries", type=int, default=None, help="fresh browser contexts (default 3; 2 with --check)")
+    add_arguments(ap)
+    args = ap.parse_args(argv)
+    args.tries = args.tries or (2 if args.check else 3)
     result = {"loadavg": round(os.getloadavg()[0], 2)}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.lesson) if args.lesson else Path(tmp) / "lesson"
@@ -116,7 +124,25 @@ def main() -> None:
         result.update(browser(out, args.tries))
     result["loadavg_after"] = round(os.getloadavg()[0], 2)
     print(json.dumps(result))
+    default = not (args.lesson or args.grid)  # the targets are the default lesson's
+    t = (lambda x: x) if default else (lambda x: None)  # noqa: E731
+    what = "the default lesson" if default else ("the lesson " + (args.lesson or " ".join(args.grid)))
+    report = Report("lesson", "The static lesson (python -m sim lesson build)")
+    report.add(f"{what} on disk ({result['data_files']} data files)", result["disk_mb"], "MB", target=t(15))
+    report.add("the lesson gzipped (tar.gz of the folder)", result["tar_gz_mb"], "MB", target=t(5))
+    if "build_s" in result:
+        report.add("build, wall clock", result["build_s"], "s", target=t(60))
+        report.add("build, CPU", result["build_cpu_s"], "s")
+    report.add("first view drawn from file:// (median)", result["first_view_s"], "s", target=t(2))
+    report.add("Play at 60 iterations/s: frames drawn per second (median)", result["play_fps_at_60"], "fps",
+               target=t(24), higher_is_better=True)
+    report.add("G switched: charts redrawn (median)", result["switch_ms"], "ms", target=t(200))
+    phases = result["first_view_phases_ms"]
+    report.note(f"Headless Chromium, {args.tries} fresh browser contexts at 1280x800, Training dynamics. Where the "
+                f"first view's time goes (median ms from the navigation): DOM parsed {phases['dom_content_loaded']}, "
+                f"Plotly.js run {phases['plotly_run']}, the player's first draw {phases['first_draw']}.")
+    return report.finish(args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

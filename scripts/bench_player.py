@@ -1,6 +1,8 @@
-"""What the browser player (ui/player.py) costs to load and to update: prints one JSON object.
+"""What the browser player (ui/player.py) costs to load, play and update: prints one JSON object, then the figures
+beside their targets.
 
     OMP_NUM_THREADS=1 python scripts/bench_player.py [--quick]
+    OMP_NUM_THREADS=1 python scripts/bench_player.py --check     # the full payload, 4 slider moves (CI)
 
 - payload: bytes of the data one setting sends at T = 500 iterations, 64 seeds (the Training page's
   five charts plus a pinned overlay line), as sent (float32, base64) and as the alternatives would be
@@ -10,6 +12,14 @@
   again, and the server's time to answer it. Sending it inside the component instead (its `js`) would
   put its size into every rerun's message; a v2 `asset_dir` needs the app installed as a package.
 - component: bytes of the player's own JS and CSS, which travel with each rerun (inline, small).
+- training: the app itself (`streamlit run app.py`) in headless Chromium, Training dynamics at its defaults
+  (200 iterations, 16 seeds): Play at 60 iterations/s from 0 to 200, frames drawn per second of wall clock and
+  the page's main-thread CPU per frame; then the G slider moved one step at a time (G = 9, 10, ...), the time
+  from the key press to the new setting's data drawn (median, the first move left out: it also warms caches).
+
+Targets: Play >= 24 frames/s, a slider move redrawn within 0.4 s, one setting's data at T = 500, 64 seeds
+<= 1 MB. --check exits 1 when one is missed by more than 2x; --write-docs writes the figures into
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -28,8 +38,9 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from scripts.benchdoc import Report, add_arguments  # noqa: E402
 from sim.player.plotly_js import PLOTLY_JS  # noqa: E402
-from tests.fixtures.serve import launch_chromium, start_server  # noqa: E402
+from tests.fixtures.serve import IDLE, launch_chromium, start_server  # noqa: E402
 from ui.player import PLAYER_JS  # noqa: E402
 
 
@@ -99,10 +110,60 @@ def plotly_js(fetches: int = 5) -> dict:
     return out
 
 
-def main(argv: list[str] | None = None) -> None:
+TRAINING = "window.grpoPlayers && window.grpoPlayers.training"
+
+
+def training(moves: int = 6) -> dict:
+    """Play's frame rate and the G slider's latency on the app's Training page (see the module docstring)."""
+    from playwright.sync_api import sync_playwright
+
+    server = start_server()
+    try:
+        with sync_playwright() as pw:
+            b = launch_chromium(pw)
+            page = b.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+            page.set_default_timeout(90_000)
+            page.goto(f"{server.url}/training")
+            page.wait_for_selector(IDLE)
+            page.wait_for_function(f"{TRAINING} && {TRAINING}.draws > 0")
+            cdp = page.context.new_cdp_session(page)
+            cdp.send("Performance.enable")
+            thread_s = lambda: next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]  # noqa: E731
+                                    if m["name"] == "ThreadTime")
+            page.locator(".gp-speed").select_option("60")
+            before, cpu0, t0 = page.evaluate(f"({TRAINING}).draws"), thread_s(), time.perf_counter()
+            page.locator(".gp-primary").click()
+            page.wait_for_function(f"{TRAINING}.drawn.at(-1) === 200 && "
+                                   "document.querySelector('.gp-root').dataset.playing === '0'", polling=10)
+            wall, cpu = time.perf_counter() - t0, thread_s() - cpu0
+            frames = page.evaluate(f"({TRAINING}).draws") - before
+            slider = page.get_by_test_id("stSlider").filter(has_text="Group size G").get_by_role("slider")
+            latencies = []
+            for g in range(9, 9 + moves):
+                page.wait_for_selector(IDLE)
+                slider.focus()
+                t_press = page.evaluate("performance.now()")
+                slider.press("ArrowRight")
+                page.locator(".gp-title", has_text=f"Groups with zero gradient (G = {g})").wait_for()
+                page.wait_for_function(f"{TRAINING}.dataDrawnAt > {t_press}", polling=10)
+                latencies.append(page.evaluate(f"{TRAINING}.dataDrawnAt") - t_press)
+            b.close()
+    finally:
+        server.stop()
+    rows = latencies[1:] if len(latencies) > 1 else latencies
+    return {"play_frames": frames, "play_fps": round(frames / wall, 1),
+            "play_main_thread_ms_per_frame": round(1000 * cpu / frames, 1),
+            "slider_redraw_ms": [round(x) for x in latencies],
+            "slider_redraw_ms_median": round(statistics.median(rows))}
+
+
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="a small payload (T = 50, 4 seeds) and one fetch: a smoke run")
-    quick = p.parse_args(argv).quick
+    p.add_argument("--quick", action="store_true", help="a small payload (T = 50, 4 seeds), one fetch, two slider "
+                   "moves: a smoke run")
+    add_arguments(p)
+    args = p.parse_args(argv)
+    quick = args.quick
     assets = ROOT / "assets"
     load = os.getloadavg()[0]
     result = {
@@ -111,11 +172,26 @@ def main(argv: list[str] | None = None) -> None:
             f: (assets / f).stat().st_size for f in (*PLAYER_JS, "player.css")
         },
         "plotly_min_js_bytes": PLOTLY_JS.stat().st_size,
-        "plotly_js": plotly_js(1 if quick else 5),
+        "plotly_js": plotly_js(1 if quick or args.check else 5),
+        "training": training(2 if quick else 5 if args.check else 8),
         "loadavg": [round(load, 2), round(os.getloadavg()[0], 2)],
     }
     print(json.dumps(result))
+    tr, pay = result["training"], result["payload"]
+    report = Report("player", "The browser player (Training dynamics in the app)")
+    report.add("Play at 60 iterations/s, 200 iterations: frames drawn per second", tr["play_fps"], "fps", target=24,
+               higher_is_better=True)
+    report.add("Play: the page's main-thread CPU per frame", tr["play_main_thread_ms_per_frame"], "ms")
+    report.add("G slider moved: the new setting's charts drawn (median)", tr["slider_redraw_ms_median"], "ms",
+               target=400)
+    report.add(f"one setting's data at T = {pay['T']}, {pay['seeds']} seeds", round(pay["sent_float32_base64"] / 1e3),
+               "kB", target=1000 if pay["T"] == 500 else None)
+    report.add("Plotly.js on the wire, first page", round(sum(r.get("wire", 0) for r in
+               result["plotly_js"]["first_page"]["plotly_requests"]) / 1e3), "kB")
+    report.note("`streamlit run app.py` and headless Chromium on this machine; the slider's median leaves out the "
+                "first move (it also warms caches and the JIT).")
+    return report.finish(args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,13 +1,16 @@
 """A class presses Start on TinyLM: N headless students (websocket clients) against one `streamlit run` server.
 
     OMP_NUM_THREADS=1 python scripts/bench_tinylm_class.py [--students 60] [--window 10] [--iterations 300]
+    OMP_NUM_THREADS=1 python scripts/bench_tinylm_class.py --check    # 20 students within 5 s (CI)
 
 Starts `streamlit run app.py` on a free port. Each student opens /tinylm?tinylm_on=true (optionally with
 `tl_iters`), waits for the page, and presses Start at a random moment within --window seconds; its tab then
 answers the fragment's `auto_rerun` timer as the browser does (a fragment rerun every `interval` s, sent whether or
 not the last one finished; a full-app `new_session` cancels the timers; the same interval again is ignored).
 Measured per student from its click: the first "reward" chart (the live charts) and the pass@k chart (the
-finished run). Prints one JSON line: medians and maxima, errors, server CPU.
+finished run). Prints one JSON line: medians and maxima, errors, server CPU; then the figures (no target: what a
+class costs; --check is --students 20 --window 5; --write-docs writes them into docs/benchmarks.md). Exit 1 when
+a student saw an error.
 
 The client speaks Streamlit 1.67's protocol as far as this page needs: the first `rerun_script` carries
 `page_name`, later ones `page_script_hash`; every rerun carries every widget's state (toggle `bool_value`,
@@ -33,6 +36,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from scripts.benchdoc import Report, add_arguments  # noqa: E402
 from tests.fixtures.serve import start_server  # noqa: E402
 
 WIDGETS = ("checkbox", "slider", "radio", "selectbox", "multiselect", "button")
@@ -188,15 +192,19 @@ def summary(values: list[float | None]) -> dict:
             "min_s": round(min(got), 2)}  # fmt: skip
 
 
-def main() -> None:
-    p = argparse.ArgumentParser()
-    p.add_argument("--students", type=int, default=60)
-    p.add_argument("--window", type=float, default=10.0, help="everyone presses Start within this many seconds")
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--students", type=int, default=None, help="students (default 60; 20 with --check)")
+    p.add_argument("--window", type=float, default=None,
+                   help="everyone presses Start within this many seconds (default 10; 5 with --check)")
     p.add_argument("--iterations", type=int, default=None, help="tl_iters (default: the page's 300)")
     p.add_argument("--eval-samples", type=int, default=None, help="tl_eval (default: the page's 64)")
     p.add_argument("--timeout", type=float, default=300.0)
     p.add_argument("--trace", action="store_true", help="print each student's timeline")
-    a = p.parse_args()
+    add_arguments(p)
+    a = p.parse_args(argv)
+    a.students = a.students or (20 if a.check else 60)
+    a.window = a.window if a.window is not None else (5.0 if a.check else 10.0)
     query = "tinylm_on=true" + (f"&tl_iters={a.iterations}" if a.iterations else "")
     query += f"&tl_eval={a.eval_samples}" if a.eval_samples else ""
     server = start_server()
@@ -209,10 +217,10 @@ def main() -> None:
     finally:
         server.stop()
     errors = [e for s in students for e in s.errors]
+    first, finished = summary([s.first_chart for s in students]), summary([s.finished for s in students])
     print(json.dumps({
         "students": a.students, "window_s": a.window, "query": query,
-        "first_chart_after_click": summary([s.first_chart for s in students]),
-        "finished_run_after_click": summary([s.finished for s in students]),
+        "first_chart_after_click": first, "finished_run_after_click": finished,
         "errors": len(errors), "error_examples": errors[:3],
         "server_cpu_percent": round(100 * cpu / wall, 1), "wall_s": round(wall, 1),
         "loadavg_start": load0, "loadavg_end": os.getloadavg(),
@@ -223,7 +231,17 @@ def main() -> None:
             r = [s.ready_at, s.clicked_at]
             print(*(f"{x - t:6.1f}" if x else "   -  " for x in r),
                   *(f"{x:6.1f}" if x is not None else "   -  " for x in (s.first_chart, s.finished)))
+    report = Report("tinylm-class", "A class presses Start on TinyLM")
+    report.add("first live chart after the click (median)", first.get("median_s"), "s")
+    report.add("first live chart after the click (max)", first.get("max_s"), "s")
+    report.add("finished run with its pass@k chart after the click (median)", finished.get("median_s"), "s")
+    report.add("errors", len(errors))
+    report.add("server CPU (% of one core)", round(100 * cpu / wall, 1), "%")
+    report.note(f"{a.students} headless students open /tinylm?{query} and press Start within {a.window:g} s of each "
+                "other, against one `streamlit run app.py`; they share one run. No target: what a class costs.")
+    checked = report.finish(a)
+    return 1 if errors else checked
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -2,6 +2,7 @@
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python scripts/bench_trainers.py [--time-cap 300] [--processes 1,2]
     python scripts/bench_trainers.py --tiny           # a few iterations of each, for the test suite
+    OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python scripts/bench_trainers.py --check   # 20 s each, TRL on 1 process (CI)
 
 The same task, start (the shipped SFT checkpoint), settings (GRPOConfig defaults unless flags say otherwise) and
 evaluation for: `sim` (in this process), `trl_1` (`python -m sim tinylm --trainer trl`) and `trl_2`
@@ -10,7 +11,9 @@ trainer trains until its iterations are done or --time-cap seconds have passed, 
 runs. Prints one JSON line: the load average before and after, the settings, and per trainer completions per
 second of training, optimizer steps, the first iteration and second at which the exact held-out pass@1
 reached --target (null if never: see best_pass_at_1), the final exact and sampled pass@1 and pass@64.
-TRL's seconds exclude its import and process start (reported apart as wall_seconds).
+TRL's seconds exclude its import and process start (reported apart as wall_seconds). Then the figures; there is
+no target (the comparison is the figure). --check is --time-cap 20 --processes 1 --eval-samples 8;
+--write-docs writes the figures into docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from scripts.benchdoc import Report, add_arguments  # noqa: E402
 from sim.tinylm.data import split  # noqa: E402
 from sim.tinylm.evaluate import expected_pass_at_1, passk_eval  # noqa: E402
 from sim.tinylm.grpo_train import GRPOConfig, GRPOTrainer  # noqa: E402
@@ -38,7 +42,7 @@ FLAGS = {"iterations": "--iterations", "prompts_per_iter": "--prompts", "group_s
 
 
 def loadavg() -> list[float]:
-    return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+    return [round(x, 2) for x in os.getloadavg()]
 
 
 def row(iterations: int, seconds: float, curve: list, times: list, evals: dict, cfg: GRPOConfig, target: float) -> dict:
@@ -110,14 +114,19 @@ def bench_trl(story: StoryConfig, processes: int, cap: float, target: float, tim
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--time-cap", type=float, default=300.0, help="seconds of training per trainer at most")
+    p.add_argument("--time-cap", type=float, default=None, help="seconds of training per trainer at most (300)")
     p.add_argument("--iterations", type=int, default=GRPOConfig().iterations)
-    p.add_argument("--eval-samples", type=int, default=64)
+    p.add_argument("--eval-samples", type=int, default=None, help="samples per held-out problem (64)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--target", type=float, default=0.80, help="exact held-out pass@1 to time")
-    p.add_argument("--processes", default="1,2", help="TRL runs: process counts, comma-separated (empty: none)")
+    p.add_argument("--processes", default=None, help="TRL runs: process counts, comma-separated (empty: none; "
+                   "default 1,2)")
     p.add_argument("--tiny", action="store_true", help=f"a tiny budget for the test suite: {TINY}, 2 eval samples")
+    add_arguments(p)
     args = p.parse_args(argv)
+    for name, normal, check in (("time_cap", 300.0, 20.0), ("eval_samples", 64, 8), ("processes", "1,2", "1")):
+        if getattr(args, name) is None:
+            setattr(args, name, check if args.check else normal)
     grpo = GRPOConfig(**TINY, seed=args.seed) if args.tiny else GRPOConfig(iterations=args.iterations, seed=args.seed)
     story = StoryConfig(grpo=grpo, eval_samples=2 if args.tiny else args.eval_samples)
     procs = [int(x) for x in args.processes.split(",") if x.strip()]
@@ -129,7 +138,21 @@ def main(argv: list[str] | None = None) -> int:
         out[f"trl_{n}"] = bench_trl(story, n, args.time_cap, args.target, timeout=args.time_cap * 2 + 300)
     out["loadavg_after"] = loadavg()
     print(json.dumps(out))
-    return 0
+    report = Report("trainers", "TinyLM's GRPO run: this project's trainer and TRL's GRPOTrainer")
+    for name in ("sim", *(f"trl_{n}" for n in procs)):
+        r = out[name]
+        label = "sim (1 process)" if name == "sim" else f"trl, {name[4:]} process{'es' * (name != 'trl_1')}"
+        if "error" in r:
+            report.note(f"{label}: failed: {r['error']}")
+            continue
+        report.add(f"{label}: completions per second of training", round(r["completions_per_second"] or 0), "/s")
+        report.add(f"{label}: iterations in the {args.time_cap:g} s cap", r["iterations"])
+        report.add(f"{label}: exact pass@1 >= {args.target} first at", r["seconds_to_target"], "s")
+        report.add(f"{label}: final exact held-out pass@1", round(r["final_pass_at_1_exact"], 3))
+    report.note(f"The defaults (P = {grpo.prompts_per_iter}, G = {grpo.group_size}, seed {args.seed}), each trainer "
+                f"stopped after {args.time_cap:g} s of training or {grpo.iterations} iterations; {story.eval_samples} "
+                "samples per held-out problem. No target: the comparison is the figure.")
+    return report.finish(args)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,14 @@
-"""Session-wide test settings: no test may touch the network, and torch stays on one thread."""
+"""Session-wide test settings: no test may touch the network, torch stays on one thread, and a unit-tier test
+starts no process and opens no server.
 
+The tiers (docs/architecture.md, "Tests"): an unmarked test is the unit tier (plain `pytest`); a test that needs
+more is marked `integration` (AppTest, worker processes, a CLI run as a process, node, TRL on one process) or
+`e2e` (Chromium, HAProxy, a classroom load, TRL on two processes), and pyproject's addopts deselect both unless
+`-m` says otherwise. `unit_tier_guard` below keeps the unit tier honest: it fails an unmarked test the moment it
+starts a subprocess or a process, or listens on a socket, and tells its author to mark it.
+"""
+
+import contextlib
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -8,6 +17,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import json  # noqa: E402
+import multiprocessing.process  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -68,3 +80,94 @@ def write_metrics(request):
     if metrics and path is not None:
         Path(path).write_text(json.dumps(metrics, indent=2))
         print(f"\nmetrics -> {path}: {json.dumps(metrics)}")
+
+
+TIER_MARKS = ("integration", "e2e")
+# (owner, attribute, what it does): every way this project starts a process or a server
+GUARDED = [
+    (subprocess.Popen, "_execute_child", "started a subprocess (subprocess.Popen)"),
+    (os, "fork", "forked (os.fork)"),
+    (os, "forkpty", "forked (os.forkpty)"),
+    (os, "posix_spawn", "started a process (os.posix_spawn)"),
+    (os, "posix_spawnp", "started a process (os.posix_spawnp)"),
+    (os, "system", "started a shell (os.system)"),
+    (multiprocessing.process.BaseProcess, "start", "started a process (multiprocessing)"),
+    (socket.socket, "listen", "listened on a socket (a server)"),
+]
+
+
+class UnitTierViolation(Exception):
+    """A unit-tier test did what only a marked tier may do (raised where it happened; the test fails even if the
+    code under test catches it)."""
+
+
+def violation_message(what: str) -> str:
+    return (f"this test is in the unit tier (it has no tier mark) but it {what}: mark it "
+            "@pytest.mark.integration (a process, a CLI run as a process, AppTest, node, TRL on one process) or "
+            "@pytest.mark.e2e (Chromium, HAProxy, a class, TRL on two processes); docs/architecture.md, \"Tests\"")
+
+
+@contextlib.contextmanager
+def unit_tier_guard(seen: list[str]):
+    """While active, every entry of GUARDED records its message in `seen` and raises UnitTierViolation."""
+
+    def refuse(what: str):
+        def refused(*args, **kwargs):
+            seen.append(violation_message(what))
+            raise UnitTierViolation(seen[-1])
+
+        return refused
+
+    saved = [(owner, name, name in vars(owner), getattr(owner, name)) for owner, name, _ in GUARDED
+             if hasattr(owner, name)]  # fmt: skip
+    for owner, name, what in GUARDED:
+        if hasattr(owner, name):
+            setattr(owner, name, refuse(what))
+    try:
+        yield
+    finally:
+        for owner, name, own, original in saved:
+            if own:
+                setattr(owner, name, original)
+            else:  # inherited (socket.socket.listen is _socket.socket's): drop the override
+                delattr(owner, name)
+
+
+def is_unit(item) -> bool:
+    return not any(item.get_closest_marker(m) for m in TIER_MARKS)
+
+
+@contextlib.contextmanager
+def tier_check(item):
+    """Around each phase (setup, call, teardown) of a unit-tier test: the guard, and a failure naming what it did."""
+    if not is_unit(item):
+        yield
+        return
+    seen: list[str] = []
+    with unit_tier_guard(seen):
+        try:
+            yield
+        except BaseException:
+            if seen:  # the guard's exception, or what the code under test made of it
+                raise pytest.fail.Exception(seen[0], pytrace=False) from None
+            raise
+        if seen:  # the code under test caught the guard's exception
+            pytest.fail(seen[0], pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    with tier_check(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    with tier_check(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    with tier_check(item):
+        return (yield)

@@ -33,7 +33,7 @@ PAGES = [
 TIMEOUT = 60
 
 
-pytestmark = pytest.mark.usefixtures("full_error_details")  # tests/conftest.py
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("full_error_details")]  # tests/conftest.py
 
 
 def page(path: str, **query) -> AppTest:

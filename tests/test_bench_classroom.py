@@ -354,7 +354,7 @@ def shape(sent: list, marks: dict) -> dict:
     }
 
 
-@pytest.mark.browser
+@pytest.mark.e2e
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
 def test_tab_sends_what_chromium_sends():
     pytest.importorskip("playwright.sync_api")
@@ -397,6 +397,7 @@ def test_tab_sends_what_chromium_sends():
         assert tab["not_auto_while_playing"] == 0 and tab["fragment_ids"] == []
 
 
+@pytest.mark.e2e
 def test_short_class_that_saturates_the_server(tmp_path):
     """A short saturated class against a server the bench starts: 40 students each trying a new seed every 2 s
     (20 new settings a second, as 200 students every 10 s) and the lecturer moving G for 10 s. Zero errors,
@@ -407,7 +408,9 @@ def test_short_class_that_saturates_the_server(tmp_path):
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     result = json.loads(out.read_text())
-    assert result == json.loads(proc.stdout.strip().splitlines()[-1])  # one JSON line, also in the file
+    (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    assert result == json.loads(line)  # one JSON line, also in the file
+    assert "| lecturer: G moved, the new chart shown (p95) |" in proc.stdout  # then the figures and their targets
     assert result["errors"] == 0 and result["server_log_tracebacks"] == 0, result["error_samples"]
     lecturer, students = result["lecturer_latency_s"], result["student_latency_s"]
     # Each counted change is a chart that arrived carrying the new value (`G = v`, `(seed v)`), in a run that

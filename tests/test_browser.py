@@ -1,23 +1,23 @@
 """The app in a real browser: headless Chromium (Playwright) against `streamlit run app.py`.
 
-Checks: the first chart on a cold start (fresh server, fresh Chromium, /training?classroom=1) within 6 s;
-every page renders without an exception; on Training dynamics a G slider move redraws the player's charts in
-place, Play runs in the browser with no message to the server, Pause stops on the frame shown, and the page
-URL reopened in a fresh browser context restores the settings; the projector layout (1920x1080 ?classroom=1:
-the player and the first three charts without scrolling; 1280x800: the player and the accuracy chart) and
+Checks: the first chart on a cold start (fresh server, fresh Chromium, /training?classroom=1), through app.py's
+navigation and the app's own Plotly.js route; every page renders without an exception; on Training dynamics a
+G slider move redraws the player's charts in place, Play runs in the browser with no message to the server,
+Pause stops on the frame shown, and the page URL reopened in a fresh browser context restores the settings; a
+slow setting says it is computing and keeps the old charts; the projector layout (1920x1080 ?classroom=1: the
+player and the first three charts without scrolling; 1280x800: the player and the accuracy chart) and
 presenter-mode text sizes on every page.
-Measures (printed, and written as JSON to $GRPO_BROWSER_METRICS or /tmp/grpo_browser_metrics.json): the cold
-start and its parts, slider -> charts redrawn latency (median of several moves), Play frames per second.
-Timings are reported with the load average; the asserted bounds are generous (the machine is shared).
+Records (printed, and written as JSON to $GRPO_BROWSER_METRICS or /tmp/grpo_browser_metrics.json) the layout and
+the presenter sizes. No test here times anything: the cold start, Play's frame rate and the slider's latency are
+measured by scripts/bench_cold_start.py and scripts/bench_player.py (docs/benchmarks.md).
 
-Run: OMP_NUM_THREADS=1 python -m pytest tests/test_browser.py -m browser -s
+Run: OMP_NUM_THREADS=1 python -m pytest tests/test_browser.py -m e2e -s
 """
 
 from __future__ import annotations
 
 import os
 import re
-import statistics
 import time
 from pathlib import Path
 
@@ -25,7 +25,6 @@ import pytest
 
 from scripts.bench_cold_start import cold_start
 from tests.fixtures.serve import IDLE, browser_marks
-from tests.fixtures.speed import python_slowdown
 
 pytestmark = browser_marks()
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
@@ -35,7 +34,6 @@ PAGES = ["training", "", *CHART_PAGES, "tinylm", "lab"]  # /training first: a li
 METRICS_PATH = Path(os.environ.get("GRPO_BROWSER_METRICS", "/tmp/grpo_browser_metrics.json"))
 METRICS: dict[str, object] = {}
 STATS = "window.grpoPlayers && window.grpoPlayers.training"
-COLD_START_LIMIT_S = 6.0
 
 
 @pytest.fixture
@@ -62,23 +60,14 @@ def label_t(page) -> int:
 
 
 def test_first_chart_on_a_cold_start():
-    """A fresh server, a fresh Chromium, a link to /training?classroom=1: the player's charts drawn within 6 s
-    at the reference machine's speed (target 3 s; scripts/bench_cold_start.py measures the median of several).
-    The machine's slowdown against the reference (tests/fixtures/speed.py) is timed before each try, and each
-    try is judged at the reference speed (a CI run: 6.2-7.1 s on a machine that drew Play frames 3x
-    slower than usual). Requests no module fixture, so no other server is running. Another cold start (three
-    in all) is tried only while they are over the bound; the best one counts."""
-    tries: list[dict] = []
-    while len(tries) < 3 and (not tries or min(t["first_chart_ref_s"] for t in tries) >= COLD_START_LIMIT_S):
-        slow = python_slowdown()
-        t = cold_start()
-        tries.append({**t, "slowdown": round(slow, 2), "first_chart_ref_s": round(t["first_chart_s"] / slow, 2)})
-    best = min(tries, key=lambda r: r["first_chart_ref_s"])
-    METRICS["cold_start"] = tries
-    METRICS["cold_start_loadavg"] = round(os.getloadavg()[0], 2)
-    assert best["app_navigation"], "a first visit to /training ran the page without app.py's navigation"
-    assert best["plotly_js_s"] is not None and best["plotly_js_s"] < best["first_chart_s"]  # from the app's route
-    assert best["first_chart_ref_s"] < COLD_START_LIMIT_S, f"first chart after {tries} (target 3 s)"
+    """A fresh server, a fresh Chromium, a link to /training?classroom=1: the player's charts are drawn, by a
+    page that ran under app.py's navigation, with Plotly.js from the app's own route and without Streamlit's
+    syntax highlighter. (How fast: scripts/bench_cold_start.py.) Requests no module fixture, so no other server
+    is running."""
+    t = cold_start()
+    assert t["app_navigation"], "a first visit to /training ran the page without app.py's navigation"
+    assert t["plotly_js_s"] is not None and t["plotly_js_s"] < t["first_chart_s"]  # from the app's route
+    assert t["highlighter_kb"] == 0, "a page loaded st.code's syntax highlighter"
 
 
 def test_every_page_renders_without_exception(page, server):
@@ -105,20 +94,12 @@ def test_training_slider_redraws_in_place_and_url_restores(page, browser, server
     open_training(page, server)
     slider = g_slider(page)
     assert slider.input_value() == "8"
-    latencies = []
     for g in range(9, 15):
         slider.focus()
-        t0 = time.perf_counter()
         slider.press("ArrowRight")
         page.locator(".gp-title", has_text=f"Groups with zero gradient (G = {g})").wait_for()
-        latencies.append(time.perf_counter() - t0)
         wait_idle(page)
     assert page.evaluate(f"{STATS}.newPlots") == 5, "new data updates the five charts in place"
-    rows = latencies[1:]  # the first move also warms the browser's JIT
-    METRICS["slider_redraw_s_median"] = round(statistics.median(rows), 3)
-    METRICS["slider_redraw_s_all"] = [round(x, 3) for x in latencies]
-    METRICS["slider_loadavg"] = round(os.getloadavg()[0], 2)
-    assert statistics.median(rows) < 1.5, f"slider -> charts median {statistics.median(rows):.2f} s (target 0.4)"
 
     page.wait_for_function("() => window.location.search.includes('G=14')", timeout=10_000)
     ctx = browser.new_context()
@@ -140,12 +121,9 @@ def test_training_play_runs_in_the_browser(page, server):
     page.locator(".gp-primary").click()
     page.wait_for_function(f"{STATS}.drawn.at(-1) === 200 && document.querySelector('.gp-root').dataset.playing "
                            "=== '0'", timeout=60_000)
-    wall = time.monotonic() - t0
     after = page.evaluate(f"({STATS})")
     assert after["drawn"][len(before["drawn"]):] == list(range(1, 201)), "every iteration drawn once, in order"
     assert not [s for s in sent if s >= t0], "no websocket message while playing"
-    METRICS["play_fps"] = round((after["draws"] - before["draws"]) / wall, 1)
-    METRICS["play_loadavg"] = round(os.getloadavg()[0], 2)
 
     page.locator(".gp-bar button", has_text="Reset").click()
     page.locator(".gp-primary").click()

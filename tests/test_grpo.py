@@ -413,6 +413,7 @@ def test_docstring_examples():
     assert doctest.testmod(sim.grpo).failed == 0
 
 
+@pytest.mark.integration
 def test_engine_does_not_import_trl_or_ui():
     code = "import sys, sim.grpo; print(sorted({m.split('.')[0] for m in sys.modules}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -100,6 +100,7 @@ def test_timeout_range_is_declared_once():
     assert lab is None and problem == "GRPO_LAB_TIMEOUT=1e300 is not a number of seconds from 0.1 to 600"
 
 
+@pytest.mark.integration
 def test_lab_cli_long_name_in_a_process(tmp_path):
     res = run_cli(["lab", "new", "n" * 300], tmp_path)
     assert res.returncode == 2 and res.stdout == "" and "File name too long" in one_line_error(res.stderr)
@@ -229,6 +230,7 @@ class _Evil:
         return (os.system, (f"touch {self.marker}",))
 
 
+@pytest.mark.integration
 def test_pickle_with_reduce_is_refused_in_one_line(tmp_path, capsys):
     marker = tmp_path / "PWNED"
     torch.save({"format": "tinylm", "x": _Evil(marker)}, tmp_path / "evil.pt")  # torch's protocol 2
@@ -294,6 +296,7 @@ def test_a_bad_tinylm_max_jobs_is_one_line(raw):
     assert env_number("TINYLM_MAX_JOBS", 2, 1, 64, {"TINYLM_MAX_JOBS": "3"}, integer=True) == 3
 
 
+@pytest.mark.integration
 def test_a_bad_memory_cap_stops_the_cli_in_one_line(tmp_path):
     env = {**os.environ, "TINYLM_MEMORY_CAP_MB": "abc"}
     res = subprocess.run([sys.executable, "-m", "sim", "tinylm"], cwd=ROOT, env=env, capture_output=True, text=True,

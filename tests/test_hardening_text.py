@@ -36,6 +36,7 @@ def test_issue_input_and_the_cut():
     assert neutral("\U000e0041") == "\\U000e0041"  # a tag character, outside the BMP
 
 
+@pytest.mark.integration
 def test_predict_numbers_are_compact():
     assert _fmt(1e308, "{:.1f}", "%") == "1e+308%" and len(_fmt(-1e308, "{:.0f}", None)) < 10
     assert _fmt(-0.0, "{:.1f}", "%") == "0.0%" and _fmt(-0.0001, "{:.1f}", "%") == "0.0%"
@@ -70,6 +71,7 @@ def test_minus_zero_guess_reads_as_zero():
     assert "Your guess 0%" in body and "-0" not in body and "(100% of the answer)" in body
 
 
+@pytest.mark.integration
 def test_a_student_message_with_bidi_characters_is_shown_escaped(monkeypatch, tmp_path):
     from tests.test_lab_page import FIXTURES
     from tests.test_lab_page import run as run_lab_page

@@ -118,8 +118,8 @@ def test_the_formatter_prints_what_python_prints(tmp_path):
 # ---- the views, on random settings ----
 def random_training(rng: random.Random) -> dict:
     """URL values of a random Training dynamics setting, anywhere in the page's ranges (iterations kept short)."""
-    from ui.controls import Choice, Flag, Num
-    from ui.specs import TRAINING
+    from sim.views.controls import Choice, Flag, Num
+    from sim.views.training import CONTROLS as TRAINING
 
     values = {}
     for spec in TRAINING:
@@ -139,8 +139,8 @@ def random_training(rng: random.Random) -> dict:
 
 
 def training_case(arrays: Arrays, values: dict, rng: random.Random) -> tuple[dict, list, dict | None] | None:
-    from ui.controls import build_config, defaults
-    from ui.specs import TRAINING
+    from sim.views.controls import build_config, defaults
+    from sim.views.training import CONTROLS as TRAINING
 
     try:
         cfg = build_config(ToyConfig, TRAINING, {**defaults(TRAINING), **values})

@@ -3,8 +3,9 @@ shipped stubs fail every check (both through lab/test_tasks.py in a pytest subpr
 is named by its own message; each student fixture gets its specific line and exit code from `sim lab check`;
 `sim lab new` copies the stubs (which then fail every check, run from outside the repo) and never overwrites.
 
-The subprocesses (torch imports, a hanging student file) start once, together, when the module's first test
-runs, and are collected by the tests that need them, so they overlap with the in-process tests.
+The checks in process are the unit tier. The subprocesses (torch imports, a hanging student file) are the
+integration tier: they start once, together, with the module's first integration test, and are collected by the
+tests that need them, so they overlap with the CLI checks (which run the student's code in worker processes).
 """
 
 import os
@@ -74,7 +75,7 @@ class Background:
                 p.wait()
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def background(tmp_path_factory):
     bg = Background(tmp_path_factory.mktemp("lab"))
     yield bg
@@ -164,6 +165,8 @@ EXPECTED = {  # fixture -> (task that fails or None, start of its message)
 }
 
 
+@pytest.mark.integration
+@pytest.mark.usefixtures("background")  # started with the first CLI check: they overlap
 @pytest.mark.parametrize("fixture", list(EXPECTED))
 def test_cli_check_fixture(fixture, capsys):
     failing, start = EXPECTED[fixture]
@@ -180,6 +183,7 @@ def test_cli_check_fixture(fixture, capsys):
             assert line.endswith(f"pass ({len(checks.CASES[task])} checks)"), line
 
 
+@pytest.mark.integration
 def test_cli_check_directory_and_default_path(capsys):
     assert lab_main(["check", str(FIXTURES / "correct")]) == 0
     assert lab_main(["check"]) == 1  # the shipped stubs
@@ -187,6 +191,7 @@ def test_cli_check_directory_and_default_path(capsys):
     assert len(out) == 3 and all("FAIL: not implemented yet (Task " in line for line in out)
 
 
+@pytest.mark.integration
 def test_cli_syntax_error_is_one_line(tmp_path, capsys):
     shutil.copy(FIXTURES / "syntax_error" / "tasks.py.txt", tmp_path / "tasks.py")
     assert lab_main(["check", str(tmp_path)]) == 1
@@ -232,12 +237,14 @@ def _summary(out: str) -> dict[str, int]:
     return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|error)", out)}
 
 
+@pytest.mark.integration
 def test_reference_solutions_pass_lab_tests(background):
     rc, out, _ = background.result("solutions")
     assert rc == 0, out
     assert _summary(out) == {"passed": N_CASES}
 
 
+@pytest.mark.integration
 def test_shipped_stubs_fail_every_lab_test(background):
     """`sim lab new` copies the shipped stubs; pytest in that directory (outside the repo) fails every check."""
     for name in STUB_FILES:
@@ -257,6 +264,7 @@ def test_shipped_stubs_fail_every_lab_test(background):
         assert len(re.findall(rf"Task {info.number} {info.func}: not implemented yet", failures)) == n, out
 
 
+@pytest.mark.integration
 def test_cli_hanging_student_times_out_in_one_line(background):
     rc, out, err = background.result("cli_hangs")
     assert rc == 1 and err == ""

@@ -13,7 +13,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "lab"
 PAGE = str(ROOT / "pages" / "lab.py")
 
 
-pytestmark = pytest.mark.usefixtures("full_error_details")  # tests/conftest.py
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("full_error_details")]  # tests/conftest.py
 
 
 def run(monkeypatch, lab_dir=None, timeout=None) -> AppTest:

@@ -10,11 +10,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from sim.lab.runner import Lab, lab_pool
 from tests.fixtures import escape
 from tests.fixtures.escape import alive
+
+pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[1]
 CORRECT = (ROOT / "tests" / "fixtures" / "lab" / "correct" / "tasks.py").read_text()
@@ -56,10 +59,9 @@ def test_cli_leaves_nothing_running_and_caps_memory(tmp_path):
     assert procs[0].returncode == 0 and err == "" and len(out.splitlines()) == 3 and "FAIL" not in out, out + err
     pids = [int(p) for p in (spawns.parent / "pids").read_text().split()]
     assert len(pids) >= 4 and not [p for p in pids if alive(p)]  # the import's and the calls' escapees
-    t = time.perf_counter()
     assert procs[1].returncode == 1 and herr == "" and len(hout.splitlines()) == 1, hout + herr
     assert hout.startswith("tasks.py went over its memory cap of 1024 MB (MemoryError") and "infinite" not in hout
-    assert "GRPO_LAB_MEMORY_MB" in hout and time.perf_counter() - t < 1
+    assert "GRPO_LAB_MEMORY_MB" in hout
 
 
 def test_page_calls_leave_nothing_running(tmp_path):
@@ -76,14 +78,23 @@ def test_a_hang_costs_its_limit_once_and_other_calls_do_not_wait(tmp_path, monke
     /kl_clip with "Use my lab code") answers meanwhile; every later visit gets the remembered timeout."""
     lab = Lab(lab_file(tmp_path, "hangs", HANGS_ADV), check_timeout=2.0)
     assert lab.load() is None
-    results = []
+    results, events, real = [], [], lab.pool.call
+
+    def noted(fn, args=(), kwargs=None, **options):  # the order in which the calls come back
+        got = real(fn, args, kwargs, **options)
+        events.append((args[0]["op"], getattr(got, "kind", "")))
+        return got
+
+    monkeypatch.setattr(lab.pool, "call", noted)
     checking = threading.Thread(target=lambda: results.extend(lab.check_all()))
     checking.start()
     time.sleep(0.3)
-    t0 = time.perf_counter()
     k3, _ = lab.k3_curve(np.linspace(0.5, 2.0, 4))
-    assert k3.ok and time.perf_counter() - t0 < 1.5 and checking.is_alive()
+    events.append(("k3 answered", ""))
     checking.join()
+    assert k3.ok
+    timed_out = next(i for i, (_, kind) in enumerate(events) if kind == "timeout")
+    assert events.index(("k3 answered", "")) < timed_out, f"k3 waited for the hang: {events}"
     assert results[0].kind == "timeout" and results[0].message.startswith("did not finish within 2 s")
     assert results[1].passed and results[2].passed
     monkeypatch.setattr(lab.pool, "call", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran it again")))
@@ -109,10 +120,9 @@ def test_lab_page_pays_a_hang_once_per_file_version(tmp_path, monkeypatch):
 
     with monkeypatch.context() as m:
         m.setattr(lab_pool(), "call", spy)
-        t0 = time.perf_counter()
         second = AppTest.from_file(page, default_timeout=60).run()
     assert not second.exception and any(t.value.startswith("did not finish within 1 s") for t in second.text)
-    assert "check" not in asked and time.perf_counter() - t0 < 30  # (only the cheap import check: load)
+    assert "check" not in asked  # (only the cheap import check: load)
     path.write_text(CORRECT)
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10_000_000))

@@ -31,6 +31,8 @@ from sim.lab.runner import (
     load_lab,
 )
 
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "lab"
 CORRECT = (FIXTURES / "correct" / "tasks.py").read_text()

@@ -67,6 +67,7 @@ def test_a_live_view_carries_the_apps_controls_presets_and_config(lesson):
     assert (lesson / "live.js").exists() and "lesson_live.js" in (lesson / "live.js").read_text(encoding="utf-8")
 
 
+@pytest.mark.integration
 def test_the_controls_are_worded_and_defaulted_as_the_page():
     """The lesson's controls are the app page's widgets: the same keys, labels, ranges, steps and defaults."""
     for path, controls in (("training.py", CONTROLS), ("std_scaling.py", std_scaling.CONTROLS),
@@ -129,6 +130,7 @@ def test_help_documents_every_flag(capsys):
     assert "--grid" not in out and "compute in the page" in " ".join(out.split())
 
 
+@pytest.mark.integration
 def test_the_sidebar_builds_the_lesson_once_and_offers_the_zip():
     """The build runs in a worker process of its own (the server's sessions never wait behind it), with its
     progress on the page, then the zip is offered."""

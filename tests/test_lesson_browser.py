@@ -60,7 +60,6 @@ class Opened:
         self.context.route("**/*", route)
         p.on("pageerror", lambda e: self.errors.append(str(e)))
         p.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        self.t0 = time.monotonic()
         p.goto(url, wait_until="domcontentloaded")  # not "load": that waits for Plotly.js, which a test may not need
 
     def close(self):

@@ -7,7 +7,10 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
+
+pytestmark = pytest.mark.integration
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "tinylm.py")
 

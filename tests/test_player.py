@@ -151,6 +151,7 @@ def test_plotly_js_is_copied_once_from_the_vendored_file(tmp_path):
     assert [p.name for p in (tmp_path / "static").iterdir()] == [copied.name], "no temporary file left"
 
 
+@pytest.mark.integration
 def test_test_app_mounts_the_player_under_apptest():
     at = AppTest.from_file(str(APP), default_timeout=30).run()
     assert not at.exception
@@ -161,6 +162,7 @@ def test_test_app_mounts_the_player_under_apptest():
     assert player_data(at)["meta"]["G"] == 12
 
 
+@pytest.mark.integration
 def test_a_read_only_app_folder_is_a_message_not_a_traceback(monkeypatch):
     import ui.player
 

@@ -8,6 +8,8 @@ from streamlit.testing.v1 import AppTest
 
 from ui.predict import closeness
 
+pytestmark = pytest.mark.integration
+
 APP = str(Path(__file__).resolve().parent / "apps" / "predict_demo.py")
 
 

@@ -16,6 +16,8 @@ import pytest
 from sim.procs import Pool, Reply, Worker
 from tests.fixtures.escape import alive, escape
 
+pytestmark = pytest.mark.integration
+
 MARK = "/tmp/grpo_procs_evil_ran"
 
 
@@ -156,9 +158,8 @@ def test_a_crash_gives_the_exit_code_and_the_next_call_works(worker):
 def test_memory_cap_has_its_own_message_and_the_worker_is_replaced(worker):
     """Issue 19 row 7: an allocation far over the cap fails at once with "memory", not a timeout."""
     starts = worker.starts
-    t0 = time.perf_counter()
     got = worker.call(hog, (20_000,), timeout=30)
-    assert got.kind == "memory" and time.perf_counter() - t0 < 10
+    assert got.kind == "memory"  # not "timeout": it failed at the allocation
     assert got.message.startswith("went over its memory cap of 1024 MB (MemoryError")
     assert worker.call(hog, (50,), timeout=30).ok and worker.starts == starts + 1
 
@@ -198,12 +199,11 @@ def test_a_hang_in_a_pool_does_not_hold_up_the_other_caller():
     try:
         pool.start()
         assert pool.call(square, (1.0,), timeout=60).ok
-        hung = threading.Thread(target=pool.call, args=(time.sleep, (30,)), kwargs={"timeout": 2.5})
+        hung = threading.Thread(target=pool.call, args=(time.sleep, (30,)), kwargs={"timeout": 5.0})
         hung.start()
         time.sleep(0.3)
-        t0 = time.perf_counter()
         assert pool.call(square, (3.0,), timeout=60).value[0] == 9.0
-        assert time.perf_counter() - t0 < 2.0
+        assert hung.is_alive(), "the other caller's answer waited for the hung call's limit"
         hung.join()
     finally:
         pool.close()
@@ -212,11 +212,12 @@ def test_a_hang_in_a_pool_does_not_hold_up_the_other_caller():
 def test_a_call_that_streams_fast_still_times_out_and_is_still_cancelled(worker):
     # A run that emits a message every few ms (a tiny TinyLM config) once starved the time limit and the cancel
     # check: the last viewer's Stop never stopped it. Both checks now run after every message too.
+    # (a starved check never returns: the bounds below only tell "stopped" from "ran on", never how fast)
     t0 = time.monotonic()
     r = worker.call(stream_forever, task=True, on_message=lambda m: None, timeout=0.5)
-    assert r.kind == "timeout" and time.monotonic() - t0 < 5
+    assert r.kind == "timeout" and time.monotonic() - t0 < 60
     stop_at = time.monotonic() + 0.3
     r = worker.call(stream_forever, task=True, on_message=lambda m: None, cancelled=lambda: time.monotonic() > stop_at,
                     grace=0.5)
-    assert r.kind == "cancelled" and time.monotonic() - stop_at < 5
+    assert r.kind == "cancelled" and time.monotonic() - stop_at < 60
     assert worker.call(square, (3,)).value[0] == 9  # the worker was replaced and answers

@@ -19,6 +19,8 @@ import pytest
 from scripts.bench_classroom import data_pattern
 from scripts.st_client import Tab
 
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parents[1]
 SERVE = ROOT / "scripts" / "serve.sh"
 ENV = dict(os.environ, PYTHON=sys.executable)

@@ -120,6 +120,7 @@ def test_setting_refuses_a_bad_declaration():
     assert Setting("h", kind="choice", choices=(0, 1), labels={0: "zero"}).label(0) == "zero"
 
 
+@pytest.mark.integration
 def test_no_engine_module_imports_the_ui():
     """sim/ never imports streamlit or plotly: import every sim module in a fresh interpreter and look."""
     code = (

@@ -377,6 +377,7 @@ def test_learning_rate_warmup_then_linear_decay():
         GRPOConfig(lr_schedule="cosine")
 
 
+@pytest.mark.integration
 def test_same_figures_with_another_kernel_set():
     # float64 makes a run independent of the CPU's kernels (model.py): a subprocess forced onto another
     # kernel set (AVX2 where this process uses AVX-512, as on another machine) must sample exactly the same
@@ -405,7 +406,7 @@ def test_same_figures_with_another_kernel_set():
     assert np.allclose(np.array(r["exact_pass_at_1"]), np.array(b[2]), rtol=0, atol=1e-9)
 
 
-@pytest.mark.slow
+@pytest.mark.integration
 def test_default_run_tells_its_story_and_matches_the_shipped_figures():
     # The default story (about 25 s of CPU): pass@1 from ~0.5 to >= 0.80, the entropy falls steadily, and the run
     # gives exactly the figures written in assets/tinylm_seeds.json for seed 0 (deterministic in float64).
@@ -486,6 +487,7 @@ def test_cli_preset_sets_the_switch_and_flags_override_it(capsys):
     assert cli_main(["--preset", "nope"]) == 2 and "invalid choice" in capsys.readouterr().err
 
 
+@pytest.mark.integration
 def test_short_runs_show_the_mechanism_the_rare_answer_grows_only_when_rewarded():
     # 100-iteration runs of each preset from the shipped checkpoint (seed 0): on the 14 held-out ripple carries the
     # exact pass@1 rises when GRPO trains on ripple-carry prompts and falls when it never sees one.
@@ -555,7 +557,7 @@ def test_recorded_presets_show_both_sides():
         assert PRESET_ASSETS[name].exists()
 
 
-@pytest.mark.slow
+@pytest.mark.integration
 def test_chapter_lab_run_matches_its_record():
     # `python -m sim tinylm --preset chapter-lab` (seed 0, ~25 s of CPU) gives exactly the recorded row.
     from sim.tinylm.figures import PRESET_ASSETS, load_seed_figures, seed_row

@@ -4,11 +4,15 @@ when nobody watches, bounded in number and size."""
 import threading
 import time
 
+import pytest
+
 from sim.tinylm import job as job_module
 from sim.tinylm.grpo_train import GRPOConfig
 from sim.tinylm.job import TinyLMRuns
 from sim.tinylm.story import StoryConfig
 from ui.tinylm_runs import poll_interval
+
+pytestmark = pytest.mark.integration
 
 LONG = StoryConfig(grpo=GRPOConfig(iterations=20_000, prompts_per_iter=2, group_size=2, eval_every=1000),
                    eval_samples=2)  # long enough that only Stop ends it, even on a quiet machine
@@ -51,10 +55,9 @@ def test_a_finished_run_replays_at_once_with_its_whole_history():
     reg = TinyLMRuns()
     first = reg.join(SHORT, "alice")
     assert wait_for(lambda: first.state == "done")
-    t0 = time.perf_counter()
     again = reg.join(SHORT, "bob")
     snap = again.snapshot("bob")
-    assert again is first and time.perf_counter() - t0 < 0.1
+    assert again is first  # the finished run itself: nothing is trained again
     assert snap["state"] == "done" and len(snap["history"]) == 3 and snap["result"]["iterations"] == 3
     assert [i for i, _ in snap["pass_at_1"]] == [0, 3]
     assert 1000 < first.nbytes < 100_000  # its size for the registry's bound: history + result as JSON

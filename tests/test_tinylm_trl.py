@@ -30,6 +30,7 @@ ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "PYTHONPATH"
 TINY = ["--iterations", "2", "--prompts", "2", "-G", "4", "--eval-samples", "2", "--eval-every", "1"]
 
 
+@pytest.mark.integration
 def test_sim_paths_never_import_trl():
     code = ("import sys, sim.tinylm.cli, sim.tinylm.story, sim.tinylm.job, sim.tinylm.trl_run, sim.export\n"
             "bad = [m for m in ('trl', 'transformers', 'accelerate', 'datasets') if m in sys.modules]\n"
@@ -155,6 +156,7 @@ def test_exported_snippet_builds_the_runs_config():
 # ---------------------------------------------------------------- real runs
 
 
+@pytest.mark.integration
 @needs_trl
 def test_short_trl_run_summary_and_metrics(tmp_path):
     from sim.tinylm.trl_run import trl_story
@@ -217,15 +219,14 @@ def test_missing_checkpoint_with_trl_trainer(tmp_path, capsys):
     assert err.count("\n") == 0 and err.startswith("error: ") and "none.pt" in err and "checkpoint" in err
 
 
+@pytest.mark.e2e
 @needs_trl
 def test_bench_tiny_two_processes_train_and_agree():
     """scripts/bench_trainers.py --tiny: sim, then TRL data-parallel on 2 processes (accelerate launch, gloo)."""
     cmd = [sys.executable, str(ROOT / "scripts" / "bench_trainers.py"), "--tiny", "--processes", "2"]
     proc = subprocess.run(cmd, env=ENV, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = proc.stdout.strip().splitlines()
-    assert len(lines) == 1
-    res = json.loads(lines[0])
+    res = json.loads(proc.stdout.splitlines()[0])  # one JSON line, then the table of figures
     sim, trl = res["sim"], res["trl_2"]
     assert "error" not in trl, trl
     assert sim["iterations"] == trl["iterations"] == 2 and sim["completions_per_second"] > 0

@@ -108,6 +108,7 @@ def test_unwritable_out_is_bad_input_exit_2(where, tmp_path, capsys):
     assert not (tmp_path / "missing").exists()
 
 
+@pytest.mark.integration
 def test_help_subprocess():
     done = subprocess.run([sys.executable, "-m", "sim", "toy", "--help"], capture_output=True, text=True,
                           timeout=60)

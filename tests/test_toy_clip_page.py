@@ -5,11 +5,14 @@ clip, checked against the runs of those settings (AppTest, no browser)."""
 import dataclasses
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from sim.toy import ToyConfig, clip_summary, run_toy
 from sim.views.training import captions
 from tests.fixtures.apptest import live_requests
+
+pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[1]
 

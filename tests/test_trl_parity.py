@@ -120,12 +120,10 @@ def test_trl_is_the_version_parity_was_established_for():
     assert trl.__version__ == "1.16.0"
 
 
-def test_building_the_trainer_is_fast_and_offline(tiny):
-    import time
-
-    start = time.perf_counter()
-    make_trainer(tiny, beta=0.04)  # beta > 0 also loads a reference model from the temp dir
-    assert time.perf_counter() - start < 5.0
+def test_building_the_trainer_works_offline(tiny):
+    # tests/conftest.py sets HF_HUB_OFFLINE: a trainer that wanted the network would raise here
+    trainer = make_trainer(tiny, beta=0.04)  # beta > 0 also loads a reference model from the temp dir
+    assert trainer.beta == 0.04 and trainer.ref_model is not None
 
 
 def test_trl_defaults_match_our_docstring_table():

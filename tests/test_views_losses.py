@@ -13,6 +13,8 @@ from streamlit.testing.v1 import AppTest
 from sim.exercises import WORKED_EXAMPLE_REWARDS, WORKED_EXAMPLE_TOKENS, length_effect
 from sim.kl_clip import ClipView, chapter_token, objectives
 
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -15,6 +15,7 @@
 
 import { buildPayload, nd } from "./chart_spec.js";
 import { Player } from "./player.js";
+import { loadPlotly } from "./player_charts.js";
 import { PredictBox } from "./predict.js";
 import * as V from "./toy_views.js";
 import { buffers, viewRuns } from "./view_runs.js";
@@ -206,6 +207,9 @@ export class LiveView {
     s.requestedAt = asked;
     this.request = request;
     const say = setTimeout(() => this.request === request && (this.msg.textContent = "Computing this setting…"), SAY_MS);
+    // Plotly.js loads (and runs, ~0.5 s of the main thread) while the engine computes in its Worker; the player
+    // finds it loaded, or loading (a failure is the player's to say)
+    if (request.plotly_url && !window.Plotly) loadPlotly(request.plotly_url).catch(() => {});
     let runs;
     try {
       runs = await this.runner.run(request);

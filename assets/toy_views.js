@@ -3,14 +3,15 @@
 // charts, their captions, the words around them and the predict question. The JavaScript twin of
 // sim/views/training.py, std_scaling.py and passk.py: the same names, the same text for the same run, word for
 // word (tests/test_js_views.py feeds both the same runs, on random settings, and compares). Python stays the
-// reference; no formula of the engine lives here, only what a view reads off a run (means over seeds, the
-// seeds' band, the first iteration past a level) and how it says it.
+// reference; no formula of the engine lives here (pass@k and where two curves cross are the engine's), only what a
+// view reads off a run (means over seeds as numpy takes them, the seeds' band) and how it says it.
 //
 // A run is the engine's result: arrays under sim's names (p, accuracy, kl_exact, entropy, counts,
 // metrics[...]), each {v, shape} or a typed array with a shape, indexed [t][seed][prompt] as in Python.
 
 import { Band, Bars, Chart, COLORS, Heatmap, Line, nd, rgba } from "./chart_spec.js";
-import { crossover_k, mean_pass_at_k_known_p, pass_at_k_known_p } from "./passk.js";
+import { crossoverK as crossover_k, firstAbove as first_above, meanPassAtKKnownP as mean_pass_at_k_known_p,
+  passAtKKnownP as pass_at_k_known_p } from "./engine.js";
 import { format as f, repr } from "./pyformat.js";
 
 // ---- what a view reads off a run: numpy's arithmetic, so the numbers are Python's to the last bit ----
@@ -79,12 +80,6 @@ function percentileRows(x, q) {
 // sim.toy.seed_band: mean and the 10..90% band over seeds of x (n, S)
 export function seed_band(x, lo = 10.0, hi = 90.0) {
   return { mean: seedMean(x), lo: percentileRows(x, lo), hi: percentileRows(x, hi) };
-}
-
-// sim.toy.first_above: the first t with series[t] > level, or null
-export function first_above(series, level) {
-  const i = series.findIndex((x) => x > level);
-  return i < 0 ? null : i;
 }
 
 function argmax(a) {

@@ -114,6 +114,17 @@ def descendants(pid: int | tuple[int, ...]) -> list[int]:
     return out
 
 
+def tree_cpu_seconds(pid: int | tuple[int, ...]) -> float:
+    """CPU seconds of every process below the server(s) (their workers): the numpy work a server hands out."""
+    total = 0.0
+    for child in descendants(pid):
+        try:
+            total += cpu_seconds(child)
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+    return total
+
+
 def workers_pss_mb(pid: int | tuple[int, ...]) -> float:
     """Proportional memory (PSS, /proc/PID/smaps_rollup) of the processes below the server(s), summed. PSS, not
     RSS: the workers are forked from one preloaded fork server and share its pages, which RSS would count once
@@ -283,11 +294,13 @@ async def run_class(opts: argparse.Namespace, url: str, pid: int | None) -> dict
 
     async def snapshot() -> None:  # rates and CPU cover the class itself, not the wait for late answers
         await asyncio.sleep(max(0.0, t_end - time.monotonic()))
-        end.update(wall=time.monotonic() - t0, cpu=cpu_seconds(pid) if pid else None, bench=time.process_time())
+        end.update(wall=time.monotonic() - t0, cpu=cpu_seconds(pid) if pid else None, bench=time.process_time(),
+                   workers=tree_cpu_seconds(pid) if pid else None)
         end["tabs"] = [copy.copy(a.tab.stats) for a in actors]
 
     sampler = asyncio.create_task(sample())
     cpu0, bench0, t0 = cpu_seconds(pid) if pid else None, time.process_time(), time.monotonic()
+    workers0 = tree_cpu_seconds(pid) if pid else None
     t_end = t0 + opts.duration
     await asyncio.gather(snapshot(), *(a.run(t0, t_end, opts.timeout) for a in actors))
     drain = time.monotonic() - t_end
@@ -298,7 +311,14 @@ async def run_class(opts: argparse.Namespace, url: str, pid: int | None) -> dict
     frames = sum(t.fragment_runs for t in tabs[1:])
     present = sum(a.present_s for a in students)
     errors = [e for a in actors for e in a.errors + a.tab.stats.errors]
+    moved = sum(1 for a in students for at in a.sent_at if at <= t_end) + sum(a.timeouts for a in students)
+    cpu = {}
+    if pid:  # the server's own CPU and its workers' (a page's numpy ran there), per student move of the class
+        cpu = {"server_cpu_s": round(end["cpu"] - cpu0, 2), "workers_cpu_s": round(end["workers"] - workers0, 2)}
+        spent = cpu["server_cpu_s"] + cpu["workers_cpu_s"]
+        cpu["cpu_s_per_student_move"] = round(spent / moved, 4) if moved else None
     return {
+        **cpu, "student_moves_in_class": moved,
         "server_cpu_pct": round(100 * (end["cpu"] - cpu0) / wall, 1) if pid else None,
         "fragment_runs_per_s": round(sum(t.fragment_runs for t in tabs) / wall, 2),
         "frames_per_student_per_s": round(frames / present, 3) if present else None,
@@ -467,6 +487,8 @@ def report(opts: argparse.Namespace, result: dict) -> Report:
           result.get("server_log_tracebacks", 0))
     r.add("students whose page loaded", result["students_loaded"])
     r.add("server CPU (% of one core)", result.get("server_cpu_pct"), "%")
+    r.add(f"server CPU per student move (its workers' included; {result.get('student_moves_in_class')} moves)",
+          result.get("cpu_s_per_student_move"), "s")
     r.add("server RSS idle", result.get("rss_idle_mb"), "MB")
     r.add("server RSS peak", result.get("rss_peak_mb"), "MB")
     settled = opts.settle >= 120 and result["rss_after_settle_mb"] is not None and result["rss_idle_mb"] is not None

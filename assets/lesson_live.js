@@ -99,10 +99,10 @@ export function main() {
         // option stands alone ("group std (GRPO)")
         const text = c.text.options[i];
         const caption = c.labels[i];
-        const l = el("label", "", !caption ? text : caption.startsWith(text) ? caption : `${text} (${caption})`);
-        l.htmlFor = r.id;
+        const l = el("label", "ls-option");
+        l.append(r, document.createTextNode(` ${!caption ? text : caption.startsWith(text) ? caption : `${text} (${caption})`}`));
         r.addEventListener("change", changed);
-        fs.append(r, l);
+        fs.append(l);
       });
       box.append(fs);
       inputs[c.key] = { get: () => c.options[Number(fs.querySelector("input:checked").value)],

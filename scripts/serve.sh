@@ -8,8 +8,8 @@
 # on 127.0.0.1 ports APP_PORT..APP_PORT+N-1 (default P+100..), waits until each answers /_stcore/health, then
 # runs HAProxy (deploy/haproxy.cfg) on BIND:P with sticky sessions (cookie) and websockets. Ctrl-C or SIGTERM
 # stops HAProxy and every server (each in its own process group, children included); so does any of them
-# exiting. Each server gets GRPO_WORKERS worker processes for its computations (default: the cores shared
-# among the replicas, at least 1). Logs: $GRPO_SERVE_LOGS (default a temporary folder, printed). Needs
+# exiting. (The toy's runs are computed in the students' browsers: a server runs script runs, the lab's sandbox
+# and TinyLM's trainer.) Logs: $GRPO_SERVE_LOGS (default a temporary folder, printed). Needs
 # Debian's haproxy package ($HAPROXY names another binary) and curl; $PYTHON or --python the interpreter.
 set -u
 
@@ -75,24 +75,18 @@ stop() {  # TERM each process group, then KILL what is left after 10 s
 trap 'stop; exit 0' INT TERM
 trap 'stop' EXIT
 
-# The pages' computations run in worker processes (ui/work.py): share the cores among the replicas, at least
-# one worker each, unless GRPO_WORKERS says otherwise.
-cores=$(nproc 2>/dev/null || echo 1)
-workers="${GRPO_WORKERS:-$(( cores / replicas > 0 ? cores / replicas : 1 ))}"
-
 cfg="$logs/haproxy.cfg"
 cp deploy/haproxy.cfg "$cfg" || die "cannot write $cfg"
 for i in $(seq 1 "$replicas"); do
     p=$((app_port + i - 1))
     echo "    server app$i 127.0.0.1:$p check cookie app$i" >> "$cfg"
-    GRPO_WORKERS="$workers" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" \
+    OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" \
         setsid "$python" -m streamlit \
         run app.py --server.headless true --server.port "$p" --server.address 127.0.0.1 \
         > "$logs/app$i.log" 2>&1 &
     pids+=($!)
 done
-echo "serve.sh: $replicas app servers on 127.0.0.1:$app_port..$((app_port + replicas - 1)) ($workers worker" \
-    "process(es) each), logs in $logs" >&2
+echo "serve.sh: $replicas app servers on 127.0.0.1:$app_port..$((app_port + replicas - 1)), logs in $logs" >&2
 
 wait_healthy() {  # PORT PID TRIES WHAT LOG: poll PORT's health check every 0.1 s while PID lives, or stop everything
     local t

@@ -147,7 +147,8 @@ def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int
     the page, never run); returns the data's bytes. A live view's page carries its manifest only."""
     if view.live is not None:
         manifest = {**view.live, "view": view.name, "plotly": plotly}
-        (tmp / f"{view.name}.html").write_text(live_page(view.title, view.intro, manifest), encoding="utf-8")
+        page = live_page(view.title, view.intro, manifest, fold_intro=view.fold_intro)
+        (tmp / f"{view.name}.html").write_text(page, encoding="utf-8")
         say(view.name, 1, 1)
         return 0
     settings, ids, blocks = [], set(), {}

@@ -56,6 +56,7 @@ class View:
     classroom: dict = field(default_factory=lambda: {"columns": 2})
     recorded: bool = False  # a replay of a recorded run rather than live controls
     live: dict | None = None  # a live view's manifest (live_view): no dims, no entries
+    fold_intro: bool = False  # the intro folded under "What this page shows" (as the app's page does)
 
 
 
@@ -71,7 +72,7 @@ def _num(v) -> str:
 
 def live_view(name: str, title: str, intro: str, what: str, *, live: str, controls: list, fixed, presets=None,
               columns: int = 2, classroom_columns: int = 2, static_key: str | None = None,
-              static: dict | None = None) -> View:
+              static: dict | None = None, fold_intro: bool = False) -> View:
     """A view computed in the page: `live` names what assets/view_runs.js computes, `controls` are the app's
     (sim/views/controls.py), `fixed` the config the controls set their fields on (a dataclass instance),
     `static[str(value of static_key)]` what the build computed for each value of one control (tables and a
@@ -81,7 +82,7 @@ def live_view(name: str, title: str, intro: str, what: str, *, live: str, contro
         "presets": [{"name": n, "values": v} for n, v in (presets or {}).items()], "columns": columns,
         "classroom": {"columns": classroom_columns}, "static_key": static_key, "static": static or {},
     }  # fmt: skip
-    return View(name, title, intro, [], [], what=what, live=manifest)
+    return View(name, title, intro, [], [], what=what, live=manifest, fold_intro=fold_intro)
 
 
 def training_view() -> View:
@@ -95,7 +96,7 @@ def training_view() -> View:
         "The 24-prompt toy in the player: accuracy over seeds, zero-gradient groups, each prompt's p_j, KL and "
         "entropy; every control of the app's page, computed in your browser, and the app's presets.",
         live="training", controls=training.CONTROLS, fixed=training.page_config({}), presets=training.PRESETS,
-        classroom_columns=3,
+        classroom_columns=3, fold_intro=True,
     )  # fmt: skip
 
 

@@ -199,6 +199,7 @@ def test_training_charts_for_the_config_it_sends():
     caption = " ".join(c.caption for c in charts.values())
     H = run.entropy.mean(axis=1)
     assert f"Entropy first rises, {H[0]:.3f} → {H.max():.3f}" in caption and f"falls to {H[-1]:.3f}" in caption
+    assert "Accuracy 0.24 → 0.94" in caption and "until iteration 116" in caption  # the default run, seed 0
     z = run.metrics["frac_reward_zero_std"].mean(axis=1)
     assert f"{z[0]:.0%} of groups at first" in caption and f"{z[-1]:.0%} at the end" in caption
 
@@ -283,8 +284,11 @@ def test_std_scaling_exercise_numbers():
     assert r["view"] == "std" and r["config"]["n_seeds"] == 16 and r["config"]["lr"] == 0.2
     from sim.views.std_scaling import std_comparison, std_words
 
-    intro, _ = std_words(std_comparison(ToyConfig(**r["config"])), 0.2)
+    intro, caption = std_words(std_comparison(ToyConfig(**r["config"])), 0.2)
     assert "0.43 times the size" in intro and "at lr 0.47" in intro  # first step 0.168 / 0.394 of the std run's
+    assert "With std: accuracy 0.944" in caption and "at iteration 116" in caption
+    assert "same lr (grey): 0.625, never within 200 iterations" in caption
+    assert "(orange): 0.942, at iteration 118" in caption and "here it is small" in caption
     weights = chart(at, "weight_chart")
     assert trace(weights, "with std")["y"][5] > trace(weights, "without std")["y"][5]  # p = 0.05 counts more
     at.slider(key="G").set_value(16).run()
@@ -324,6 +328,13 @@ def test_passk_per_problem_curves_and_captions():
                             for k, v in toys["sharpen"]["config"].items()}) == SharpenConfig()
     at.slider(key="sG").set_value(16).run()
     assert live_requests(at)["sharpen"]["config"]["group_size"] == 16
+    from sim.sharpen import train
+    from sim.views.passk import sharpen_caption, toy_curves, toy_p_before_after
+
+    # what the browser writes for them (sim/views, which assets/toy_views.js equals)
+    assert "no crossing" in toy_curves(*toy_p_before_after())[1]  # the 24-prompt toy: coverage grows too
+    said = sharpen_caption(train(SharpenConfig()))
+    assert "After 100 iterations p = (0.97, 0.03)" in said and "cross at k ≈ 2.9" in said
 
 
 def test_passk_estimator_reacts():

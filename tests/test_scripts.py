@@ -65,6 +65,15 @@ def test_bench_toy_tiny():
     assert "check: " in done.stdout
 
 
+@pytest.mark.e2e
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
+def test_bench_engine_tiny():
+    done = run("bench_engine.py", "--tiny")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "node: runToy + expectedRun" in done.stdout and "Chromium: runToy + expectedRun" in done.stdout
+    assert "against the targets" in done.stdout
+
+
 @pytest.mark.integration
 def test_bench_cold_start_refuses_a_bad_flag():
     """Its run is tests/test_browser.py::test_first_chart_on_a_cold_start (the same function)."""
@@ -104,7 +113,7 @@ def test_record_tinylm_run_tiny(tmp_path):
 
 
 RUN_HERE = {"bench_tinylm.py", "bench_tinylm_class.py", "bench_player.py", "bench_toy.py", "bench_cold_start.py",
-            "test.sh", "bench_lab.py", "bench_lesson.py", "record_tinylm_run.py"}
+            "test.sh", "bench_lab.py", "bench_lesson.py", "record_tinylm_run.py", "bench_engine.py"}
 RUN_ELSEWHERE = {  # script -> the test that runs it
     "bench_classroom.py": "tests/test_bench_classroom.py::test_short_class_that_saturates_the_server",
     "bench_cold_start.py": "tests/test_browser.py::test_first_chart_on_a_cold_start",

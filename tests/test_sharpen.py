@@ -40,18 +40,28 @@ def test_default_start_matches_the_chapter():
 
 
 def test_default_run_sharpens_and_the_curves_cross():
-    h = train()
+    h = train()  # seed 0 (sim/rng.py's generator): p (0.60, 0.05) -> (0.965, 0.025), pass@64 0.981 -> 0.903
     p_end = h.p[-1]
-    assert p_end[0] > 0.96 and p_end[1] < 0.025  # the chapter's (0.98, 0.01), one sampled run
-    assert h.pass_at_1[-1] > h.pass_at_1[0] + 0.1  # pass@1 up: 0.325 -> ~0.49
-    assert h.pass_at_k[-1] < h.pass_at_k[0] - 0.1  # pass@64 down: 0.981 -> ~0.7
-    assert h.entropy[-1] < 0.5 * h.entropy[0]  # entropy collapses
+    assert p_end[0] > 0.96 and p_end[1] < 0.03  # the chapter's (0.98, 0.01), one sampled run (a mild one)
+    assert h.pass_at_1[-1] > h.pass_at_1[0] + 0.1  # pass@1 up: 0.325 -> 0.495
+    assert h.pass_at_k[-1] < h.pass_at_k[0] - 0.05  # pass@64 down: 0.981 -> 0.903
+    assert h.entropy[-1] < 0.5 * h.entropy[0]  # entropy collapses: 0.82 -> 0.17 nats
     x = h.crossover()
-    assert x is not None and 1 < x < 64
+    assert x is not None and 1 < x < 64  # k = 2.9
     ks, before, after = h.curves()
     assert after[0] > before[0] and after[-1] < before[-1]
     # the rare strategy, the only one that solved B, faded
-    assert h.probs[-1, 2] < 0.5 * h.probs[0, 2]
+    assert h.probs[-1, 2] < 0.6 * h.probs[0, 2]
+
+
+def test_typical_run_ends_near_the_chapter_numbers():
+    """Over 16 seeds the median run ends at the chapter's (0.98, 0.01): p (0.979, 0.013), pass@64 0.78, curves
+    crossing at k = 2.6 (medians over seeds 0..39; seed 0 is one of the mildest)."""
+    runs = [train(SharpenConfig(seed=s)) for s in range(16)]
+    p_end = np.median([h.p[-1] for h in runs], axis=0)
+    assert p_end[0] == pytest.approx(0.98, abs=0.01) and p_end[1] == pytest.approx(0.01, abs=0.006)
+    assert np.median([h.pass_at_k[-1] for h in runs]) == pytest.approx(0.78, abs=0.05)
+    assert 2.3 < np.median([h.crossover() for h in runs]) < 3.0
 
 
 def test_history_shapes_and_metrics():
@@ -84,7 +94,8 @@ def test_count_gradient_equals_autograd_through_policy_loss(scale, ddof):
     S = np.array([[0.9, 0.3, 0.1], [0.2, 0.5, 0.7], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])  # (P, K)
     for _ in range(20):
         theta = rng.normal(size=3)
-        strategies, rewards = sample_groups(np.exp(theta) / np.exp(theta).sum(), S, cfg.group_size, rng)
+        u, v = rng.random((2, 4, cfg.group_size))
+        strategies, rewards = sample_groups(np.exp(theta) / np.exp(theta).sum(), S, u, v)
         np.testing.assert_allclose(
             grad_counts(theta, strategies, rewards, table), grad_autograd(theta, strategies, rewards, cfg), atol=1e-12
         )
@@ -101,7 +112,8 @@ def test_sample_groups_frequencies():
     rng = np.random.default_rng(0)
     pi = np.array([0.6, 0.35, 0.05])
     S = np.array([[1.0, 0.0, 0.5]])
-    strategies, rewards = sample_groups(pi, np.repeat(S, 2000, axis=0), 8, rng)  # 16000 draws
+    u, v = rng.random((2, 2000, 8))
+    strategies, rewards = sample_groups(pi, np.repeat(S, 2000, axis=0), u, v)  # 16000 draws
     freq = np.bincount(strategies.reshape(-1), minlength=3) / strategies.size
     np.testing.assert_allclose(freq, pi, atol=0.015)
     assert rewards.mean() == pytest.approx(0.6 + 0.05 * 0.5, abs=0.015)

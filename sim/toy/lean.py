@@ -14,6 +14,7 @@ import numpy as np
 from scipy.special import expit
 
 from sim.binomial import binomial_sampler
+from sim.rng import toy_first_uniforms
 from sim.toy.history import STATE_METRICS, History, ToyHistory, chunk_rows, state_metrics
 from sim.toy.model import ToyConfig, dot, init_state, sum_p
 from sim.toy.update import CLIP, advantage_table, logit_grad, step_w, surrogate_grad
@@ -27,7 +28,6 @@ def run_lean(cfg: ToyConfig, table: tuple | None = None) -> ToyHistory | None:
     or a non-finite step, only possible with beta > 0): run_toy then takes the general loop.
     """
     S, T, G, beta = cfg.n_seeds, cfg.iterations, cfg.group_size, cfg.beta
-    rng = np.random.default_rng(cfg.seed)
     d, w, u, _ = init_state(cfg, S)
     P = len(d)
     draw = binomial_sampler(G)
@@ -53,7 +53,8 @@ def run_lean(cfg: ToyConfig, table: tuple | None = None) -> ToyHistory | None:
         for t0 in range(0, T + 1, C):  # states t0..t1-1 and the steps taken from them
             t1 = min(t0 + C, T + 1)
             n = min(t1, T) - t0  # steps in this chunk
-            uniforms = rng.random((n, S, P))  # (n, S, P) the uniforms _draw_batch would draw, in order
+            # (n, S, P) the first draws' uniforms of iterations t0..t0+n-1 (sim/rng.py: seed s has key seed + s)
+            uniforms = toy_first_uniforms(cfg.seed, S, t0, n, P)
             offsets = draw.offsets(uniforms)
             for t in range(t0, t1):
                 j = t - t0

@@ -16,27 +16,31 @@ import dataclasses
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import expit, gammaln
+from scipy.special import gammaln
 
-from sim.binomial import binomial_pmf, binomial_sampler
+from sim.binomial import binomial_sampler
+from sim.rng import toy_first_uniforms, toy_keys, toy_refill_uniforms
 from sim.toy import update
-from sim.toy.history import History, ToyHistory, diverged
+from sim.toy.history import History, ToyHistory, chunk_rows, diverged
 from sim.toy.lean import run_lean
 from sim.toy.model import ToyConfig, init_state, policy
 from sim.toy.update import count_update
 
 Table = tuple[np.ndarray, np.ndarray]
+REFILL_BLOCKS = 16384  # refill draws computed at once, at most (all of a few rounds, for the slots left empty)
 
 
 def run_toy(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = None, *,
             advantage_table: Table | None = None) -> ToyHistory:
     """S = cfg.n_seeds independent sampled runs at once (numpy, count-based).
 
-    Same cfg -> same history; the first t iterations do not depend on cfg.iterations. Seed s of a run
-    depends on (seed, n_seeds): the S runs share one Generator. `on_step(t, metrics)` is called after
-    iteration t (1..T) with the step's metrics, (S,) arrays. `advantage_table` = (A_correct, A_wrong) over
-    k = 0..G replaces the advantages of cfg (for instance a student's group_advantages, tabulated; scale
-    "group" or "none" only). A run whose logits overflow raises ValueError (never a NaN history).
+    Same cfg -> same history; the first t iterations do not depend on cfg.iterations. Seed s of a run draws
+    from sim/rng.py's portable generator with key seed + s, so it does not depend on n_seeds: "seed 7" of a
+    band from seed 0 is the 1-seed run with seed 7, and assets/engine.js draws the same numbers.
+    `on_step(t, metrics)` is called after iteration t (1..T) with the step's metrics, (S,) arrays.
+    `advantage_table` = (A_correct, A_wrong) over k = 0..G replaces the advantages of cfg (for instance a
+    student's group_advantages, tabulated; scale "group" or "none" only). A run whose logits overflow raises
+    ValueError (never a NaN history).
     """
     if advantage_table is not None:
         advantage_table = _check_table(cfg, advantage_table)
@@ -62,14 +66,17 @@ def _run_general(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = N
                  table: Table | None = None) -> ToyHistory:
     """run_toy for any cfg: _draw_batch and count_update every iteration."""
     S, T = cfg.n_seeds, cfg.iterations
-    rng = np.random.default_rng(cfg.seed)
     d, w, u, z_ref = init_state(cfg, S)
+    P = len(d)
+    keys, C = toy_keys(cfg.seed, S), chunk_rows(S * P)
     h = History(cfg, S, d, w, u)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         ref = policy(z_ref)
         for t in range(T):
+            if t % C == 0:  # the first draws' uniforms, a few iterations at a time: (n, S, P)
+                first = toy_first_uniforms(cfg.seed, S, t, min(C, T - t), P)
             now = policy(w[:, None] + u - d)  # (S, P) each
-            k0, prompt, k, weight, answers = _draw_batch(rng, now[0], cfg)
+            k0, prompt, k, weight, answers = _draw_batch(keys, t, first[t % C], now[0], cfg)
             w, u, m = count_update(w, u, prompt, k, weight, cfg, d, z_ref, now=now, ref=ref, table=table)
             if not np.isfinite(u.sum() + w.sum()):
                 raise diverged(t + 1)
@@ -80,32 +87,43 @@ def _run_general(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = N
         return h.finish()
 
 
-def _draw_batch(rng: np.random.Generator, p: np.ndarray, cfg: ToyConfig):
-    """Counts for one iteration: one group per prompt, then (dynamic sampling) refill rounds.
+def _draw_batch(keys: tuple, t: int, uniforms: np.ndarray, p: np.ndarray, cfg: ToyConfig):
+    """Counts for iteration t: one group per prompt, then (dynamic sampling) refill rounds.
 
-    p (S, P). Returns first-draw counts k0 (S, P), and the batch: prompt, k, weight (S, P) with weight 1
+    p (S, P), uniforms (S, P) the first draw's (sim.rng.toy_first_uniforms), keys the seeds' keys.
+    Returns first-draw counts k0 (S, P), and the batch: prompt, k, weight (S, P) with weight 1
     for a slot holding a group and 0 for a slot left empty, plus answers drawn (S,).
-    Dynamic sampling: every round, each empty slot (a group whose G rewards were all equal) draws a
-    prompt uniformly from the pool and a fresh group for it; at most cfg.max_redraws rounds.
+    Dynamic sampling: every round r = 1..max_redraws, each empty slot (a group whose G rewards were all equal)
+    draws a prompt uniformly from the pool, floor(U P), and a fresh group for it (sim/rng.py's refill uniforms).
     """
     S, P = p.shape
     G = cfg.group_size
     draw = binomial_sampler(G)
-    k0 = draw(rng, p)  # (S, P) correct answers per group, ~ Binomial(G, p)
+    k0 = draw.invert(uniforms, p)  # (S, P) correct answers per group, ~ Binomial(G, p)
     answers = np.full(S, G * P)
     if not cfg.dynamic_sampling:
         return k0, None, k0, np.ones((S, P)), answers  # prompt None: slot j holds prompt j
     k, prompt = k0.copy(), np.tile(np.arange(P), (S, 1))
     full = (k > 0) & (k < G)
-    for _ in range(cfg.max_redraws):
-        empty = ~full
-        if not empty.any():
+    r = 1
+    while r <= cfg.max_redraws:
+        seeds, slots = np.nonzero(~full)  # the empty slots, (n,) each
+        if not seeds.size:
             break
-        new_prompt = rng.integers(0, P, size=(S, P))
-        new_k = draw(rng, np.take_along_axis(p, new_prompt, axis=1))
-        answers += G * empty.sum(axis=1)
-        fill = empty & (new_k > 0) & (new_k < G)
-        prompt, k, full = np.where(fill, new_prompt, prompt), np.where(fill, new_k, k), full | fill
+        # rounds r..r+b-1 for these slots at once: a slot draws in each round until a group has signal, so its
+        # draws do not depend on the other slots (the draws past its first informative round go unused)
+        b = min(cfg.max_redraws + 1 - r, max(1, REFILL_BLOCKS // seeds.size))
+        u_prompt, u_count = toy_refill_uniforms(keys, t, np.arange(r, r + b), seeds, slots)  # (b, n) each
+        new_prompt = np.minimum((u_prompt * P).astype(np.intp), P - 1)  # floor(U P): uniform over the pool
+        new_k = draw.invert(u_count, p[seeds, new_prompt])  # (b, n)
+        signal = (new_k > 0) & (new_k < G)
+        filled = signal.any(axis=0)  # (n,)
+        last = np.where(filled, signal.argmax(axis=0), b - 1)  # (n,) the last round each slot draws in
+        answers += G * np.bincount(seeds, weights=last + 1, minlength=S).astype(answers.dtype)
+        i, f = last[filled], np.flatnonzero(filled)
+        s_f, j_f = seeds[f], slots[f]
+        prompt[s_f, j_f], k[s_f, j_f], full[s_f, j_f] = new_prompt[i, f], new_k[i, f], True
+        r += b
     return k0, prompt, k, full.astype(float), answers
 
 
@@ -133,6 +151,22 @@ def expected_run(cfg: ToyConfig, *, advantage_table: Table | None = None) -> Toy
     return _expected_slots(cfg, table)
 
 
+def log_choose(G: int) -> np.ndarray:
+    """(G+1,) log C(G, k) for k = 0..G."""
+    k = np.arange(G + 1.0)
+    return gammaln(G + 1) - gammaln(k + 1) - gammaln(G - k + 1)
+
+
+def expected_pmf(lp_c: np.ndarray, lp_w: np.ndarray, log_c: np.ndarray) -> np.ndarray:
+    """(P, G+1) P(k_j = k) = C(G, k) p_j^k (1 - p_j)^(G - k), from log p and log(1 - p) (P,) of policy() and
+    log_c = log_choose(G): exp(log C(G, k) + k log p + (G - k) log(1 - p)). The logs keep a rare answer's
+    chance where p itself rounds to 1 (z > 37), and with it that answer's KL gradient, which grows as 1 / pi:
+    both expected-run forms use it, so they agree there too."""
+    G = len(log_c) - 1
+    k = np.arange(G + 1.0)
+    return np.exp(log_c + k * lp_c[:, None] + (G - k) * lp_w[:, None])
+
+
 def _expected_slots(cfg: ToyConfig, table: Table | None) -> ToyHistory:
     """expected_run for any cfg (S = 1): count_update over every (prompt, k) slot, weighted by P(k)."""
     T = cfg.iterations
@@ -140,10 +174,12 @@ def _expected_slots(cfg: ToyConfig, table: Table | None) -> ToyHistory:
     P, G = len(d), cfg.group_size
     h = History(cfg, 1, d, w, u)
     slot_prompt, slot_k = np.repeat(np.arange(P), G + 1), np.tile(np.arange(G + 1), P)  # (P*(G+1),)
+    log_c = log_choose(G)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         for t in range(T):
-            p = expit(w[0] + u[0] - d)  # (P,)
-            pmf = binomial_pmf(p, G)  # (P, G+1)
+            pol = policy(w[0] + u[0] - d)  # (P,) each
+            p = pol[0]
+            pmf = expected_pmf(pol[2], pol[3], log_c)  # (P, G+1)
             q = pmf[:, 0] + pmf[:, G]  # (P,) chance of a flat group
             prompt, k, weight = slot_prompt, slot_k, pmf.ravel()
             answers, n_groups = G * P, P
@@ -184,7 +220,7 @@ def _expected_folded(cfg: ToyConfig, table: Table | None) -> ToyHistory:
     per_k = np.stack([n_c, n_w, n_c * s_c, n_w * s_w, n_c * np.abs(a_c) + n_w * np.abs(a_w), clipped,
                       n_c == 0, n_c == G], axis=1)
     h = History(cfg, 1, d, w, u)
-    log_choose = gammaln(G + 1) - gammaln(n_c + 1) - gammaln(n_w + 1)  # (G+1,)
+    log_c = log_choose(G)
     # per iteration: the expectations per prompt, du
     e, du = np.empty((T, P, 8)), np.empty((T, 1, P))
     inv_B = np.empty((T, 1))
@@ -194,7 +230,7 @@ def _expected_folded(cfg: ToyConfig, table: Table | None) -> ToyHistory:
         ref = policy(z_ref)
         for t in range(T):  # a run that diverges carries NaN or inf on to the end: checked once, below
             pol = policy(ws[t][:, None] + us[t] - d)  # (1, P) each
-            pmf = np.exp(log_choose + n_c * pol[2][0, :, None] + n_w * pol[3][0, :, None])  # (P, G+1) Binomial
+            pmf = expected_pmf(pol[2][0], pol[3][0], log_c)  # (P, G+1) Binomial
             et = np.matmul(pmf, per_k, out=e[t]).T[:, None, :]  # (8, 1, P) expectations per prompt
             inv_B[t] = 1.0 / (G * pmf.sum())
             update.logit_grad(et[2], et[3], et[0], et[1], pol, ref, beta, -inv_B[t], out=du[t])

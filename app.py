@@ -12,6 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui.page import apply_style
+from ui.presenter import claim
 from ui.work import leave
 
 SWITCH_INTERVAL_S = 0.001  # the server's interpreter-lock switch interval (Python's default is 0.005): see below
@@ -46,6 +47,7 @@ EXERCISES = [
 
 
 def home() -> None:
+    claim()  # ?presenter=KEY (ui/presenter.py)
     apply_style()
     st.title("GRPO Playground")
     st.markdown(
@@ -101,12 +103,17 @@ if __name__ == "__main__":  # a session's script run
     finally:
         leave()  # the page's place in the server's gate (ui/work.py) goes to the next run
 else:  # imported by the server that `streamlit run app.py` starts: warm up, then serve this file's sessions
+    from ui.presenter import make_key
     from ui.server import Server
 
+    try:
+        key = make_key()
+    except ValueError as e:  # GRPO_PRESENTER_KEY set wrong: one line, no traceback
+        raise SystemExit(f"error: {e}") from None
     # The event loop that serves every websocket starts a thread for each script run and waits for it to start;
     # with two script threads computing, that wait is a hand-over of the interpreter lock, up to one switch
     # interval each way: measured 18.9 ms per thread start at Python's 5 ms, 4.1 ms at 1 ms (a class changing
     # 20 settings a second would block the loop 0.4 s in every second at 5 ms).
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    server = Server.create(gated=True)
+    server = Server.create(gated=True, presenter_key=key)
     app = st.App("app.py", lifespan=server.lifespan, routes=server.routes())

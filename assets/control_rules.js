@@ -37,6 +37,25 @@ export function describe(c) {
 
 const typed = (c, x) => (c.integer ? Math.round(x) : x);
 
+// math.ulp: the gap from |x| to the next double up (the one below the largest finite double)
+function ulp(x) {
+  x = Math.abs(x);
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  view.setBigUint64(0, view.getBigUint64(0) + 1n);
+  const up = view.getFloat64(0);
+  if (Number.isFinite(up)) return up - x;
+  view.setFloat64(0, x);
+  view.setBigUint64(0, view.getBigUint64(0) - 1n);
+  return x - view.getFloat64(0);
+}
+
+// ui/controls._same_float: x is `value` written another way, equal but for a float's last bits (0.1 + 0.2 for
+// 0.3); never a value a user would tell apart (1e-308 is not 0, 0.0400000000001 is not 0.04)
+function sameFloat(x, value) {
+  return x === value || (value !== 0 && Math.abs(x - value) <= 4 * ulp(value));
+}
+
 // [value to use, problem or null] for the raw text of control c's link value (ui/controls.parse_url_value)
 export function parseUrlValue(c, raw) {
   if (c.kind === "flag") {
@@ -48,7 +67,7 @@ export function parseUrlValue(c, raw) {
     const x = decimal(raw);
     for (const [i, o] of c.options.entries()) {
       if (raw === c.text.url[i]) return [o, null];
-      if (typeof o === "number" && Math.abs(x - o) <= 1e-12 * Math.max(Math.abs(x), Math.abs(o))) return [o, null];
+      if (typeof o === "number" && Number.isFinite(x) && sameFloat(x, o)) return [o, null];
     }
     return [c.default, `is not ${describe(c)}`];
   }
@@ -58,8 +77,7 @@ export function parseUrlValue(c, raw) {
     return [typed(c, Math.min(Math.max(x, c.lo), c.hi)), `is outside the allowed range ${c.text.lo} to ${c.text.hi}`];
   }
   const snapped = snap(c, x);
-  const off = c.integer ? snapped !== x : Math.abs(snapped - x) > 1e-9 * Math.max(1.0, Math.abs(x));
-  if (off) return [typed(c, snapped), `is not on the slider's steps of ${c.text.step}`];
+  if (!sameFloat(x, snapped)) return [typed(c, snapped), `is not on the slider's steps of ${c.text.step}`];
   return [typed(c, snapped), null];
 }
 

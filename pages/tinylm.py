@@ -61,6 +61,7 @@ open_page(
     "of answers per prompt, scores them with the exact-match verifier and pushes up the answers that beat their "
     "group. Watch the reward rise and the entropy fall, then compare pass@k before and after on 300 held-out "
     "problems, and the problems that no sample solves.",
+    controls=SPECS,
 )
 on = control(ON_SPEC)
 if not on:

@@ -11,7 +11,9 @@ Each participant is a `scripts.st_client.Tab`: a websocket client that sends wha
 that module). Students join at seeded random moments in the first seconds, press Play, and every
 `--setting-every` s (each with its own random phase, +-10%) move the `--move` slider (G by default; seed,
 lr, d_max, ...: any slider of the page) to a new random value on its grid, never one of their last three; the
-lecturer (who opens the page with `?classroom=1`) does the same every `--lecturer-every` s, walking G
+lecturer (who opens the page with `?classroom=1&presenter=KEY`: the server's presenter key, ui/presenter.py; the
+bench sets it on a server it starts, --presenter-key or $GRPO_PRESENTER_KEY otherwise) does the same every
+`--lecturer-every` s, walking G
 through 4..32. "Press Play" clicks the page's Streamlit button labelled Play when it is not already
 playing (Reset first if the run reached its end), at the start and again 1-3 s after the animation
 stops; a page without such a button plays in the browser, so pressing Play sends nothing. A
@@ -49,6 +51,7 @@ import json
 import os
 import random
 import re
+import secrets
 import sys
 import tempfile
 import time
@@ -275,7 +278,9 @@ def summary(values: list[float], timeouts: int) -> dict:
 async def run_class(opts: argparse.Namespace, url: str, pid: int | None) -> dict:
     rng = random.Random(opts.seed)
     join_window = min(10.0, opts.duration / 4)
-    lecturer_tab = Tab(url, opts.page, "classroom=1")  # the projected screen, presenter mode
+    # the projected screen: presenter sizes, and the lecturer's priority if the bench knows the server's key
+    query = f"classroom=1&presenter={opts.presenter_key}" if opts.presenter_key else "classroom=1"
+    lecturer_tab = Tab(url, opts.page, query)
     actors = [Actor("lecturer", True, KEY, opts.lecturer_every, 0.0, random.Random(rng.random()), lecturer_tab)]
     for i in range(opts.students):
         join_at, seeded = rng.uniform(0, join_window), random.Random(rng.random())
@@ -389,6 +394,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--page", default="training", help="URL path of the page (default training)")
     p.add_argument("--seed", type=int, default=0, help="seed of the joins, phases and values (default 0)")
     p.add_argument("--json-out", type=Path, help="also write the JSON line to this file")
+    p.add_argument("--presenter-key", default=os.environ.get("GRPO_PRESENTER_KEY", ""),
+                   help="with --url: the server's presenter key, for the lecturer's priority (default "
+                        "$GRPO_PRESENTER_KEY; without it the lecturer queues as a student)")
     add_arguments(p)
     opts = p.parse_args(argv)
     defaults = CHECK_DEFAULTS if opts.check else DEFAULTS
@@ -437,12 +445,13 @@ def measure(opts: argparse.Namespace) -> int:
     log = tempfile.TemporaryFile()
     proc, url, pid = None, opts.url, tuple(opts.server_pid or ()) or None
     if opts.start_server:
-        proc = start_server(log=log)
+        opts.presenter_key = secrets.token_urlsafe(16)
+        proc = start_server(log=log, env={"GRPO_PRESENTER_KEY": opts.presenter_key})
         url, pid = proc.url, proc.pid
     result = {}
     try:
         result = {"students": opts.students, "move": opts.move, "duration_s": opts.duration,
-                  "setting_every_s": opts.setting_every}
+                  "setting_every_s": opts.setting_every, "lecturer_has_priority": bool(opts.presenter_key)}
         result |= {"lecturer_every_s": opts.lecturer_every, "page": opts.page, "seed": opts.seed, "url": url}
         result["rss_start_mb"] = round(rss_mb(pid), 1) if pid else None
         asyncio.run(warm_up(url, opts.page, opts.timeout))

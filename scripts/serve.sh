@@ -2,113 +2,193 @@
 # Several GRPO Playground servers behind HAProxy, for a class that one server cannot serve.
 #
 #     scripts/serve.sh --replicas 2 --port 8501                 # students open http://THIS-MACHINE:8501
-#     scripts/serve.sh --replicas 4 --port 8080 --bind 127.0.0.1 --app-port 9001
+#     scripts/serve.sh --replicas 4 --port 8080 --bind 127.0.0.1 --app-port 9001 --max-conn-per-client 256
 #
-# Starts N `streamlit run app.py` servers as the README starts them (OMP_NUM_THREADS=1, MALLOC_ARENA_MAX=2),
-# on 127.0.0.1 ports APP_PORT..APP_PORT+N-1 (default P+100..), waits until each answers /_stcore/health, then
-# runs HAProxy (deploy/haproxy.cfg) on BIND:P with sticky sessions (cookie) and websockets. Ctrl-C or SIGTERM
-# stops HAProxy and every server (each in its own process group, children included); so does any of them
-# exiting. (The toy's runs are computed in the students' browsers: a server runs script runs, the lab's sandbox
-# and TinyLM's trainer.) Logs: $GRPO_SERVE_LOGS (default a temporary folder, printed). Needs
-# Debian's haproxy package ($HAPROXY names another binary) and curl; $PYTHON or --python the interpreter.
+# Checks every port first (HAProxy's BIND:P, the servers' 127.0.0.1:APP_PORT..APP_PORT+N-1, default P+100..),
+# then starts N `streamlit run app.py` servers as the README starts them (OMP_NUM_THREADS=1, MALLOC_ARENA_MAX=2),
+# waits until each answers /_stcore/health, and runs HAProxy (deploy/haproxy.cfg) on BIND:P: sticky sessions
+# (cookie), websockets, at most C connections at once per client address (default 64, $GRPO_MAX_CONN_PER_CLIENT),
+# one log line per request (path without its query). A server that dies is logged (which, when, its exit status)
+# and restarted after a back-off (1 s, doubling to 60 s; back to 1 s once it has run a minute): the class goes on
+# on the live ones, HAProxy sending the dead one's students to them. HAProxy is restarted the same way. Only
+# Ctrl-C or SIGTERM stops everything (each process in its own process group, children included). Every server
+# shares one presenter key ($GRPO_PRESENTER_KEY, or a random one printed at start: the lecturer adds
+# ?presenter=KEY). The toy's runs are computed in the students' browsers: a server runs script runs, the lab's
+# sandbox and TinyLM's trainer. --port defaults to $GRPO_PORT. Logs: $GRPO_SERVE_LOGS (default a temporary folder, printed), with
+# serve.log, the supervisor's own. Needs Debian's haproxy package ($HAPROXY names another binary) and curl;
+# $PYTHON or --python the interpreter. docs/security.md: limits, logging, the key.
 set -u
 
-usage="usage: scripts/serve.sh --replicas N --port P [--bind ADDR] [--app-port Q] [--python PY]"
+usage="usage: scripts/serve.sh --replicas N --port P [--bind ADDR] [--app-port Q] [--max-conn-per-client C] [--python PY]"
 die_usage() { echo "error: $1" >&2; echo "$usage" >&2; exit 2; }
 die() { echo "error: $1" >&2; exit 1; }
 
-replicas="" port="" bind="0.0.0.0" app_port="" python="${PYTHON:-python3}"
-is_int() { [[ "$1" =~ ^[0-9]+$ ]]; }
+replicas="" port="${GRPO_PORT:-}" bind="0.0.0.0" app_port="" python="${PYTHON:-python3}"
+max_conn="${GRPO_MAX_CONN_PER_CLIENT:-64}"
 while [ $# -gt 0 ]; do
     case "$1" in
-        --replicas|--port|--bind|--app-port|--python)
+        --replicas|--port|--bind|--app-port|--python|--max-conn-per-client)
             [ $# -ge 2 ] || die_usage "$1 needs a value"
             case "$1" in
                 --replicas) replicas="$2" ;; --port) port="$2" ;; --bind) bind="$2" ;;
-                --app-port) app_port="$2" ;; --python) python="$2" ;;
+                --app-port) app_port="$2" ;; --python) python="$2" ;; --max-conn-per-client) max_conn="$2" ;;
             esac
             shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; echo "$usage"; exit 0 ;;
+        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; echo "$usage"; exit 0 ;;
         *) die_usage "unknown argument: $1" ;;
     esac
 done
+# A whole number in decimal: no sign, no leading zero (bash reads 0100 as octal and 08080 not at all), at most
+# 9 digits (no overflow). number NAME VALUE LO HI WHAT
+number() {
+    [[ "$2" =~ ^0[0-9]+$ ]] && die_usage "$1 must be written without leading zeros, got '$2'"
+    { [[ "$2" =~ ^[1-9][0-9]{0,8}$|^0$ ]] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ]; } || die_usage "$1 must be $5, got '$2'"
+}
 [ -n "$replicas" ] || die_usage "--replicas is required"
 [ -n "$port" ] || die_usage "--port is required"
-{ is_int "$replicas" && [ "$replicas" -ge 1 ] && [ "$replicas" -le 64 ]; } \
-    || die_usage "--replicas must be a whole number from 1 to 64, got '$replicas'"
-{ is_int "$port" && [ "$port" -ge 1 ] && [ "$port" -le 65535 ]; } || die_usage "--port must be a port number (1-65535), got '$port'"
+number --replicas "$replicas" 1 64 "a whole number from 1 to 64"
+number --port "$port" 1 65535 "a port number (1-65535)"
+number --max-conn-per-client "$max_conn" 1 4096 "a whole number from 1 to 4096 (connections one client may hold)"
 [ -n "$app_port" ] || app_port=$((port + 100))
-{ is_int "$app_port" && [ "$app_port" -ge 1 ] && [ $((app_port + replicas - 1)) -le 65535 ]; } \
+number --app-port "$app_port" 1 65535 "a port number (1-65535)"
+[ $((app_port + replicas - 1)) -le 65535 ] \
     || die_usage "--app-port must leave room for $replicas ports below 65536, got '$app_port'"
 if [ "$port" -ge "$app_port" ] && [ "$port" -lt $((app_port + replicas)) ]; then
     die_usage "--port $port collides with the app servers' ports $app_port..$((app_port + replicas - 1))"
 fi
 [[ "$bind" =~ ^[0-9A-Za-z.:_-]+$ ]] || die_usage "--bind must be an address such as 0.0.0.0 or 127.0.0.1, got '$bind'"
+key="${GRPO_PRESENTER_KEY:-}"
+[ -z "$key" ] || [[ "$key" =~ ^[A-Za-z0-9_-]{16,128}$ ]] \
+    || die_usage "GRPO_PRESENTER_KEY must be 16 to 128 characters from A-Z a-z 0-9 _ -"
 
 haproxy_bin="${HAPROXY:-$(command -v haproxy || echo /usr/sbin/haproxy)}"  # $HAPROXY: another binary
 [ -x "$haproxy_bin" ] || die "haproxy is not installed ($haproxy_bin not found; Debian/Ubuntu: sudo apt-get install haproxy)"
 "$python" -c "import streamlit" 2>/dev/null || die "$python cannot import streamlit: activate the venv or pass --python"
 command -v curl >/dev/null || die "curl is needed to wait for the servers (sudo apt-get install curl)"
 
+# Every port before anything starts: a taken one is named with its cause, not found later in a log.
+port_problem() {  # ADDR PORT: nothing if a server can listen there, else why not (as the OS says it)
+    "$python" - "$1" "$2" <<'EOF'
+import errno, socket, sys
+addr, port = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as HAProxy and Streamlit bind
+try:
+    s.bind((addr, port))
+    s.listen(1)
+except OSError as e:
+    hint = {errno.EADDRINUSE: "another program listens there", errno.EADDRNOTAVAIL: "no such address on this machine",
+            errno.EACCES: "ports below 1024 need root or CAP_NET_BIND_SERVICE"}.get(e.errno)
+    print(f"{e.strerror} ({hint})" if hint else e.strerror)
+EOF
+}
+why="$(port_problem "$bind" "$port")"
+[ -z "$why" ] || die "port $port on $bind (HAProxy, --port) cannot be used: $why"
+for i in $(seq 1 "$replicas"); do
+    p=$((app_port + i - 1))
+    why="$(port_problem 127.0.0.1 "$p")"
+    [ -z "$why" ] || die "port $p on 127.0.0.1 (app server $i, --app-port $app_port + $((i - 1))) cannot be used: $why"
+done
+
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root" || die "cannot enter $root"
 logs="${GRPO_SERVE_LOGS:-$(mktemp -d /tmp/grpo-serve.XXXXXX)}"
 mkdir -p "$logs" || die "cannot create the log folder $logs"
+say() { echo "serve.sh: $*" >&2; echo "$(date '+%F %T') $*" >> "$logs/serve.log"; }
+[ -n "$key" ] || key="$("$python" -c 'import secrets; print(secrets.token_urlsafe(16))')"
 
-pids=()
+pids=()     # pids[0]: HAProxy; pids[i]: app server i (1..N); "" while it waits for its restart
+started=()  # $SECONDS when each was last started
+backoff=()  # seconds before its next restart
+due=()      # $SECONDS at which a dead one is restarted
 stopping=0
 stop() {  # TERM each process group, then KILL what is left after 10 s
     [ "$stopping" = 1 ] && return
     stopping=1
     trap '' INT TERM
-    for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null; done
+    local pid alive
+    for pid in "${pids[@]}"; do [ -n "$pid" ] && { kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null; }; done
     for _ in $(seq 100); do
         alive=0
-        for pid in "${pids[@]}"; do kill -0 -- "-$pid" 2>/dev/null && alive=1; done
+        for pid in "${pids[@]}"; do [ -n "$pid" ] && kill -0 -- "-$pid" 2>/dev/null && alive=1; done
         [ "$alive" = 0 ] && break
         sleep 0.1
     done
-    for pid in "${pids[@]}"; do kill -KILL -- "-$pid" 2>/dev/null; done
+    for pid in "${pids[@]}"; do [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null; done
     wait 2>/dev/null
     echo "serve.sh: stopped" >&2
 }
 trap 'stop; exit 0' INT TERM
 trap 'stop' EXIT
 
+
 cfg="$logs/haproxy.cfg"
 cp deploy/haproxy.cfg "$cfg" || die "cannot write $cfg"
 for i in $(seq 1 "$replicas"); do
-    p=$((app_port + i - 1))
-    echo "    server app$i 127.0.0.1:$p check cookie app$i" >> "$cfg"
-    OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" \
-        setsid "$python" -m streamlit \
-        run app.py --server.headless true --server.port "$p" --server.address 127.0.0.1 \
-        > "$logs/app$i.log" 2>&1 &
-    pids+=($!)
+    echo "    server app$i 127.0.0.1:$((app_port + i - 1)) check cookie app$i" >> "$cfg"
 done
-echo "serve.sh: $replicas app servers on 127.0.0.1:$app_port..$((app_port + replicas - 1)), logs in $logs" >&2
+
+start_app() {  # I: app server I in its own process group (setsid), its output appended to appI.log
+    local i=$1
+    echo "==== $(date '+%F %T') serve.sh starts app server $i" >> "$logs/app$i.log"
+    GRPO_PRESENTER_KEY="$key" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" \
+        MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" setsid "$python" -m streamlit \
+        run app.py --server.headless true --server.port "$((app_port + i - 1))" --server.address 127.0.0.1 \
+        >> "$logs/app$i.log" 2>&1 &
+    pids[$i]=$!
+    started[$i]=$SECONDS
+}
+start_haproxy() {
+    GRPO_BIND="$bind:$port" GRPO_MAX_CONN="$max_conn" setsid "$haproxy_bin" -db -f "$cfg" >> "$logs/haproxy.log" 2>&1 &
+    pids[0]=$!
+    started[0]=$SECONDS
+}
+name_of() { [ "$1" = 0 ] && echo "haproxy (port $port)" || echo "app server $1 (127.0.0.1:$((app_port + $1 - 1)))"; }
+
+for i in $(seq 1 "$replicas"); do start_app "$i"; backoff[$i]=1; done
+say "$replicas app servers on 127.0.0.1:$app_port..$((app_port + replicas - 1)), logs in $logs"
 
 wait_healthy() {  # PORT PID TRIES WHAT LOG: poll PORT's health check every 0.1 s while PID lives, or stop everything
     local t
     for t in $(seq "$3"); do
         curl -fs -o /dev/null "http://127.0.0.1:$1/_stcore/health" && return 0
-        kill -0 "$2" 2>/dev/null || die "$4 exited: see $5"
+        kill -0 "$2" 2>/dev/null || die "$4 exited while starting: see $5"
         sleep 0.1
     done
     die "$4 did not answer within $(($3 / 10)) s: see $5"
 }
 for i in $(seq 1 "$replicas"); do  # each answers its health check within 60 s, or everything stops
-    p=$((app_port + i - 1))
-    wait_healthy "$p" "${pids[$((i - 1))]}" 600 "app server $i (port $p)" "$logs/app$i.log"
+    wait_healthy "$((app_port + i - 1))" "${pids[$i]}" 600 "$(name_of "$i")" "$logs/app$i.log"
 done
 
-GRPO_BIND="$bind:$port" "$haproxy_bin" -c -q -f "$cfg" || die "haproxy rejected $cfg"
-GRPO_BIND="$bind:$port" setsid "$haproxy_bin" -db -f "$cfg" > "$logs/haproxy.log" 2>&1 &
-pids+=($!)
-wait_healthy "$port" "${pids[-1]}" 50 "haproxy (is port $port free?)" "$logs/haproxy.log"
-echo "serve.sh: ready at http://$bind:$port ($replicas servers behind HAProxy); Ctrl-C stops everything" >&2
+GRPO_BIND="$bind:$port" GRPO_MAX_CONN="$max_conn" "$haproxy_bin" -c -q -f "$cfg" || die "haproxy rejected $cfg"
+start_haproxy
+backoff[0]=1
+wait_healthy "$port" "${pids[0]}" 50 "$(name_of 0)" "$logs/haproxy.log"
+say "ready at http://$bind:$port ($replicas servers behind HAProxy, at most $max_conn connections per client);" \
+    "Ctrl-C stops everything"
+say "presenter key: $key (the lecturer opens a page with ?presenter=$key; set GRPO_PRESENTER_KEY to choose it)"
 
-wait -n "${pids[@]}"  # the first process to exit (a crash) stops the rest
-echo "error: a server or haproxy exited; stopping the others (logs in $logs)" >&2
-stop
-exit 1
+# Supervise: a process that exits is logged and restarted after its back-off; the others keep serving.
+while true; do
+    for i in $(seq 0 "$replicas"); do
+        pid="${pids[$i]}"
+        if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then  # it exited (bash has reaped it: no zombie)
+            wait "$pid" 2>/dev/null
+            status=$?
+            up=$((SECONDS - started[i]))
+            [ "$up" -ge 60 ] && backoff[$i]=1  # it had run a while: a fresh fault, not a crash loop
+            say "$(name_of "$i") (pid $pid) exited with status $status after $up s; restarting it in ${backoff[i]} s" \
+                "(logs: $logs/$([ "$i" = 0 ] && echo haproxy || echo "app$i").log)"
+            pids[$i]=""
+            due[$i]=$((SECONDS + backoff[i]))
+            backoff[$i]=$((backoff[i] * 2 > 60 ? 60 : backoff[i] * 2))
+        fi
+        if [ -z "${pids[$i]}" ] && [ "$SECONDS" -ge "${due[$i]}" ]; then
+            if [ "$i" = 0 ]; then start_haproxy; else start_app "$i"; fi
+            say "restarted $(name_of "$i") as pid ${pids[$i]}"
+        fi
+    done
+    sleep 0.5 &
+    wait $! 2>/dev/null  # a signal ends the wait at once: the trap stops everything
+done

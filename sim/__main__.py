@@ -27,12 +27,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: unknown command {argv[0]!r}\n\n{usage()}", file=sys.stderr)
         return 2
     import importlib
+    import signal
 
+    got = [signal.SIGINT]
+
+    def stop(signum, frame):
+        got[0] = signum
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)  # importing torch takes seconds: Ctrl-C or SIGTERM may come
     try:
         module = importlib.import_module(COMMANDS[argv[0]][0])
     except ValueError as e:  # a setting read at import, e.g. TINYLM_MEMORY_CAP_MB=abc (sim.validate.env_number)
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # nothing has started yet
+        print("interrupted: nothing written", file=sys.stderr)
+        return 128 + got[0]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return module.main(argv[1:])
 
 

@@ -42,6 +42,7 @@ def raw_values(spec, rng: random.Random) -> list[str]:
     if isinstance(spec, Choice):
         out = [url_text(o) for o in spec.options] + [str(o) for o in spec.options] + ["", "x", "GROUP", "1e9"]
         out += [f"{o:.3e}" for o in spec.options if isinstance(o, int | float) and not isinstance(o, bool)]
+        out += ["0.0400000000001", "0.04000000000000001", "1e-308", "5e-324", "0.28000000000000003"]
         return out
     assert isinstance(spec, Num)
     span = spec.hi - spec.lo
@@ -49,6 +50,7 @@ def raw_values(spec, rng: random.Random) -> list[str]:
     xs += [spec.lo + rng.random() * span for _ in range(12)]
     xs += [spec.lo + rng.randint(0, int(span / spec.step)) * spec.step for _ in range(12)]
     out = [repr(x) for x in xs] + [f"{x:.2f}" for x in xs[:6]] + ["abc", "", "1e400", "-1e400", "nan", " 8 ", "8."]
+    out += [repr(spec.default + 1e-13), repr(0.1 + 0.2), "1e-308", repr(spec.lo + spec.step * 3)]  # a float's last bits
     return out
 
 

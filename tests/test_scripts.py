@@ -121,6 +121,7 @@ RUN_ELSEWHERE = {  # script -> the test that runs it
     "benchdoc.py": "tests/test_benchdoc.py (a module: every benchmark's figures, --check and docs section)",
     "serve.sh": "tests/test_serve.py::test_two_replicas_behind_haproxy_then_sigterm_leaves_nothing",
     "bench_trainers.py": "tests/test_tinylm_trl.py::test_bench_tiny_two_processes_train_and_agree",
+    "lock_requirements.py": "tests/test_hardening3_docker.py::test_the_lock_script_writes_each_wheel_with_its_hash",
 }
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -87,9 +88,15 @@ def parse_url_value(spec: Spec, raw: str) -> tuple[object, str | None]:
     if x < spec.lo or x > spec.hi:
         return _typed(spec, min(max(x, spec.lo), spec.hi)), f"is outside the allowed range {spec.lo} to {spec.hi}"
     snapped = spec.snap(x)
-    if snapped != x if spec.integer else abs(snapped - x) > 1e-9 * max(1.0, abs(x)):  # off the grid
+    if not _same_float(x, snapped):  # off the grid: a value that rounds to another one is said, even 1e-308 -> 0
         return _typed(spec, snapped), f"is not on the slider's steps of {spec.step}"
     return _typed(spec, snapped), None
+
+
+def _same_float(x: float, value: float) -> bool:
+    """x is `value` written another way: equal but for the last bits of a float (0.1 + 0.2 for 0.3), never a
+    value a user would tell apart (1e-308 is not 0, 0.0400000000001 is not 0.04)."""
+    return x == value or (value != 0 and abs(x - value) <= 4 * math.ulp(value))  # nothing is 0 but 0
 
 
 def _same_number(raw: str, option) -> bool:
@@ -97,8 +104,8 @@ def _same_number(raw: str, option) -> bool:
     if isinstance(option, bool) or not isinstance(option, int | float):
         return False
     try:
-        return math.isclose(float(raw), option, rel_tol=1e-12, abs_tol=0.0)
-    except ValueError:
+        return _same_float(float(raw), option)
+    except (ValueError, OverflowError):
         return False
 
 
@@ -126,9 +133,32 @@ def url_param(key: str) -> str | None:
 
 
 def hidden_keys() -> set[str]:
-    """Controls the link asks to hide (?hide=G,beta)."""
+    """Controls the link asks to hide (?hide=G,beta); check_hide() has dropped the names the page does not know."""
     raw = url_param(HIDE_PARAM) or ""
     return {k.strip() for k in raw.split(",") if k.strip()}
+
+
+def check_hide(specs: Sequence[Spec]) -> None:
+    """Once per script run, before any control: names in ?hide= that are none of the page's controls (a typo,
+    junk, markup, a bidi override) are warned about (as plain text) and dropped from the address bar, so a
+    copied link carries only what the page does."""
+    raw = url_param(HIDE_PARAM)
+    if raw is None:
+        return
+    names = [k.strip() for k in raw.split(",")]
+    known = {s.key for s in specs}
+    kept = list(dict.fromkeys(k for k in names if k in known))
+    unknown = [k for k in names if k and k not in known]
+    if unknown:
+        st.warning(f"URL parameter {HIDE_PARAM} names {plain(', '.join(unknown))}, which "
+                   f"{'is not a control' if len(unknown) == 1 else 'are not controls'} of this page; ignored.",
+                   icon="⚠️")  # fmt: skip
+    if kept != names:
+        if kept:
+            st.query_params[HIDE_PARAM] = ",".join(kept)
+        else:
+            del st.query_params[HIDE_PARAM]
+        _reseed_from_url()
 
 
 def _url_value(spec: Spec) -> object:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.controls import Spec, classroom_active, classroom_link_builder, control
+from ui.controls import Spec, check_hide, classroom_active, classroom_link_builder, control
 from ui.lesson_download import lesson_download
+from ui.presenter import claim
 from ui.server import use_app_navigation
 from ui.work import admit
 
@@ -37,7 +38,7 @@ COMPACT_CSS = """<style>
 
 
 def presenter() -> bool:
-    """True in presenter mode (?classroom=1)."""
+    """True in presenter mode (?classroom=1): larger type only. The lecturer's priority is ui/presenter.py's."""
     return classroom_active()
 
 
@@ -51,17 +52,20 @@ def apply_style() -> None:
     st.html(PRESENTER_CSS if presenter() else COMPACT_CSS)
 
 
-def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, fold_intro: bool = False
-              ) -> dict[str, object]:
+def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, fold_intro: bool = False,
+              controls: list[Spec] | None = None) -> dict[str, object]:
     """Navigation, style, title, an optional intro (`fold_intro`: in an expander, so the charts come
-    first), and the sidebar: one URL-bound control per spec, then the share / classroom link. Returns
-    {spec.key: value}."""
+    first), and the sidebar: one URL-bound control per spec, then the share / classroom link. `controls`:
+    every control the page draws, if it draws some itself (default: `specs`); ?hide= names outside them are
+    warned about and dropped. Returns {spec.key: value}."""
     if use_app_navigation():  # a page opened straight from a link before the server set it: go through app.py
         st.rerun()
     apply_style()
     st.title(title)
     st.session_state["_status_line"] = st.empty()  # every run, so the elements below keep their places
+    claim()  # ?presenter=KEY: the lecturer's priority for this session, and the key leaves the URL (ui/presenter.py)
     admit()  # the server's gate: a busy server's students queue here, the lecturer does not (ui/work.py)
+    check_hide(specs if controls is None else controls)
     if intro and fold_intro:
         with st.expander("What this page shows"):
             st.markdown(intro)

@@ -10,6 +10,8 @@ It owns:
 - the warm-up (`warm()`): before the first visitor, the modules the pages import (and Streamlit's own lazy ones);
 - the gate (`gate`, ui/work.py): at most one student script run at a time, the lecturer's never waiting (app.py's
   server only: `gated`);
+- the presenter key (`presenter_key`, printed at start): the session that shows it gets the lecturer's
+  priority (ui/presenter.py);
 - the navigation fix (`use_app_navigation()`, checked against Streamlit STREAMLIT_CHECKED);
 - a slot for the TinyLM registry (`tinylm_registry`), handed in by app.py, the lab's pool (`lab_pool`) and the
   lesson zip's build (`lesson_zip`).
@@ -76,9 +78,14 @@ def page_imports() -> list[str]:
 class Server:
     """The process's server state. Build it with `Server.create()` (which makes it `current()`)."""
 
-    def __init__(self, *, tinylm_registry: object | None = None, gated: bool = False) -> None:
+    def __init__(self, *, tinylm_registry: object | None = None, gated: bool = False,
+                 presenter_key: str | None = None) -> None:
+        import secrets
+
         from ui.work import GATE_SIZE, Gate
 
+        # the lecturer's priority needs this key (ui/presenter.py); app.py hands in GRPO_PRESENTER_KEY's or a fresh one
+        self.presenter_key = presenter_key if presenter_key is not None else secrets.token_urlsafe(16)
         self.gate = Gate(GATE_SIZE)  # script runs at once, the lecturer first (ui/work.py)
         self.gated = gated  # app.py's server gates its script runs; a bare one (AppTest) does not
         self.route_paths: dict[str, str] = {}  # file name -> the path routes() serves it on
@@ -192,9 +199,14 @@ class Server:
 
     @asynccontextmanager
     async def lifespan(self, app):
-        """st.App lifespan: the navigation fix, the warm-up (in a thread, so the event loop stays free); then
-        serve. Yields {"server": self} (st.App keeps it as app.state)."""
+        """st.App lifespan: the navigation fix, the presenter key printed, the warm-up (in a thread, so the event
+        loop stays free); then serve. Yields {"server": self} (st.App keeps it as app.state)."""
         use_app_navigation()
+        import sys
+
+        from ui.presenter import announce
+
+        print(announce(self.presenter_key), file=sys.stderr, flush=True)
         try:
             LOG.info("GRPO Playground warmed up in %.1f s", await asyncio.to_thread(self.warm))
         except Exception:  # a failed warm-up only makes the first visit slower; the pages report real errors

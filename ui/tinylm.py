@@ -49,10 +49,8 @@ def session_job() -> TrainingJob | None:
 
 
 def start_job(cfg) -> None:
-    """Join the run for these settings (shared with every session that chose the same), leaving any other."""
-    old = session_job()
-    if old is not None and old.cfg != cfg:
-        old.leave(viewer_id())
+    """Join the run for these settings (shared with every session that chose the same); the registry leaves the
+    one this session watched before (one run per visitor: sim/tinylm/job.py)."""
     st.session_state.tinylm_job = registry().join(cfg, viewer_id())
     st.session_state.tl_left = False
 

@@ -5,10 +5,11 @@
 
 Script runs share one interpreter lock, so 30 runs at once each take 30 times as long, the projected screen's
 too. No page computes a toy run any more (the browser does: ui/live.py), but a class of 200 moving sliders still
-asks for about 20 script runs a second; the gate lets students in one at a time, in order, and a presenter
-session (`?classroom=1`, the lecturer) straight in. A lab call from a page (the student's code, in the lab's
-sandbox) gives its place up while it waits (GatedPool), so the class is not held behind one student's infinite
-loop. A bare Server (AppTest, a test app) has no gate.
+asks for about 20 script runs a second; the gate lets students in one at a time, in order, and the lecturer's
+session (it showed the server's presenter key, ui/presenter.py; `?classroom=1` alone only enlarges the page)
+straight in. A lab call from a page (the student's code, in the lab's sandbox) gives its place up while it waits
+(GatedPool), so the class is not held behind one student's infinite loop. A bare Server (AppTest, a test app) has
+no gate.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import itertools
 import threading
 import time
 
-LECTURER, STUDENT = 0, 1  # priorities: lower first
+from ui.presenter import LECTURER, STUDENT  # priorities, lower first; who is the lecturer: ui/presenter.py
+
 GATE_SIZE = 1  # student script runs at once: measured better for the lecturer than 2
 POLL_S = 0.5  # how often a waiting run checks whether a newer run of its session replaced it
 
@@ -146,7 +148,8 @@ def _page_hooks():
     replaces this one; say(text) writes the status line (None: clears it once written)."""
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-    from ui.page import presenter, status_line
+    from ui.page import status_line
+    from ui.presenter import priority
 
     ctx, line, shown = get_script_run_ctx(), status_line(), [None]
 
@@ -160,4 +163,4 @@ def _page_hooks():
         line.info(text, icon=":material/hourglass_top:") if text else line.empty()
         shown[0] = text
 
-    return check, say, LECTURER if presenter() else STUDENT
+    return check, say, priority()

@@ -12,16 +12,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import time
 from pathlib import Path
 
-from sim.files import check_writable, write_atomically
+from sim.files import check_writable, shown_path, write_atomically
 from sim.settings import add_flags, from_args
 from sim.tinylm.checkpoint import ASSET, CheckpointError, check_save_path
 from sim.tinylm.grpo_train import GRPOConfig
 from sim.tinylm.presets import PRESET_NAMES, PRESETS, preset_changes
 from sim.tinylm.sft import SFTConfig
 from sim.tinylm.story import KS, StoryConfig, run_story
+from sim.tinylm.trl_run import ProcessCountError
 from sim.validate import neutral
 
 
@@ -97,11 +100,46 @@ def format_table(res: dict) -> str:
     return "\n".join(lines)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, as Ctrl-C's KeyboardInterrupt is: every `with` and `finally` on the
+    way out runs (TRL's temporary folder is removed), then main() says so in one line."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated
+
+
+def _interrupted(args, started: float) -> str:
+    """The one line an interrupted run prints: what it wrote (an SFT checkpoint saved before GRPO), else nothing."""
+    written = [p for p in (getattr(args, "save_sft", None), getattr(args, "out", None))
+               if p and os.path.exists(p) and os.path.getmtime(p) >= started]
+    if written:
+        return f"interrupted: only {', '.join(shown_path(p) for p in written)} written"
+    return "interrupted: nothing written"
+
+
 def main(argv: list[str]) -> int:
     """Exit 0 on success; 2 for bad input (flags, values, a run over the memory cap, an unwritable --save-sft,
-    a bad --checkpoint); 1 when the shipped checkpoint itself is missing or broken (rebuild it)."""
+    a bad --checkpoint); 1 when the shipped checkpoint itself is missing or broken (rebuild it); 130 after
+    Ctrl-C and 143 after SIGTERM, each with one line and no temporary folder left."""
     try:
-        args = parse_args(argv)
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (a test calling main): SIGTERM keeps its handler
+        previous = None
+    started, seen = time.time(), {}
+    try:
+        return _main(argv, seen)
+    except KeyboardInterrupt as e:  # Ctrl-C anywhere (TRL's import, training, evaluation), or SIGTERM
+        print(_interrupted(seen.get("args"), started), file=sys.stderr)
+        return 128 + (signal.SIGTERM if isinstance(e, Terminated) else signal.SIGINT)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str], seen: dict) -> int:
+    try:
+        args = seen["args"] = parse_args(argv)
         cfg = story_config(args)
         for flag, path in (("--save-sft", args.save_sft), ("--out", args.out)):
             if path:
@@ -120,6 +158,10 @@ def main(argv: list[str]) -> int:
             write_atomically({Path(args.out): (json.dumps(res) + "\n").encode()})
     except _UsageError as e:
         print(f"error: {e} (python -m sim tinylm --help)", file=sys.stderr)
+        return 2
+    except ProcessCountError as e:  # every rank finds it; rank 0 says it
+        if e.rank == 0:
+            print(f"error: {e}", file=sys.stderr)
         return 2
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -12,6 +12,10 @@ runs it in worker processes (sim.procs) and shares the runs. `TinyLMRuns` is the
   * At most `max_concurrent` runs train at once (one per core, torch on one thread each); the others wait
     in line, first come first served, and see their place. When a slot frees, the first run in line that
     somebody still watches starts; one that nobody watches any more (all its tabs closed) is dropped.
+  * A visitor (a session, `viewer`) watches one run: joining another leaves the one it watched (cancelled if
+    nobody else watches it), and a run it started waits in line until the one it left has stopped. So one tab
+    never has more than one run queued or training, however fast it presses Start (the registry's rule, not
+    the page's).
   * Each run trains in its own process (sim.procs.Worker: forked from a fork server that imported the story
     once; a memory cap), and a thread of the server relays its progress. Not a thread of the server: a
     Streamlit server is one process, and a training thread shares the GIL with every session's reruns.
@@ -80,8 +84,10 @@ def _work(cfg: StoryConfig, task) -> tuple:
 class TrainingJob:
     """One story run, watched by one or more sessions; its state behind `lock`. Started by its TinyLMRuns."""
 
-    def __init__(self, cfg: StoryConfig, runs: TinyLMRuns, *, heartbeat_s: float = HEARTBEAT_S):
+    def __init__(self, cfg: StoryConfig, runs: TinyLMRuns, *, heartbeat_s: float = HEARTBEAT_S,
+                 starter: str | None = None):
         self.cfg, self.runs, self.heartbeat_s = cfg, runs, heartbeat_s
+        self.starter = starter  # the session whose Start created it
         self.lock = threading.Lock()
         self._stop = threading.Event()  # nobody watches: the run is being cancelled
         self._paused = False
@@ -238,22 +244,33 @@ class TinyLMRuns:
         self._jobs: OrderedDict[StoryConfig, TrainingJob] = OrderedDict()  # least recently joined first
         self._line: deque[TrainingJob] = deque()  # waiting for a slot, first come first served
         self._training: set[TrainingJob] = set()
+        self._watching: dict[str, TrainingJob] = {}  # viewer -> the live run it joined last
         self._lock = threading.RLock()
 
     def join(self, cfg: StoryConfig, viewer: str) -> TrainingJob:
-        """The run for `cfg`, watched by `viewer`: the live or finished one if there is one, else a new one."""
+        """The run for `cfg`, watched by `viewer`: the live or finished one if there is one, else a new one.
+        The run `viewer` watched before (other settings) is left first: one run per visitor."""
         with self._lock:
             self._forget_dead()
             job = self._jobs.get(cfg)
+            old = self._watching.get(viewer)
+            if old is not None and old is not job:
+                old.leave(viewer)  # cancelled if nobody else watches it; a new run of viewer's waits for that
             if job is None or not job.attach(viewer):
-                job = TrainingJob(cfg, self, heartbeat_s=self.heartbeat_s)
+                job = TrainingJob(cfg, self, heartbeat_s=self.heartbeat_s, starter=viewer)
                 job.attach(viewer)
                 self._jobs[cfg] = job
                 self._line.append(job)
                 self._dispatch()
+            self._watching[viewer] = job
             self._jobs.move_to_end(cfg)
             self._evict()
             return job
+
+    def runs_of(self, viewer: str) -> list[TrainingJob]:
+        """The runs `viewer` started that are queued or training, the one it left while it stops included."""
+        with self._lock:
+            return [j for j in (*self._line, *self._training) if j.starter == viewer and j.running]
 
     def find(self, cfg: StoryConfig) -> TrainingJob | None:
         with self._lock:
@@ -282,21 +299,27 @@ class TinyLMRuns:
             self._dispatch()
 
     def _dispatch(self) -> None:
-        """Fill the free slots from the head of the line, skipping runs nobody watches (their tabs closed)."""
+        """Fill the free slots from the head of the line, skipping runs nobody watches (their tabs closed); a run
+        whose visitor's previous run is still stopping keeps its place until that one has (ended() calls again)."""
         self._training = {job for job in self._training if job.running}
-        while self._line and len(self._training) < self.max_concurrent:
-            job = self._line.popleft()
+        stopping = {job.starter for job in self._training if not job.watched()} - {None}
+        for job in list(self._line):
+            if len(self._training) >= self.max_concurrent:
+                break
             if not job.watched():
+                self._line.remove(job)
                 job._set(state="stopped")
-                continue
-            self._training.add(job)
-            job.start()
+            elif job.starter not in stopping:
+                self._line.remove(job)
+                self._training.add(job)
+                job.start()
 
     def _forget_dead(self) -> None:
         """Stopped or failed runs are not kept: the next Start on those settings tries again."""
         for cfg, job in list(self._jobs.items()):
             if job.state in ("stopped", "error"):
                 del self._jobs[cfg]
+        self._watching = {v: job for v, job in self._watching.items() if job.running}
 
     def _evict(self) -> None:
         done = [(cfg, job) for cfg, job in self._jobs.items() if job.state == "done"]  # oldest first

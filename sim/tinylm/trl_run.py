@@ -23,6 +23,33 @@ class MissingTRL(ValueError):
     """TRL or one of its dependencies is not installed (a usage error: exit 2)."""
 
 
+class ProcessCountError(ValueError):
+    """The run cannot split over this many processes (exit 2); every rank raises it, rank 0 says it."""
+
+    def __init__(self, message: str, rank: int):
+        super().__init__(message)
+        self.rank = rank
+
+
+def processes(environ=None) -> tuple[int, int]:
+    """(number of processes, this process's rank) as `accelerate launch` (torchrun) sets them in WORLD_SIZE and
+    RANK; (1, 0) for a plain run."""
+    from sim.validate import env_number
+
+    world = env_number("WORLD_SIZE", 1, 1, 4096, environ, integer=True)
+    return world, env_number("RANK", 0, 0, world - 1, environ, integer=True)
+
+
+def check_processes(cfg, environ=None) -> None:
+    """ProcessCountError before TRL is imported (three imports of it take about 20 s) when the batch's P prompts
+    do not split evenly over the processes (trl_train.loop_args needs P / N groups per process)."""
+    world, rank = processes(environ)
+    P = cfg.prompts_per_iter
+    if P % world:
+        raise ProcessCountError(f"--prompts ({P}) must be a multiple of the number of processes ({world}, "
+                                f"WORLD_SIZE): e.g. --prompts {P - P % world or world}", rank)  # fmt: skip
+
+
 TRL_EPS = 1e-4  # GRPOTrainer divides by std + 1e-4, a constant (trl/trainer/grpo_trainer.py)
 
 
@@ -58,6 +85,7 @@ def trl_story(cfg, *, save_sft=None, max_seconds=None) -> dict | None:
     if max_seconds is not None and not max_seconds > 0:
         raise ValueError(f"--max-seconds must be > 0, got {max_seconds}")
     check_translatable(cfg.grpo)
+    check_processes(cfg.grpo)  # before TRL's import, on every rank
     run = load_trainer()
     from transformers.utils import logging
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from sim.paths import ASSETS
 from ui.page import apply_style
 from ui.presenter import claim
 from ui.work import leave
@@ -97,7 +98,7 @@ def navigation() -> st.navigation:
 
 if __name__ == "__main__":  # a session's script run
     # A local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.
-    st.set_page_config(page_title="GRPO Playground", page_icon="assets/icon.png", layout="wide")
+    st.set_page_config(page_title="GRPO Playground", page_icon=str(ASSETS / "icon.png"), layout="wide")
     try:
         navigation().run()
     finally:

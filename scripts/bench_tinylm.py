@@ -13,7 +13,7 @@ pass@1, pass@64, never solved, crossover k for SFT and GRPO from 300 x 64 sample
 --preset runs a preset (sim/tinylm/presets.py) instead of the defaults. --write-figures also writes the
 per-seed figures to the preset's record (figures.PRESET_ASSETS: assets/tinylm_seeds.json for the default,
 assets/tinylm_chapter_lab.json for chapter-lab), with the mean pass@k curves and the never-solved prompts;
-the page, the README and the lesson read them.
+the page and the lesson read them (docs/tinylm.md quotes them).
 
 Timings on a shared machine are noisy: read the medians and compare wall with CPU seconds. The figures
 themselves do not depend on the machine or its load (float64, fixed seeds).

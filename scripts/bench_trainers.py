@@ -147,7 +147,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         report.add(f"{label}: completions per second of training", round(r["completions_per_second"] or 0), "/s")
         report.add(f"{label}: iterations in the {args.time_cap:g} s cap", r["iterations"])
-        report.add(f"{label}: exact pass@1 >= {args.target} first at", r["seconds_to_target"], "s")
+        reached = r["seconds_to_target"]  # None: not within the cap ("never" in the table)
+        report.add(f"{label}: exact pass@1 >= {args.target} first at", float("inf") if reached is None else reached,
+                   "s")
         report.add(f"{label}: final exact held-out pass@1", round(r["final_pass_at_1_exact"], 3))
     report.note(f"The defaults (P = {grpo.prompts_per_iter}, G = {grpo.group_size}, seed {args.seed}), each trainer "
                 f"stopped after {args.time_cap:g} s of training or {grpo.iterations} iterations; {story.eval_samples} "

@@ -41,10 +41,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rewrite this benchmark's section of docs/benchmarks.md with the figures")
 
 
+START_LOAD = os.getloadavg()  # when the benchmark started (it imports this module first)
+
+
 def machine() -> str:
-    """The machine's load as a benchmark figure needs it: load averages and core count."""
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min) on {os.cpu_count()} cores"
+    """The machine's load as a benchmark figure needs it: the load averages when the benchmark started and now,
+    and the core count."""
+    start, end = (" / ".join(f"{x:.2f}" for x in load) for load in (START_LOAD, os.getloadavg()))
+    return f"load average {start} at the start and {end} at the end (1 / 5 / 15 min) on {os.cpu_count()} cores"
 
 
 def command() -> str:

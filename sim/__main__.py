@@ -1,4 +1,7 @@
-"""Command line: `python -m sim toy ...` and `python -m sim tinylm ...`. `python -m sim --help` lists them."""
+"""Command line: `python -m sim toy ...` and `python -m sim tinylm ...`. `python -m sim --help` lists them.
+
+COMMANDS is the one table of commands: the installed `grpo-playground` command (grpo_playground/cli.py) dispatches
+to it too."""
 
 from __future__ import annotations
 
@@ -12,19 +15,22 @@ COMMANDS = {
 }
 
 
-def usage() -> str:
-    lines = ["usage: python -m sim COMMAND [flags]   (python -m sim COMMAND --help for its flags)", "", "commands:"]
+def usage(prog: str = "python -m sim", extra: dict[str, str] | None = None) -> str:
+    """The commands, one line each; `extra` adds lines above them (grpo_playground/cli.py: starting the app)."""
+    command = "[COMMAND]" if extra else "COMMAND"
+    lines = [f"usage: {prog} {command} [flags]   ({prog} COMMAND --help for its flags)", "", "commands:"]
+    lines += [f"  {name:<8} {text}" for name, text in (extra or {}).items()]
     lines += [f"  {name:<8} {text}" for name, (_, text) in COMMANDS.items()]
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m sim", extra: dict[str, str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
-        print(usage())
+        print(usage(prog, extra))
         return 0
     if argv[0] not in COMMANDS:
-        print(f"error: unknown command {argv[0]!r}\n\n{usage()}", file=sys.stderr)
+        print(f"error: unknown command {argv[0]!r}\n\n{usage(prog, extra)}", file=sys.stderr)
         return 2
     import importlib
     import signal

@@ -96,8 +96,9 @@ def test_write_docs_writes_the_table_command_date_and_load(tmp_path, monkeypatch
     assert "## Toy engine" in section and "| a run | 12.5 ms | ≤ 50 ms | met |" in section
     assert "CPU time, median of 9." in section
     assert "OMP_NUM_THREADS=1 python scripts/bench_toy.py --check --write-docs" in section
-    assert re.search(r"Measured \d{4}-\d\d-\d\d \d\d:\d\d UTC, load average [\d.]+ / [\d.]+ / [\d.]+ .* on \d+ cores",
-                     section)
+    load = r"[\d.]+ / [\d.]+ / [\d.]+"
+    assert re.search(rf"Measured \d{{4}}-\d\d-\d\d \d\d:\d\d UTC, load average {load} at the start and {load} at the "
+                     r"end \(1 / 5 / 15 min\) on \d+ cores", section)
     assert text.replace(section, "<!-- bench:toy start -->\n") == DOC_TEXT.replace("old toy\n", "")  # the rest kept
 
 

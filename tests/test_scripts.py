@@ -1,4 +1,4 @@
-"""Every script in scripts/ runs in the suite, on a tiny budget, so that a README figure's command cannot break
+"""Every script in scripts/ runs in the suite, on a tiny budget, so that a documented figure's command cannot break
 unnoticed (as `scripts/bench_toy.py` did when the toy was split). A new script without a run here fails
 `test_every_script_is_run`."""
 
@@ -112,8 +112,18 @@ def test_record_tinylm_run_tiny(tmp_path):
     assert record is not None and record["iterations"] == [1, 2] and len(record["pass_at_k_after"]) == 2
 
 
+@pytest.mark.e2e
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
+def test_screenshot(tmp_path):
+    out = tmp_path / "shot.png"
+    done = run("screenshot.py", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-3000:]
+    png = out.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and (int.from_bytes(png[16:20]), int.from_bytes(png[20:24])) == (1280, 800)
+
+
 RUN_HERE = {"bench_tinylm.py", "bench_tinylm_class.py", "bench_player.py", "bench_toy.py", "bench_cold_start.py",
-            "test.sh", "bench_lab.py", "bench_lesson.py", "record_tinylm_run.py", "bench_engine.py"}
+            "test.sh", "bench_lab.py", "bench_lesson.py", "record_tinylm_run.py", "bench_engine.py", "screenshot.py"}
 RUN_ELSEWHERE = {  # script -> the test that runs it
     "bench_classroom.py": "tests/test_bench_classroom.py::test_short_class_that_saturates_the_server",
     "bench_cold_start.py": "tests/test_browser.py::test_first_chart_on_a_cold_start",

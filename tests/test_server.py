@@ -213,7 +213,7 @@ def test_no_mutable_state_at_module_level_outside_the_server(folder):
 def test_the_server_runs_on_uvloop():
     """Streamlit's st.App serves through uvicorn with its default loop ("auto"), which takes uvloop when it is
     installed (requirements.txt): in a class of 200 the asyncio loop's per-message wake-ups of the event loop
-    were the lecturer's wait (README, Serving a large class)."""
+    were the lecturer's wait (docs/serving.md, "Serving a class")."""
     import uvicorn
 
     loop = uvicorn.Config(app=None).get_loop_factory()()

@@ -9,11 +9,10 @@ highlighter_kb). The text travels as data and is shown as text, never as markup.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
+from sim.paths import ASSETS
+
 _COMPONENT = st.components.v2.component(
     "grpo_copy_text",
     js=(ASSETS / "copy_text.js").read_text(encoding="utf-8"),

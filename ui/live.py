@@ -18,16 +18,15 @@ started without that server (a test app) gets it from Streamlit's static folder,
 from __future__ import annotations
 
 import hashlib
-import shutil
 from pathlib import Path
 
 import streamlit as st
 
+from sim.paths import ASSETS
 from sim.player.bundle import classic_script
 from ui.player import plotly_url
 from ui.server import current
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
 COMPONENT_NAME = "grpo_live"
 BUNDLE = classic_script(["live_app.js"], 'window.grpoLiveApp = __m["live_app.js"];').encode("utf-8")
 BUNDLE_NAME = f"grpo-live-{hashlib.sha256(BUNDLE).hexdigest()[:12]}.js"
@@ -80,11 +79,3 @@ def live_view(key: str, request: dict) -> None:
         return
     _COMPONENT(key=key, data={"key": key, "bundle_url": urls["bundle_url"],
                               "request": {**request, "plotly_url": urls["plotly_url"]}})
-
-
-def copy_bundle(dest: Path) -> Path:
-    """The bundle as a file in `dest` (the benches and a static test page)."""
-    out = dest / BUNDLE_NAME
-    out.write_bytes(BUNDLE)
-    shutil.copymode(ASSETS / "live_app.js", out)
-    return out

@@ -37,13 +37,13 @@ from pathlib import Path
 
 import streamlit as st
 
+from sim.paths import ASSETS
 from sim.player import *  # noqa: F403  (the chart declarations and encoding, re-exported for the pages and tests)
 from sim.player import build_payload
 from sim.player.bundle import module_script
 from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
 from ui.server import current
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
 PLAYER_JS = ("player_charts.js", "player.js")
 COMPONENT_NAME = "grpo_player"
 # one ES module: player.js and what it imports, joined (sim/player/bundle.py); its default export is the component

@@ -32,7 +32,6 @@ import logging
 import threading
 import time
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 LOG = logging.getLogger("grpo_playground")
 STREAMLIT_CHECKED = "1.67.0"  # the Streamlit whose PagesManager use_app_navigation() was read against
@@ -64,9 +63,10 @@ STREAMLIT_LAZY = ("pandas", "pyarrow", "streamlit.material_icon_names", "streaml
 
 def page_imports() -> list[str]:
     """Every module app.py and the pages import (read from their source, not run)."""
-    root = Path(__file__).resolve().parents[1]
+    from sim.paths import APP, PAGES
+
     found = []
-    for path in [root / "app.py", *sorted((root / "pages").glob("*.py"))]:
+    for path in [APP, *sorted(PAGES.glob("*.py"))]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 found += [a.name for a in node.names]

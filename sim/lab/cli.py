@@ -16,10 +16,11 @@ import sys
 from pathlib import Path
 
 from sim.lab.limits import TIMEOUT_MAX, TIMEOUT_MIN, parse_timeout
-from sim.lab.pool import ROOT, LabPathError, lab_pool, resolve_lab_path
+from sim.lab.pool import LabPathError, lab_pool, resolve_lab_path
+from sim.paths import CODE_ROOT, LAB_STUBS
 from sim.validate import neutral
 
-STUBS = ROOT / "lab"
+STUBS = LAB_STUBS
 STUB_FILES = ("tasks.py", "test_tasks.py", "conftest.py", "README.md")
 ROOT_HINT = "PROJECT_ROOT = None"  # the line of conftest.py that `new` fills in
 
@@ -89,7 +90,7 @@ def cmd_new(directory: str) -> int:
         for name in STUB_FILES:
             text = (STUBS / name).read_text()
             if name == "conftest.py":
-                text = text.replace(ROOT_HINT, f"PROJECT_ROOT = {str(ROOT)!r}", 1)
+                text = text.replace(ROOT_HINT, f"PROJECT_ROOT = {str(CODE_ROOT)!r}", 1)
             with open(target / name, "x") as f:  # "x": never overwrite a file that appeared meanwhile
                 written.append(target / name)
                 f.write(text)

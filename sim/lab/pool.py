@@ -15,7 +15,6 @@ from pathlib import Path
 
 from sim.procs import Pool
 
-ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TIMEOUT = 5.0  # seconds for one call of a student's function (the first one also imports the file)
 CHECK_TIMEOUT = 15.0  # seconds for all the checks of one task
 MAX_FILE_BYTES = 256 * 1024

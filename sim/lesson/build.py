@@ -18,10 +18,10 @@ from pathlib import Path
 from sim.files import shown_path
 from sim.lesson.html import index_page, inline_json, live_page, view_page
 from sim.lesson.views import View
+from sim.paths import ASSETS
 from sim.player.bundle import classic_script
 from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
 MARKER = ".grpo-lesson"  # marks a folder this command wrote (the only kind --force replaces)
 
 

@@ -20,7 +20,7 @@ import json
 import re
 from pathlib import Path
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+from sim.paths import ASSETS
 
 _IMPORT = re.compile(r'^import\s+(\{[^}]*\}|\*\s+as\s+\w+|\w+)\s+from\s+"\./([\w.-]+\.js)";?[ \t]*$', re.M)
 _EXPORT_DECL = re.compile(r"^export\s+((?:async\s+)?function\*?|const|let|class)\s+(\w+)", re.M)

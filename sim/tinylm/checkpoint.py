@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 
 from sim.files import OutputPathError, check_writable, shown_path, write_atomically
+from sim.paths import ASSETS
 from sim.tinylm.memory import MEMORY_CAP_BYTES, describe, model_bytes, n_params
 from sim.tinylm.model import DTYPE, LIMITS, ModelConfig, TinyLM
 from sim.tinylm.tokens import MAX_NEW_TOKENS, PROMPT_LEN, VOCAB_SIZE
@@ -32,7 +33,7 @@ from sim.validate import neutral
 
 FORMAT = "tinylm"
 VERSION = 3  # 2: ReLU MLP (1 held GELU weights); 3: float64 weights, SFT on the teacher with a carry blind spot
-ASSET = Path(__file__).resolve().parents[2] / "assets" / "tinylm_sft.pt"  # the shipped SFT model
+ASSET = ASSETS / "tinylm_sft.pt"  # the shipped SFT model
 REGENERATE = "python -m sim tinylm --save-sft assets/tinylm_sft.pt --iterations 0"
 HINT = f"Train a fresh SFT model with `python -m sim tinylm --from-scratch`, or rebuild the file with `{REGENERATE}`."
 MAX_FILE_BYTES = 64 * 2**20  # the shipped file is ~0.8 MB; anything much larger is not ours

@@ -2,9 +2,10 @@
 
 `scripts/bench_tinylm.py --preset NAME --write-figures` runs story.run_story for seeds 0, 1, 2, ... and
 writes the preset's record (PRESET_ASSETS: the default run in assets/tinylm_seeds.json, the chapter-lab
-run in assets/tinylm_chapter_lab.json); the page, the README and the static lesson read them through
-`load_seed_figures(path)` / `load_preset_figures()`. Runs are deterministic (float64), so a record is what
-the code gives on any machine; tests/test_tinylm.py checks seed 0's row of each against a fresh run.
+run in assets/tinylm_chapter_lab.json); the page and the static lesson read them through
+`load_seed_figures(path)` / `load_preset_figures()`, and docs/tinylm.md quotes them. Runs are deterministic
+(float64), so a record is what the code gives on any machine; tests/test_tinylm.py checks seed 0's row of each
+against a fresh run.
 
 A row holds the chapter's figures (ROW_FIELDS) and, in records written since the presets, the mean
 pass@k curves and the never-solved prompts (CURVE_FIELDS, LIST_FIELDS) so that a page can draw them
@@ -19,9 +20,9 @@ import statistics
 from pathlib import Path
 
 from sim.files import write_atomically
+from sim.paths import ASSETS
 from sim.tinylm.presets import PRESET_NAMES
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
 SEEDS_ASSET = ASSETS / "tinylm_seeds.json"  # the default preset's record (the name predates the presets)
 PRESET_ASSETS = {"default": SEEDS_ASSET, "chapter-lab": ASSETS / "tinylm_chapter_lab.json"}
 assert set(PRESET_ASSETS) == set(PRESET_NAMES)

@@ -12,7 +12,7 @@ SFT answers right about 2 % of the time).
     ends below SFT's and more problems are never solved, the curves cross: the chapter's lab (sharpening).
 
 Measured, not tuned to the chapter's digits: scripts/bench_tinylm.py --preset NAME --seeds 5 --write-figures
-records each preset in assets/ (sim/tinylm/figures.py reads them); the README lists the other switches
+records each preset in assets/ (sim/tinylm/figures.py reads them); docs/tinylm.md lists the other switches
 tried and what each did.
 """
 

@@ -16,7 +16,9 @@ import math
 import sys
 from pathlib import Path
 
-ASSET = Path(__file__).resolve().parents[2] / "assets" / "tinylm_trl_run.json"
+from sim.paths import ASSETS
+
+ASSET = ASSETS / "tinylm_trl_run.json"
 FORMAT, VERSION = "tinylm-trl-run", 1
 MAX_BYTES = 4 * 2**20
 RECORD = "python -m sim tinylm --trainer trl --json --out run.json && python -m sim.tinylm.trl_record run.json"

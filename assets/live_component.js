@@ -22,8 +22,19 @@ function loadBundle(url) {
   return loading;
 }
 
+// Plotly.js starts loading (and running) at once, beside the bundle: the player awaits this tag (player_charts.js)
+function startPlotly(url) {
+  if (!url || window.Plotly || document.querySelector("script[data-grpo-plotly]")) return;
+  const s = document.createElement("script");
+  s.src = url;
+  s.dataset.grpoPlotly = "1";
+  s.addEventListener("error", () => (s.dataset.failed = "1")); // the player tries again and says why
+  document.head.appendChild(s);
+}
+
 export default function (component) {
   const { data, parentElement } = component;
+  startPlotly(data.request && data.request.plotly_url);
   let cleanup = null;
   let gone = false;
   loadBundle(data.bundle_url).then(

@@ -9,20 +9,26 @@
 // heatmap-only chart costs no Plotly call per frame.
 
 // ---- Plotly.js: one <script> per page, from the app's own server ----
+// A host may have started it before this code arrived (assets/live_component.js: <script data-grpo-plotly>): then
+// its tag is awaited, not loaded twice.
 let plotlyLoading = null;
 export function loadPlotly(url) {
-  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (window.Plotly) return Promise.resolve(cacheArrayAttributes(window.Plotly));
   if (!plotlyLoading) {
     plotlyLoading = new Promise((resolve, reject) => {
-      const s = document.createElement("script");
-      s.src = url;
-      s.onload = () => resolve(cacheArrayAttributes(window.Plotly));
-      s.onerror = () => {
+      const started = document.querySelector("script[data-grpo-plotly]:not([data-failed])");
+      const s = started || document.createElement("script");
+      s.addEventListener("load", () => resolve(cacheArrayAttributes(window.Plotly)));
+      s.addEventListener("error", () => {
         plotlyLoading = null;
         s.remove();
         reject(new Error(`Plotly.js could not be loaded from ${url}`));
-      };
-      document.head.appendChild(s);
+      });
+      if (!started) {
+        s.src = url;
+        s.dataset.grpoPlotly = "1";
+        document.head.appendChild(s);
+      }
     });
   }
   return plotlyLoading;

@@ -193,7 +193,8 @@ def build(out: Path, views: list[View], *, force: bool = False, summary: str = "
             shutil.copyfile(ASSETS / name, tmp / name)
         data = sum(_write_view(tmp, v, plotly, say) for v in views)
         listing = [{"file": f"{v.name}.html", "title": v.title, "what": v.what,
-                    "tag": "recorded run" if v.recorded else "live controls"} for v in views]
+                    "tag": "recorded run" if v.recorded else "computed in your browser" if v.live is not None
+                    else "live controls"} for v in views]
         (tmp / "index.html").write_text(index_page(listing, summary), encoding="utf-8")
         (tmp / MARKER).write_text("written by python -m sim lesson build\n", encoding="utf-8")
         swap_in(tmp, real)  # checked by prepare(): absent, empty, or a lesson and force

@@ -1,7 +1,8 @@
 """Benchmark of assets/engine.js, the browser engine: its time in node and in Chromium for one new setting.
 
     python scripts/bench_engine.py            # 15 runs per case, node and Chromium
-    python scripts/bench_engine.py --check    # exit 1 if a target of issue 26 is missed
+    python scripts/bench_engine.py --check    # each target's verdict: exit 1 if one is missed by more than 2x
+    python scripts/bench_engine.py --write-docs   # and write the figures into docs/benchmarks.md
     python scripts/bench_engine.py --tiny     # one short run of each (the suite's check that it runs)
 
 A new setting on Training dynamics costs the page runToy (the seeds' band) and expectedRun (the dashed line):
@@ -27,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from scripts.benchdoc import Report, add_arguments  # noqa: E402
 from sim.engine_js import ENGINE, classic_script  # noqa: E402
 
 CASES = {"page default (16 seeds x 200)": {"n_seeds": 16, "lr_w": 0.2},
@@ -103,28 +105,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15, help="timed runs per case (after two warm-up runs)")
     parser.add_argument("--tiny", action="store_true", help="one small case, 2 runs (checks that the script runs)")
-    parser.add_argument("--check", action="store_true", help="exit 1 if a Chromium median misses its target")
     parser.add_argument("--no-browser", action="store_true", help="node only")
+    add_arguments(parser)
     args = parser.parse_args(argv)
     if args.repeats < 1:
         print("error: --repeats must be at least 1", file=sys.stderr)
         return 2
     cases, repeats = (TINY, 2) if args.tiny else (CASES, args.repeats)
     print(load())
-    report("node", in_node(cases, repeats))
-    if args.no_browser:
-        print(load())
-        return 0
-    chromium = report("Chromium", in_chromium(cases, repeats))
+    node = report("node", in_node(cases, repeats))
+    doc = Report("engine", "The browser engine (assets/engine.js)")
+    for name, ms in node.items():
+        doc.add(f"node: runToy + expectedRun, {name} (median)", round(ms, 1), "ms")
+    if not args.no_browser:
+        chromium = report("Chromium", in_chromium(cases, repeats))
+        print("\nagainst the targets (Chromium, runToy + expectedRun)")
+        for name, ms in chromium.items():
+            print(f"  {name}: {ms:.1f} ms (target <= {TARGETS_MS[name]:.0f} ms)")
+            doc.add(f"Chromium: runToy + expectedRun, {name} (median)", round(ms, 1), "ms",
+                    target=None if args.tiny else TARGETS_MS[name])
     print(load())
-    missed = []
-    print("\nagainst the targets (Chromium, runToy + expectedRun)")
-    for name, target in TARGETS_MS.items():
-        if name in chromium:
-            ok = chromium[name] <= target
-            missed += [] if ok else [name]
-            print(f"  {name}: {chromium[name]:.1f} ms (target <= {target:.0f} ms){'' if ok else '  MISSED'}")
-    return 1 if args.check and missed else 0
+    doc.note(f"One new Training-dynamics setting, {repeats} timed runs per case after two warm-up runs; in Chromium "
+             "the engine runs on the page (from file://), as the lesson's Worker runs it.")
+    return doc.finish(args)
 
 
 if __name__ == "__main__":

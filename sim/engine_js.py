@@ -20,9 +20,10 @@ import dataclasses
 import json
 import re
 import sys
-from pathlib import Path
 
-ENGINE = Path(__file__).resolve().parents[1] / "assets" / "engine.js"
+from sim.paths import ASSETS
+
+ENGINE = ASSETS / "engine.js"
 BEGIN = "// ---- declarations: written by `python -m sim.engine_js` from sim/ (do not edit by hand) ----"
 END = "// ---- end of declarations ----"
 SAFE = 2**53 - 1  # larger integers travel as decimal strings (JS reads them as BigInt)

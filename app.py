@@ -2,7 +2,8 @@
 
 This file has two roles. Each session runs it as its script (`__main__`): navigation and the home page.
 `streamlit run app.py` first imports it to find the st.App at the bottom: that creates the process's one
-ui.server.Server (the Plotly.js route, the warm-up before the first visitor, the memory janitor).
+ui.server.Server (the routes of Plotly.js and of the browser's bundle, the warm-up before the first visitor, the
+gate of script runs).
 """
 
 import sys
@@ -13,7 +14,6 @@ import streamlit as st
 from sim.paths import ASSETS
 from ui.page import apply_style
 from ui.presenter import claim
-from ui.server import current
 from ui.work import leave
 
 SWITCH_INTERVAL_S = 0.001  # the server's interpreter-lock switch interval (Python's default is 0.005): see below
@@ -56,7 +56,6 @@ EXERCISES = [
 
 
 def home() -> None:
-    current().touch()  # a page ran: the memory janitor waits for a quiet spell
     claim()  # ?presenter=KEY (ui/presenter.py)
     apply_style()
     st.title("GRPO Playground")
@@ -114,16 +113,16 @@ if __name__ == "__main__":  # a session's script run
         leave()  # the page's place in the server's gate (ui/work.py) goes to the next run
 else:  # imported by the server that `streamlit run app.py` starts: warm up, then serve this file's sessions
     from ui.presenter import make_key
-    from ui.server import Server, worker_count
+    from ui.server import Server
 
     try:
-        workers, key = worker_count(), make_key()
-    except ValueError as e:  # GRPO_WORKERS or GRPO_PRESENTER_KEY set wrong: one line, no traceback
+        key = make_key()
+    except ValueError as e:  # GRPO_PRESENTER_KEY set wrong: one line, no traceback
         raise SystemExit(f"error: {e}") from None
     # The event loop that serves every websocket starts a thread for each script run and waits for it to start;
     # with two script threads computing, that wait is a hand-over of the interpreter lock, up to one switch
     # interval each way: measured 18.9 ms per thread start at Python's 5 ms, 4.1 ms at 1 ms (a class changing
     # 20 settings a second would block the loop 0.4 s in every second at 5 ms).
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    server = Server.create(workers=workers, presenter_key=key)
+    server = Server.create(gated=True, presenter_key=key)
     app = st.App("app.py", lifespan=server.lifespan, routes=server.routes())

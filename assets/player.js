@@ -1,10 +1,12 @@
-// GRPO Playground player, part 2 of 2 (after player_charts.js; see ui/player.py): plays a precomputed
-// run in the browser.
+// GRPO Playground player, part 2 of 2 (see ui/player.py): plays a run in the browser, computed by the server
+// or in the page.
 //
 // The server sends every series once; each frame reveals them up to iteration t and redraws the
 // charts with Plotly.react. Play, Pause, Step, Reset, speed and the timeline never talk to the
 // server. Streamlit calls the default export again whenever new data arrives (a setting changed);
 // the Player attached to that element keeps its t and keeps playing.
+
+import { ChartView, decode, el, fillIn, loadPlotly } from "./player_charts.js";
 
 const PLAYERS = new WeakMap(); // Streamlit's element -> Player
 window.grpoPlayers = window.grpoPlayers || {}; // key -> counters, read by the browser tests
@@ -26,7 +28,7 @@ export default function (component) {
 }
 
 // ---- the player: bar, charts, clock ----
-class Player {
+export class Player {
   constructor(parent, setStateValue) {
     this.parent = parent;
     this.setStateValue = setStateValue;
@@ -131,6 +133,7 @@ class Player {
     const T = data.T;
     const shape = JSON.stringify(data.charts.map((c) => c.span)); // other changes are Plotly.react's job
     this.root.classList.toggle("gp-classroom", !!data.classroom);
+    this.bar.hidden = data.bar === false; // charts that do not change with t need no Play
     this.grid.style.gridTemplateColumns = `repeat(${data.columns}, minmax(0, 1fr))`;
     if (shape !== this.shape) this.buildCharts(data.charts.length);
     this.shape = shape;

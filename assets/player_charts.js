@@ -1,4 +1,4 @@
-// GRPO Playground player, part 1 of 2 (ui/player.py joins player_charts.js + player.js into one module):
+// GRPO Playground player, part 1 of 2 (player.js imports it; sim/player/bundle.py joins them for a page):
 // loading Plotly.js, decoding the arrays, and ChartView, which turns one chart's spec into Plotly traces
 // for iteration t.
 //
@@ -9,20 +9,26 @@
 // heatmap-only chart costs no Plotly call per frame.
 
 // ---- Plotly.js: one <script> per page, from the app's own server ----
+// A host may have started it before this code arrived (assets/live_component.js: <script data-grpo-plotly>): then
+// its tag is awaited, not loaded twice.
 let plotlyLoading = null;
-function loadPlotly(url) {
-  if (window.Plotly) return Promise.resolve(window.Plotly);
+export function loadPlotly(url) {
+  if (window.Plotly) return Promise.resolve(cacheArrayAttributes(window.Plotly));
   if (!plotlyLoading) {
     plotlyLoading = new Promise((resolve, reject) => {
-      const s = document.createElement("script");
-      s.src = url;
-      s.onload = () => resolve(cacheArrayAttributes(window.Plotly));
-      s.onerror = () => {
+      const started = document.querySelector("script[data-grpo-plotly]:not([data-failed])");
+      const s = started || document.createElement("script");
+      s.addEventListener("load", () => resolve(cacheArrayAttributes(window.Plotly)));
+      s.addEventListener("error", () => {
         plotlyLoading = null;
         s.remove();
         reject(new Error(`Plotly.js could not be loaded from ${url}`));
-      };
-      document.head.appendChild(s);
+      });
+      if (!started) {
+        s.src = url;
+        s.dataset.grpoPlotly = "1";
+        document.head.appendChild(s);
+      }
     });
   }
   return plotlyLoading;
@@ -62,28 +68,32 @@ function cacheArrayAttributes(Plotly) {
   return Plotly;
 }
 
-function decode({ dtype, shape, b64 }) {
+// An array of the payload: base64 from a server (sim/player/encode.py), or computed in the page ({v, shape}, a
+// typed array: assets/chart_spec.js), used as it is.
+export function decode(a) {
+  if (a.v) return a;
+  const { dtype, shape, b64 } = a;
   const bin = atob(b64);
   const bytes = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
   return { v: dtype === "f4" ? new Float32Array(bytes.buffer) : bytes, shape };
 }
 
-function el(tag, cls, text) {
+export function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text; // plain text, never parsed as HTML
   return e;
 }
 
-const fillIn = (s, t, T) => s.replaceAll("{t}", String(t)).replaceAll("{T}", String(T));
+export const fillIn = (s, t, T) => s.replaceAll("{t}", String(t)).replaceAll("{T}", String(T));
 const iota = (n, start = 0) => Float32Array.from({ length: n }, (_, i) => i + start);
 // a fixed range, or autorange; never `range: null` (Plotly.react then fails on uirevision bookkeeping)
 const range = (r) => (r ? { range: r, autorange: false } : { autorange: true });
 const upto = (t, x0, n) => Math.max(0, Math.min(n, t - x0 + 1)); // points with iteration x0 + i <= t
 
 // ---- one chart: its Plotly traces and layout as functions of t ----
-class ChartView {
+export class ChartView {
   constructor(spec, arrays, T, style) {
     this.spec = spec;
     this.T = T;
@@ -96,7 +106,7 @@ class ChartView {
   prepare(tr, arrays) {
     if (tr.kind === "line") {
       const y = arrays[tr.y].v;
-      return { yv: y, xv: iota(y.length, tr.x0) };
+      return { yv: y, xv: tr.x === undefined ? iota(y.length, tr.x0) : arrays[tr.x].v };
     }
     if (tr.kind === "band") {
       const lo = arrays[tr.lo].v;
@@ -118,7 +128,18 @@ class ChartView {
     const font = { size: style.tick, color: style.text, family: style.font };
     const axisTitle = { size: style.axisTitle };
     const hasBars = this.parts.some((p) => p.kind === "bars");
-    const xr = s.x_range || (hasBars ? null : this.heat ? [-0.5, this.T + 0.5] : [0, this.T]);
+    const xr = s.x_range || (hasBars || s.x_log ? null : this.heat ? [-0.5, this.T + 0.5] : [0, this.T]);
+    const xaxis = { title: { text: s.x_title, font: axisTitle }, zeroline: false, ...range(xr) };
+    if (s.x_log) xaxis.type = "log";
+    if (s.x_ticks) Object.assign(xaxis, { tickvals: s.x_ticks, ticktext: s.x_ticks.map(String) });
+    // dotted markers at fixed x (k = 64), with their label at the top
+    const vlines = s.vlines || [];
+    const marks = {
+      shapes: vlines.map(([x]) => ({ type: "line", xref: "x", yref: "paper", x0: x, x1: x, y0: 0, y1: 1,
+        line: { dash: "dot", width: 1.5, color: "#7f7f7f" } })),
+      annotations: vlines.map(([x, text]) => ({ x: s.x_log ? Math.log10(x) : x, xref: "x", y: 1, yref: "paper",
+        text, showarrow: false, xanchor: "right", yanchor: "top" })),
+    }; // prettier-ignore
     return {
       height: s.height,
       margin: { l: style.tick * 4 + 14, r: 16, t: 8, b: style.tick * 3 + 16 },
@@ -128,7 +149,8 @@ class ChartView {
       showlegend: s.legend && !this.heat,
       legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", font: { size: style.legend } },
       hovermode: hasBars || this.heat ? "closest" : "x unified",
-      xaxis: { title: { text: s.x_title, font: axisTitle }, zeroline: false, ...range(xr) },
+      xaxis,
+      ...marks,
       yaxis: { title: { text: s.y_title, font: axisTitle }, ...range(s.y_range) },
       barmode: "overlay",
       uirevision: "keep", // zoom and legend clicks survive every frame and new data
@@ -176,9 +198,9 @@ class ChartView {
     return out;
   }
 
-  // Only a heatmap: nothing for Plotly to redraw when t moves (the cover does it).
+  // Only a heatmap or lines drawn whole: nothing for Plotly to redraw when t moves (a heatmap's cover does it).
   get staticFrames() {
-    return this.parts.every((p) => p.kind === "heatmap");
+    return this.parts.every((p) => p.kind === "heatmap" || (p.kind === "line" && p.reveal === "full"));
   }
 
   // Move the cover over the heatmap's columns after t. Pixels come from Plotly's own axis (l2p) and

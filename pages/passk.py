@@ -1,18 +1,20 @@
-"""pass@k: the unbiased estimator, the chapter's crossing curves, the toy before/after, the sharpening toy."""
+"""pass@k: the unbiased estimator, the chapter's crossing curves, the toy before/after, the sharpening toy (the
+toys computed in the browser: ui/live.py)."""
+
+import dataclasses
 
 import numpy as np
 import streamlit as st
 
-from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k, pass_at_k_known_p
+from sim.passk import mean_pass_at_k_known_p, pass_at_k, pass_at_k_known_p
 from sim.sharpen import CHAPTER_P_AFTER, CHAPTER_P_BEFORE, SharpenConfig, sharpening_summary
-from sim.views.passk import KS, sharpen_caption, sharpen_charts
+from sim.views.passk import CONTROLS as SPECS
+from sim.views.passk import KS
 from ui.charts import COLORS, figure, passk_axis, show
 from ui.controls import build_config
+from ui.live import live_view
 from ui.page import link, open_page, presenter
-from ui.player import player
 from ui.predict import predict
-from ui.runs import sharpen_run, toy_before_after
-from ui.specs import PASSK as SPECS
 
 
 def curves_chart(title: str, before, after, key: str, names=("before RL", "after RL"), per_problem=None) -> dict:
@@ -80,21 +82,9 @@ link("pages/your_run.py", "Watch entropy in your own run: upload its log (Your r
 link("pages/your_prompts.py", "Your base model's pass@k over your prompts (Your prompts)", ":material/dataset:")
 
 st.subheader("The 24-prompt toy, before vs after training")
-p0, pT = toy_before_after()
-toy = curves_chart("Toy: mean pass@k at iteration 0 and 200", p0, pT, "toy_passk_chart",
-                   ("iteration 0", "iteration 200"))
-cross = crossover_k(KS, toy["after"], toy["before"])
-st.caption(
-    f"pass@1 {toy['before'][0]:.3f} → {toy['after'][0]:.3f}, pass@64 {toy['before'][-1]:.3f} → "
-    f"{toy['after'][-1]:.3f}: "
-    + (f"the curves cross at k ≈ {cross:.1f}." if cross is not None else
-       "no crossing. In this toy a shared skill lifts every prompt, so coverage grows too. Sharpening needs a "
-       "policy that can lose a rare way of solving, as below.")
-)
+live_view("passk_toy", {"view": "passk_toy", "config": {}, "columns": 1, "classroom": presenter()})
 
 st.subheader("The sharpening toy")
-h = sharpen_run(build_config(SharpenConfig, SPECS, v))
-player("sharpen", T=h.config.iterations, columns=2, classroom=presenter(), charts=sharpen_charts(h))
-curves_chart("Sharpening toy: pass@k before and after", h.p[0], h.p[-1], "sharpen_passk_chart",
-             per_problem=("A", "B"))
-st.caption(sharpen_caption(h))
+cfg = build_config(SharpenConfig, SPECS, v)
+live_view("sharpen", {"view": "sharpen", "config": dataclasses.asdict(cfg), "columns": 2, "classroom": presenter(),
+                      "big": presenter()})

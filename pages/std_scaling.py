@@ -1,19 +1,20 @@
 """Std scaling (Exercise 15.4): how the std division reweights prompts, and what it does to training once the
-step size is taken out of the comparison."""
+step size is taken out of the comparison (the three training runs computed in the browser: ui/live.py)."""
+
+import dataclasses
 
 import numpy as np
 import streamlit as st
 
 from sim.exercises import expected_mean_abs_advantage, mean_abs_advantage
 from sim.toy import ToyConfig
-from sim.views.std_scaling import STD_SEEDS, std_charts, std_words
+from sim.views.std_scaling import CONTROLS as SPECS
+from sim.views.std_scaling import STD_SEEDS
 from ui.charts import COLORS, figure, show
 from ui.controls import build_config
+from ui.live import live_view
 from ui.page import open_page, presenter
-from ui.player import player
 from ui.predict import predict
-from ui.runs import std_runs
-from ui.specs import STD_SCALING as SPECS
 
 v = open_page(
     "Std scaling (Exercise 15.4)",
@@ -65,9 +66,6 @@ with c2:
     )
 
 st.subheader("What it does to training: two comparisons")
-runs = std_runs(build_config(ToyConfig, SPECS, v, n_seeds=STD_SEEDS))
-intro, caption = std_words(runs, lr)
-st.markdown(intro)
-player("std_scaling", T=len(runs["with std"]["accuracy"]) - 1, columns=2, classroom=presenter(),
-       charts=std_charts(runs))
-st.caption(caption)
+cfg = build_config(ToyConfig, SPECS, v, n_seeds=STD_SEEDS)  # the run with std; the browser runs all three
+live_view("std_scaling", {"view": "std", "config": dataclasses.asdict(cfg), "columns": 2, "classroom": presenter(),
+                          "big": presenter()})

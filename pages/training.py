@@ -1,9 +1,10 @@
-"""Training dynamics: GRPO on the chapter's 24-prompt toy, played in the browser.
+"""Training dynamics: GRPO on the chapter's 24-prompt toy, computed and played in the browser.
 
-Widgets -> ToyConfig -> one cached run (S seeds) and its exact expected run, shared by every session ->
-the charts, declared once and sent to the browser's player (ui/player.py). Play, Pause, Step, Reset,
-the speed and the timeline run in the browser with no message to the server, so a class pressing Play
-costs the server nothing; only a setting change reruns the script.
+Widgets -> a validated ToyConfig -> the browser (ui/live.py), which runs the engine, draws the five charts with
+their captions and plays them: Play, Pause, Step, Reset, the speed and the timeline never talk to the server, and
+a new setting costs the server a script run, no numpy. A pinned run is a second config; "Use my lab code" sends
+the student's advantage table, tabulated in the lab's sandbox. The exports (CSV, settings, TRL) compute here, on
+click.
 """
 
 import dataclasses
@@ -11,18 +12,17 @@ import functools
 
 import streamlit as st
 
-from sim.export import settings_json, trl_grpo_config, trl_snippet
-from sim.toy import ToyConfig
-from sim.views.training import PRESETS, hard_prompt_question, training_charts
+from sim.export import settings_json, toy_history_csv, trl_grpo_config, trl_snippet
+from sim.toy import ToyConfig, check_table
+from sim.views.training import CONTROLS as SPECS
+from sim.views.training import PRESETS
 from ui.callbacks import apply_preset, drop_state, fixed_by_link, new_seed, set_state
 from ui.controls import build_config, current_values
 from ui.copy_text import copy_text
 from ui.labview import lab_switch, verdict
+from ui.live import live_view
 from ui.page import open_page, presenter
-from ui.player import player
-from ui.predict import predict, predict_mode
-from ui.runs import student_toy_run, toy_history_csv, toy_run, toy_runs
-from ui.specs import TRAINING as SPECS
+from ui.predict import predict_mode
 
 
 def toy_config(v: dict) -> ToyConfig:
@@ -48,9 +48,8 @@ with st.sidebar:
 lab = lab_switch()
 
 try:
-    cfg = toy_config(v)
-    run, exp = toy_runs(cfg)
-except ValueError as e:  # a setting the engine refuses, or a run that diverges: say which, never a traceback
+    cfg = toy_config(v)  # every field checked by its declaration, the memory cap included (sim/settings.py)
+except ValueError as e:  # a setting the engine refuses: say which, never a traceback
     st.error("These settings cannot run:", icon=":material/error:")
     st.text(str(e))
     st.stop()
@@ -60,35 +59,30 @@ if "pinned" in st.session_state:
     try:
         old = st.session_state.pinned
         changed = [f"{k}={val}" for k, val in old.items() if val != v[k]]
-        pinned = ("pinned" + (f" ({', '.join(changed)})" if changed else ""), toy_run(toy_config(old)))
+        pinned = {"label": "pinned" + (f" ({', '.join(changed)})" if changed else ""),
+                  "config": dataclasses.asdict(toy_config(old))}
     except ValueError:
         del st.session_state.pinned
 
-mine = None
+table = None
 if lab is not None:
     if cfg.baseline != "mean" or cfg.scale == "batch" or cfg.ddof != 0:
         st.info("Your group_advantages is the chapter's (group mean, population std, optional std division): set "
                 "the baseline to mean and the std to group or none to train the toy with it.")
     else:
-        table = lab.advantage_table(cfg.group_size, scale_std=cfg.scale == "group", eps=cfg.eps)
-        verdict(table, f"group_advantages, tabulated for G = {cfg.group_size}", lab=lab, task="group_advantages")
-        if table.student is not None:  # right or wrong, train the toy with it: a mistake shows in the run
+        tab = lab.advantage_table(cfg.group_size, scale_std=cfg.scale == "group", eps=cfg.eps)
+        verdict(tab, f"group_advantages, tabulated for G = {cfg.group_size}", lab=lab, task="group_advantages")
+        if tab.student is not None:  # right or wrong, the browser trains the toy with it: a mistake shows in the run
             try:
-                mine = student_toy_run(dataclasses.replace(cfg, n_seeds=1),
-                                   (tuple(table.student[:, 0]), tuple(table.student[:, 1])))
+                a_c, a_w = check_table(cfg, (tab.student[:, 0], tab.student[:, 1]))
+                table = [a_c.tolist(), a_w.tolist()]
             except ValueError as e:
                 st.error("The toy cannot train with your advantages:")
                 st.text(str(e))
 
-question = hard_prompt_question(run)
-if predict_mode() and question is not None and not predict("hard_prompt", **question):
-    st.stop()  # the charts wait for the guess
-
-ppo_cfg = dataclasses.replace(cfg, loss_type="grpo", clip_eps_high=None)  # the clip caption's comparison
-ppo = toy_run(ppo_cfg) if cfg.mu > 1 and ppo_cfg != cfg else None
-player("training", T=cfg.iterations,
-       charts=training_charts(cfg, run, exp, pinned, mine, big=presenter(), ppo=ppo),
-       columns=3 if presenter() else 2, classroom=presenter())
+live_view("training", {"view": "training", "config": dataclasses.asdict(cfg), "pinned": pinned, "table": table,
+                       "big": presenter(), "columns": 3 if presenter() else 2, "classroom": presenter(),
+                       "predict": predict_mode()})
 
 row = st.container(horizontal=True)
 if pinned is not None:

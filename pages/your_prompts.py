@@ -16,9 +16,7 @@ from ui.charts import COLORS, figure, rgba, show
 from ui.controls import Flag, Num, build_config
 from ui.page import metric_row, open_page, presenter, table
 from ui.player import player
-from ui.runs import private_toy_runs
-from ui.upload import file_line, md, show_text, user_file
-from ui.work import JobError
+from ui.upload import file_line, md, private_toy_runs, show_text, user_file
 
 EXAMPLE = "examples/tinylm_prompts.csv"
 SEEDS = 8  # seeds of the toy's band
@@ -161,7 +159,7 @@ try:
     toy = build_config(ToyConfig, SPECS, v, group_size=G, n_prompts=len(d), difficulties=tuple(map(float, d)),
                        n_seeds=SEEDS)
     run, exp = private_toy_runs(toy)
-except (ValueError, JobError) as e:
+except ValueError as e:
     st.error("The toy cannot run this pool:", icon=":material/error:")
     show_text(str(e))
     st.stop()

@@ -13,8 +13,8 @@
 # on the live ones, HAProxy sending the dead one's students to them. HAProxy is restarted the same way. Only
 # Ctrl-C or SIGTERM stops everything (each process in its own process group, children included). Every server
 # shares one presenter key ($GRPO_PRESENTER_KEY, or a random one printed at start: the lecturer adds
-# ?presenter=KEY). GRPO_WORKERS worker processes per server (default: the cores shared among the replicas, at
-# least 1). --port defaults to $GRPO_PORT. Logs: $GRPO_SERVE_LOGS (default a temporary folder, printed), with
+# ?presenter=KEY). The toy's runs are computed in the students' browsers: a server runs script runs, the lab's
+# sandbox and TinyLM's trainer. --port defaults to $GRPO_PORT. Logs: $GRPO_SERVE_LOGS (default a temporary folder, printed), with
 # serve.log, the supervisor's own. Needs Debian's haproxy package ($HAPROXY names another binary) and curl;
 # $PYTHON or --python the interpreter. docs/security.md: limits, logging, the key.
 set -u
@@ -121,10 +121,6 @@ stop() {  # TERM each process group, then KILL what is left after 10 s
 trap 'stop; exit 0' INT TERM
 trap 'stop' EXIT
 
-# The pages' computations run in worker processes (ui/work.py): share the cores among the replicas, at least
-# one worker each, unless GRPO_WORKERS says otherwise.
-cores=$(nproc 2>/dev/null || echo 1)
-workers="${GRPO_WORKERS:-$(( cores / replicas > 0 ? cores / replicas : 1 ))}"
 
 cfg="$logs/haproxy.cfg"
 cp deploy/haproxy.cfg "$cfg" || die "cannot write $cfg"
@@ -135,7 +131,7 @@ done
 start_app() {  # I: app server I in its own process group (setsid), its output appended to appI.log
     local i=$1
     echo "==== $(date '+%F %T') serve.sh starts app server $i" >> "$logs/app$i.log"
-    GRPO_WORKERS="$workers" GRPO_PRESENTER_KEY="$key" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" \
+    GRPO_PRESENTER_KEY="$key" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" \
         MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" setsid "$python" -m streamlit \
         run app.py --server.headless true --server.port "$((app_port + i - 1))" --server.address 127.0.0.1 \
         >> "$logs/app$i.log" 2>&1 &
@@ -150,8 +146,7 @@ start_haproxy() {
 name_of() { [ "$1" = 0 ] && echo "haproxy (port $port)" || echo "app server $1 (127.0.0.1:$((app_port + $1 - 1)))"; }
 
 for i in $(seq 1 "$replicas"); do start_app "$i"; backoff[$i]=1; done
-say "$replicas app servers on 127.0.0.1:$app_port..$((app_port + replicas - 1)) ($workers worker process(es)" \
-    "each), logs in $logs"
+say "$replicas app servers on 127.0.0.1:$app_port..$((app_port + replicas - 1)), logs in $logs"
 
 wait_healthy() {  # PORT PID TRIES WHAT LOG: poll PORT's health check every 0.1 s while PID lives, or stop everything
     local t

@@ -166,6 +166,15 @@ def rows_csv(rows: Sequence[Mapping[str, object]]) -> str:
     return buf.getvalue()
 
 
+def toy_history_csv(cfg) -> str:
+    """The 24-prompt toy's run history for config `cfg` as CSV (sim.toy.history_rows, every seed's accuracy
+    included): the rows and the writer `python -m sim toy --out FILE.csv` uses, so the app's download of a setting
+    is that command's file, byte for byte (tests/test_export.py)."""
+    from sim.toy import history_rows, run_toy
+
+    return rows_csv(history_rows(run_toy(cfg)))
+
+
 def write_history(rows: Sequence[Mapping[str, object]], config, path: Path) -> None:
     """Write history rows to `path`: CSV (rows_csv) or, for a .json path, {"config": ..., "rows": ...}."""
     if path.suffix == ".json":

@@ -1,6 +1,6 @@
 """Work in another process: a preloaded worker, a time limit, a memory cap, nothing left running.
 
-The project's one place that starts processes (the lab's checks, TinyLM's runs, next the toy's runs):
+The project's one place that starts processes (the lab's checks, TinyLM's runs, the lesson's build):
 
     worker = Worker(memory_mb=1024, name="the lab code")
     reply = worker.call(sim.lab.worker.handle, (request,), timeout=5.0)   # Reply(ok, value, kind, message)
@@ -46,7 +46,7 @@ import weakref
 from collections import deque
 from dataclasses import dataclass
 
-PRELOAD = ("numpy", "torch", "sim.lab.worker", "sim.tinylm.story", "sim.jobs", "sim.fork_server")  # fork server
+PRELOAD = ("numpy", "torch", "sim.lab.worker", "sim.tinylm.story", "sim.fork_server")  # fork server
 STARTUP_TIMEOUT = 120.0  # seconds for a worker to start (the fork server imports torch first); not the caller's
 MiB = 1024 * 1024
 _CTX = multiprocessing.get_context("forkserver")

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from sim.toy import expected_run, run_toy
+from sim.sharpen import SharpenConfig
+from sim.toy import ToyConfig, expected_run, run_toy
+from sim.views import training
 from sim.views.one_group import one_group
-from tests.fixtures.apptest import copy_texts, players
-from tests.fixtures.apptest import player_data as player_payload
+from tests.fixtures.apptest import copy_texts, live_requests
 from ui.charts import COLORS
 from ui.controls import Choice, Flag, Num, parse_url_value, plain, share_query
-from ui.player import decode_array
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [
@@ -34,24 +34,6 @@ TIMEOUT = 60
 
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("full_error_details")]  # tests/conftest.py
-
-
-@pytest.fixture
-def asked(monkeypatch) -> list:
-    """The configs of the sampled runs the Training page asks for (sim.jobs.toy_run through ui.runs), in call
-    order: what it computes and draws. Clear it before a run to read that run's: the page's own config first, a
-    pinned run's after."""
-    import ui.runs
-    from sim import jobs
-
-    calls, compute = [], ui.runs.compute
-
-    def recording(*jobs_asked):
-        calls.extend(args[0] for fn, args in jobs_asked if fn is jobs.toy_run)
-        return compute(*jobs_asked)
-
-    monkeypatch.setattr(ui.runs, "compute", recording)
-    return calls
 
 
 def page(path: str, **query) -> AppTest:
@@ -109,7 +91,7 @@ def test_page_runs_at_defaults(path):
     at = page(path)
     assert not at.exception, at.exception
     assert not at.error and not at.warning
-    assert len(at.get("plotly_chart")) + len(players(at)) >= 1
+    assert len(at.get("plotly_chart")) + len(live_requests(at)) >= 1
 
 
 # ---- One group --------------------------------------------------------------------------------
@@ -180,103 +162,77 @@ def test_one_group_all_equal_says_it_teaches_nothing():
 # ---- Training dynamics ------------------------------------------------------------------------
 
 
-def player_data(at: AppTest) -> dict:
-    """The training player's payload: {chart title: {trace name: decoded series}} plus the raw payload."""
-    data = player_payload(at)
-    arrays = [decode_array(a) for a in data["arrays"]]
-    out = {"_raw": data}
-    for c in data["charts"]:
-        out[c["title"]] = {tr.get("name") or tr["kind"]: arrays[tr.get("y", tr.get("z", tr.get("lo", 0)))]
-                           for tr in c["traces"]}
-        out[c["title"]]["_caption"] = c["caption"]
-    return out
+def request(at: AppTest, key: str = "training") -> dict:
+    """What the page sends the browser for view `key` (ui/live.py): a config, never a run."""
+    return live_requests(at)[key]
 
 
-def series(at: AppTest, title_start: str, name: str) -> np.ndarray:
-    data = player_data(at)
-    title = next(t for t in data if t.startswith(title_start))
-    return data[title][name]
+def config(at: AppTest) -> ToyConfig:
+    """The Training page's config, as the browser receives it."""
+    return ToyConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in request(at)["config"].items()})
 
 
-def test_training_sends_the_run_once_and_g_changes_it():
+def test_training_sends_a_config_and_g_changes_it():
     at = page("pages/training.py")
-    raw = player_data(at)["_raw"]
-    assert raw["T"] == 200 and len(raw["charts"]) == 5
-    before = series(at, "Groups with zero gradient", "expected")
+    r = request(at)
+    assert r["view"] == "training" and r["pinned"] is None and r["table"] is None and not r["predict"]
+    assert config(at) == training.page_config({})  # the page's defaults: 16 seeds, 200 iterations
+    assert len(json.dumps(r)) < 2000  # a config, no arrays: the browser computes the run
     at.slider(key="G").set_value(32).run()
-    after = series(at, "Groups with zero gradient", "expected")
-    # bigger groups waste fewer groups at the start: mean_j p^G + (1-p)^G falls with G
-    assert after[0] < before[0]
-    assert not at.exception
+    assert config(at).group_size == 32 and not at.exception
 
 
-def test_training_opening_view_and_the_bars_rule(asked):
-    at = page("pages/training.py")
-    cfg = asked[0]
+def test_training_charts_for_the_config_it_sends():
+    """The charts the browser draws for the page's config are sim/views's (tests/test_js_views.py proves the JS
+    equal): the opening view and the bars' rule."""
+    cfg = config(page("pages/training.py"))
     run, exp = run_toy(cfg), expected_run(cfg)
-    data = player_data(at)
-    acc = data["Mean accuracy over the 24 prompts (G = 8)"]
-    np.testing.assert_allclose(acc["expected (exact)"], exp.accuracy[:, 0], rtol=1e-6)  # drawn in full at t = 0
-    raw = player_data(at)["_raw"]
-    reveal = {tr["name"]: tr["reveal"] for c in raw["charts"] for tr in c["traces"] if tr["kind"] == "line"}
-    assert reveal["expected (exact)"] == "full" and reveal["mean of the seeds"] == "upto"
-    bars = next(c for c in raw["charts"] if c["title"].startswith("Each prompt"))["traces"][0]
-    cats = decode_array(raw["arrays"][bars["categories"]])  # (T+1, P)
+    charts = {c.title: c for c in training.training_charts(cfg, run, exp)}
+    acc = charts["Mean accuracy over the 24 prompts (G = 8)"]
+    expected = next(tr for tr in acc.traces if getattr(tr, "name", "") == "expected (exact)")
+    assert expected.reveal == "full"  # drawn in full at t = 0
+    bars = charts["Each prompt's p_j after {t} iterations (seed 0)"].traces[0]
+    cats = bars.categories  # (T+1, P)
     assert (cats[0] == 0).all()  # before any group is drawn
-    # at every t >= 1 (the last included) the colour is iteration t's group: mixed rewards or not
-    k = run.counts[:, 0]  # (T, P)
+    k = run.counts[:, 0]  # (T, P): at every t >= 1 the colour is iteration t's group, mixed rewards or not
     np.testing.assert_array_equal(cats[1:] == 2, (k > 0) & (k < 8))
-    p_last = decode_array(raw["arrays"][bars["y"]])[-1]
-    assert ((p_last > 0.999) <= (cats[-1] == 1)).all()  # a prompt at p ~ 1 is not "taught something" at the end
-
-
-def test_training_captions_describe_the_default_run(asked):
-    at = page("pages/training.py")
-    caps = {t: c["_caption"] for t, c in player_data(at).items() if t != "_raw"}
-    text = " ".join(caps.values())
-    cfg = asked[0]
-    run = run_toy(cfg)
+    caption = " ".join(c.caption for c in charts.values())
     H = run.entropy.mean(axis=1)
-    # entropy rises first (0.302 -> 0.331 by iteration 47), then falls to 0.148: the caption says so
-    assert H[50] > H[0] and H[-1] < H[0]
-    assert f"Entropy first rises, {H[0]:.3f} → {H.max():.3f}" in text and f"falls to {H[-1]:.3f}" in text
-    assert "Accuracy 0.24 → 0.94" in text and "until iteration 116" in text
+    assert f"Entropy first rises, {H[0]:.3f} → {H.max():.3f}" in caption and f"falls to {H[-1]:.3f}" in caption
+    assert "Accuracy 0.24 → 0.94" in caption and "until iteration 116" in caption  # the default run, seed 0
     z = run.metrics["frac_reward_zero_std"].mean(axis=1)
-    assert f"{z[0]:.0%} of groups at first" in text and f"{z[-1]:.0%} at the end" in text
+    assert f"{z[0]:.0%} of groups at first" in caption and f"{z[-1]:.0%} at the end" in caption
 
 
-def test_training_presets_pin_and_new_seed(asked):
+def test_training_presets_pin_and_new_seed():
     at = page("pages/training.py")
-    asked.clear()
     at.button(key="preset_No shared skill (lr_w = 0)").click().run()
-    assert at.slider(key="lr_w").value == 0.0 and asked[0].lr_w == 0.0
-    heat = next(c for t, c in player_data(at).items() if t.startswith("p_j over time"))
-    assert "never passes p = 0.1" in heat["_caption"] and "lr_w = 0" in heat["_caption"]
+    assert at.slider(key="lr_w").value == 0.0 and config(at).lr_w == 0.0
     at.button(key="preset_Chapter defaults").click().run()
     assert at.slider(key="lr_w").value == pytest.approx(0.2)
     at.button(key="pin").click().run()
     at.radio(key="beta").set_value(0.001).run()
     assert at.session_state.pinned["beta"] == 0.0
-    names = list(player_data(at)["Mean accuracy over the 24 prompts (G = 8)"])
-    assert any(n.startswith("pinned (beta=0.0") for n in names)
-    asked.clear()
+    pinned = request(at)["pinned"]
+    assert pinned["label"].startswith("pinned (beta=0.0") and pinned["config"]["beta"] == 0.0
+    assert config(at).beta == 0.001  # the browser runs both: the pinned config and the page's
     at.button(key="new_seed").click().run()
-    assert at.slider(key="seed").value == asked[0].seed != 0 and asked[1].seed == 0  # the pinned run keeps its seed
+    assert at.slider(key="seed").value == config(at).seed != 0 and request(at)["pinned"]["config"]["seed"] == 0
+    at.button(key="unpin").click().run()
+    assert request(at)["pinned"] is None
 
 
-def test_training_url_reaches_the_settings_the_chapter_names(asked):
+def test_training_url_reaches_the_settings_the_chapter_names():
     at = page("pages/training.py", beta="0.001", lr_w="0", d_min="-4", d_max="10", T="50")
     assert not at.warning
-    cfg = asked[0]
+    cfg = config(at)
     assert (cfg.beta, cfg.lr_w, cfg.d_min, cfg.d_max, cfg.iterations) == (0.001, 0.0, -4.0, 10.0, 50)
 
 
-def test_training_std_off_changes_the_run_and_export():
+def test_training_std_off_changes_the_config_and_export():
     at = page("pages/training.py")
-    on = series(at, "Mean accuracy", "expected (exact)")
     at.radio(key="scale").set_value("none").run()
-    off = series(at, "Mean accuracy", "expected (exact)")
-    assert not np.allclose(on, off)
+    assert config(at).scale == "none"
     assert any("scale_rewards='none'" in text for text in copy_texts(at))
     at.radio(key="scale").set_value("batch").run()  # every engine value reaches the snippet
     at.radio(key="baseline").set_value("loo").run()
@@ -286,22 +242,26 @@ def test_training_std_off_changes_the_run_and_export():
     assert "Run history (CSV)" in labels and "Settings (JSON)" in labels
 
 
-def test_training_predict_mode_waits_for_the_guess():
+def test_training_predict_mode_is_the_browsers():
     at = page("pages/training.py", predict="1")
-    assert not players(at)
-    _reveal(at, "hard_prompt", 60.0)
-    assert players(at) and any("off by 56" in w.value for w in at.warning)
+    assert request(at)["predict"] is True  # the question comes from the run, in the browser (assets/predict.js)
+    assert request(page("pages/training.py"))["predict"] is False
 
 
 def test_training_with_a_student_whose_std_is_wrong(monkeypatch):
     at = _with_lab(monkeypatch, "pages/training.py", "no_eps")  # no eps: an all-equal group divides 0 by 0
     assert not at.exception
     assert any("cannot train with your advantages" in e.value for e in at.error)
-    assert "NaN" in " ".join(t.value for t in at.text)
+    assert "NaN" in " ".join(t.value for t in at.text) and request(at)["table"] is None
     at = _with_lab(monkeypatch, "pages/training.py", "wrong_std")
-    acc = player_data(at)["Mean accuracy over the 24 prompts (G = 8)"]
-    mine, ref = acc["expected, your group_advantages"], acc["expected (exact)"]
-    assert np.abs(mine - ref).max() > 1e-3  # the sample std visibly changes training
+    mine = np.array(request(at)["table"])  # (2, G + 1): the student's A for a right and a wrong answer, k = 0..8
+    cfg = config(at)
+    from sim.toy import advantage_table
+
+    ref = np.array(advantage_table(cfg))
+    assert mine.shape == (2, 9) and np.abs(mine - ref).max() > 1e-3  # the sample std: the browser trains with it
+    run = expected_run(cfg, advantage_table=(mine[0], mine[1]))
+    assert np.abs(run.accuracy[:, 0] - expected_run(cfg).accuracy[:, 0]).max() > 1e-3  # it visibly changes training
 
 
 # ---- other pages react to their controls --------------------------------------------------------
@@ -319,12 +279,16 @@ def test_std_scaling_exercise_numbers():
     at = page("pages/std_scaling.py")
     text = at.success[0].value
     assert "0.66" in text and "0.22" in text and "1.00" in text and "0.50" in text
-    # the two comparisons, as the caption states them for the default run (seed 0, 16 seeds)
-    text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
-    assert "0.43 times the size" in text and "at lr 0.47" in text  # first step 0.168 / 0.394 of the std run's
-    assert "With std: accuracy 0.944" in text and "at iteration 116" in text
-    assert "same lr (grey): 0.625, never within 200 iterations" in text
-    assert "(orange): 0.942, at iteration 118" in text and "here it is small" in text
+    # the two comparisons: the browser runs them from the run with std this config names (16 seeds)
+    r = request(at, "std_scaling")
+    assert r["view"] == "std" and r["config"]["n_seeds"] == 16 and r["config"]["lr"] == 0.2
+    from sim.views.std_scaling import std_comparison, std_words
+
+    intro, caption = std_words(std_comparison(ToyConfig(**r["config"])), 0.2)
+    assert "0.43 times the size" in intro and "at lr 0.47" in intro  # first step 0.168 / 0.394 of the std run's
+    assert "With std: accuracy 0.944" in caption and "at iteration 116" in caption
+    assert "same lr (grey): 0.625, never within 200 iterations" in caption
+    assert "(orange): 0.942, at iteration 118" in caption and "here it is small" in caption
     weights = chart(at, "weight_chart")
     assert trace(weights, "with std")["y"][5] > trace(weights, "without std")["y"][5]  # p = 0.05 counts more
     at.slider(key="G").set_value(16).run()
@@ -357,8 +321,20 @@ def test_passk_per_problem_curves_and_captions():
     assert trace(fig, "problem A, after RL")["y"][-1] == pytest.approx(1.0, abs=1e-9)
     assert fig["layout"]["xaxis"]["tickvals"] == [1, 2, 4, 8, 16, 32, 64] and fig["layout"]["xaxis"]["type"] == "log"
     text = " ".join(c.value for c in at.caption)
-    assert "0.962 to 0.474" in text and "no crossing" in text  # the 24-prompt toy: coverage grows too
-    assert "After 100 iterations p = (0.97, 0.03)" in text and "cross at k ≈ 2.9" in text
+    assert "0.962 to 0.474" in text
+    toys = live_requests(at)  # the toy before/after and the sharpening toy: computed in the browser
+    assert toys["passk_toy"]["view"] == "passk_toy"
+    assert SharpenConfig(**{k: tuple(map(tuple, v)) if k == "success" else tuple(v) if isinstance(v, list) else v
+                            for k, v in toys["sharpen"]["config"].items()}) == SharpenConfig()
+    at.slider(key="sG").set_value(16).run()
+    assert live_requests(at)["sharpen"]["config"]["group_size"] == 16
+    from sim.sharpen import train
+    from sim.views.passk import sharpen_caption, toy_curves, toy_p_before_after
+
+    # what the browser writes for them (sim/views, which assets/toy_views.js equals)
+    assert "no crossing" in toy_curves(*toy_p_before_after())[1]  # the 24-prompt toy: coverage grows too
+    said = sharpen_caption(train(SharpenConfig()))
+    assert "After 100 iterations p = (0.97, 0.03)" in said and "cross at k ≈ 2.9" in said
 
 
 def test_passk_estimator_reacts():
@@ -400,13 +376,13 @@ def test_off_step_float_snaps_with_a_warning():
     assert at.query_params.get("lr") == "0.25"
 
 
-def test_valid_url_values_are_restored(asked):
+def test_valid_url_values_are_restored():
     at = page("pages/training.py", G="16", beta="0.04", scale="none", baseline="loo", seed="42", dyn="true")
     assert not at.warning
     assert at.slider(key="G").value == 16 and at.radio(key="beta").value == pytest.approx(0.04)
     assert at.radio(key="scale").value == "none" and at.radio(key="baseline").value == "loo"
     assert at.slider(key="seed").value == 42 and at.toggle(key="dyn").value is True
-    cfg = asked[0]
+    cfg = config(at)
     assert (cfg.scale, cfg.baseline, cfg.group_size, cfg.dynamic_sampling) == ("none", "loo", 16, True)
 
 
@@ -418,12 +394,13 @@ def test_bad_choice_and_flag_from_url():
     assert "baseline" not in at.query_params and "dyn" not in at.query_params  # the defaults, left out
 
 
-def test_classroom_link_hides_controls_and_keeps_values(asked):
+def test_classroom_link_hides_controls_and_keeps_values():
     at = page("pages/training.py", G="16", hide="G,beta", classroom="1")
     assert not at.exception
     keys = [s.key for s in at.slider]
     assert "G" not in keys and "beta" not in keys and "lr" in keys
-    assert asked[0].group_size == 16  # hidden, but the link's value is used
+    assert config(at).group_size == 16  # hidden, but the link's value is used
+    assert request(at)["big"] and request(at)["columns"] == 3  # presenter sizes in the browser too
     assert any("font-size" in h.proto.body for h in at.get("html"))
 
 

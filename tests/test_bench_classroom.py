@@ -413,14 +413,15 @@ def test_short_class_that_saturates_the_server(tmp_path):
     assert "| lecturer: G moved, the new chart shown (p95) |" in proc.stdout  # then the figures and their targets
     assert result["errors"] == 0 and result["server_log_tracebacks"] == 0, result["error_samples"]
     lecturer, students = result["lecturer_latency_s"], result["student_latency_s"]
-    # Each counted change is a chart that arrived carrying the new value (`G = v`, `(seed v)`), in a run that
-    # started after the change was sent: new data, not just a rerun.
+    # Each counted change is the page's data carrying the new value (its config: `"group_size": v`, `"seed": v`),
+    # in a run that started after the change was sent: new data, not just a rerun.
     assert lecturer["n"] >= 2 and lecturer["timeouts"] == 0 and 0 < lecturer["p50"] <= lecturer["max"] < 40
     assert students["n"] >= 40 and students["timeouts"] == 0
     assert result["students_loaded"] == 40
     assert result["full_runs_per_s"] > 0 and result["server_cpu_pct"] > 0
     assert 0 < result["rss_idle_mb"] <= result["rss_peak_mb"]
-    assert result["workers_pss_idle_mb"] > 10  # the server's worker processes (GRPO_WORKERS), preloaded with numpy
+    assert result["workers_pss_idle_mb"] == 0 and result["workers_cpu_s"] == 0  # no worker computes a page's run
+    assert 0 < result["cpu_s_per_student_move"] and result["student_moves_in_class"] >= 40
 
 
 def test_move_flag_and_what_marks_the_new_chart():
@@ -434,3 +435,6 @@ def test_move_flag_and_what_marks_the_new_chart():
     title = b'"title": "Each prompt\'s p_j after {t} iterations (seed 123)"'
     assert move_pattern("seed", 123).search(title) and not move_pattern("seed", 12).search(title)
     assert move_pattern("G", 9).search(b"(G = 9)") and not move_pattern("G", 9).search(b"(G = 90)")
+    config = b'{"request": {"view": "training", "config": {"group_size": 9, "seed": 123, "n_seeds": 16}}}'
+    assert move_pattern("G", 9).search(config) and move_pattern("seed", 123).search(config)  # ui/live.py's data
+    assert not move_pattern("G", 90).search(config) and not move_pattern("seed", 12).search(config)

@@ -154,3 +154,42 @@ def test_every_loss_setting_reaches_trls_own_grpo_config(tmp_path):
     cispo = dataclasses.replace(cfg, loss_type="cispo", importance_sampling_level="token", clip_eps_high=None)
     assert any("ScaleRL" in n for n in trl_grpo_config(cispo).notes)
     assert any("only applies to the clipped losses" in n for n in trl_grpo_config(cispo).notes)
+
+
+def test_the_pages_csv_is_built_on_click_from_the_config_alone():
+    """The Training page's download callable (functools.partial(toy_history_csv, cfg)): a page lambda would keep
+    the page's namespace alive after the session; the rows are iterations 0..T, means over seeds and every seed."""
+    import functools
+
+    from sim.export import toy_history_csv
+
+    cfg = ToyConfig(iterations=6, n_seeds=3, group_size=4, seed=7)
+    make = functools.partial(toy_history_csv, cfg)
+    assert make.args == (cfg,) and not make.keywords
+    rows = list(csv.DictReader(io.StringIO(make())))
+    run = run_toy(cfg)
+    assert len(rows) == cfg.iterations + 1 and "accuracy_seed2" in rows[0]
+    assert [float(r["accuracy"]) for r in rows] == [float(a) for a in run.accuracy.mean(axis=1)]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("flags, cfg", [
+    (["--seed", "7"], ToyConfig(seed=7)),
+    (["--seed", "3", "--n-seeds", "16", "--lr-w", "0.2", "--group-size", "16", "--iterations", "60", "--mu", "8",
+      "--lr", "2", "--clip-eps-high", "0.28", "--dynamic-sampling"],
+     ToyConfig(seed=3, n_seeds=16, lr_w=0.2, group_size=16, iterations=60, mu=8, lr=2.0, clip_eps_high=0.28,
+               dynamic_sampling=True)),
+])
+def test_a_csv_exported_from_the_page_is_the_clis_byte_for_byte(flags, cfg, tmp_path):
+    """`python -m sim toy ... --out FILE.csv` and the page's "Run history (CSV)" for that setting: the same file."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from sim.export import toy_history_csv
+
+    out = tmp_path / "history.csv"
+    done = subprocess.run([sys.executable, "-m", "sim", "toy", *flags, "--out", str(out)], capture_output=True,
+                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes() == toy_history_csv(cfg).encode()

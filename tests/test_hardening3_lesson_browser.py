@@ -1,7 +1,10 @@
 """Issue 28, a built lesson in headless Chromium: rows 3 (data is never run, embedded same-origin or not; the
 lesson works unchanged in <iframe sandbox="allow-scripts">), 4 (the rewritten link keeps classroom, hide and
 predict), 5 (the page follows a new hash), 6 (bidi, NUL and U+2028 shown as escapes), 14 (last value wins with a
-note; decimal numbers only; the contents page carries only its own keys; a malformed entry says "rebuild")."""
+note; decimal numbers only; the contents page carries only its own keys; a malformed entry says "rebuild").
+
+Data rows use a precomputed view (Wasted groups: its settings' inline JSON blocks); link rows the live Training
+dynamics page (it computes every setting in the page, assets/lesson_live.js)."""
 
 from __future__ import annotations
 
@@ -15,12 +18,13 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.serve import CHROMIUM, CHROMIUM_ARGS, free_port
-from tests.test_lesson_browser import DRAWN, Opened
+from tests.test_lesson_browser import DRAWN, Opened, set_range
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")]
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
-G16 = 'id="ls-data-training-G16_beta0_scalegroup">'
+G16 = 'id="ls-data-wasted-p0.05_G16">'
 SHOWN = "window.grpoLesson && window.grpoLesson.shown"
+FIGURES = "window.grpoLesson && window.grpoLesson.figuresDrawn > 0"
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +37,13 @@ def browser():
 
 @pytest.fixture
 def lesson(small_lesson) -> Path:
-    return small_lesson  # Training over G = 8, 16, beta = 0, 0.04 (tests/fixtures/lesson.SMALL)
+    return small_lesson  # the live views and Wasted groups (tests/fixtures/lesson.SMALL)
 
 
 def damaged(lesson: Path, where: Path, new_text: str) -> Path:
-    """A copy of the lesson whose G = 16 setting's data block holds `new_text`."""
+    """A copy of the lesson whose Wasted groups setting p = 0.05, G = 16 has a data block holding `new_text`."""
     shutil.copytree(lesson, where)
-    page = where / "training.html"
+    page = where / "wasted.html"
     text = page.read_text(encoding="utf-8")
     start = text.index(G16) + len(G16)
     end = text.index("</script>", start)
@@ -84,8 +88,8 @@ def test_row_3_code_in_the_data_is_not_run_even_same_origin(browser, lesson, tmp
     code = 'parent.document.title = "PWNED " + parent.document.cookie; window.pwned = 1;'
     damaged(lesson, root / "lesson", code)
     (root / "lesson" / "data").mkdir()  # an old-style data file planted beside it is never requested either
-    (root / "lesson" / "data" / "training-G16_beta0_scalegroup.js").write_text(f"grpoLesson.put('x', 1); {code}")
-    host(root, '<iframe id="lesson" src="lesson/training.html#G=16" width="1200" height="900"></iframe>')
+    (root / "lesson" / "data" / "wasted-p0.05_G16.js").write_text(f"grpoLesson.put('x', 1); {code}")
+    host(root, '<iframe id="lesson" src="lesson/wasted.html#G=16" width="1200" height="900"></iframe>')
     site = Site(root)
     try:
         w = Opened(browser, site.url + "host.html", allowed=site.url)
@@ -93,11 +97,11 @@ def test_row_3_code_in_the_data_is_not_run_even_same_origin(browser, lesson, tmp
         err = frame.locator("#ls-error")
         err.wait_for(state="visible")
         said = err.text_content()
-        assert "data for setting training-G16_beta0_scalegroup is damaged (it is not JSON). Rebuild" in said
+        assert "data for setting wasted-p0.05_G16 is damaged (it is not JSON). Rebuild" in said
         assert w.page.title() == "Host" and not w.page.evaluate("window.frames[0].pwned")
         assert not [u for u in w.requests if "/data/" in u]
-        frame.get_by_label("Group size G").select_option(label="8")  # an intact setting still plays
-        w.page.frames[1].wait_for_function(DRAWN)
+        set_range(w.page.frames[1], "G", 2)  # an intact setting still draws (G = 8, the range's 3rd of 2, 4, 8, ...)
+        w.page.frames[1].wait_for_function(FIGURES)
         w.close()
     finally:
         site.stop()
@@ -120,11 +124,11 @@ def test_row_3_the_lesson_works_unchanged_in_a_sandboxed_iframe(browser, lesson,
         assert inner.evaluate("(() => { try { return parent.document.cookie } catch (e) { return 'blocked' } })()"
                               ) == "blocked"
         assert inner.evaluate("self.origin") == "null"
-        w.page.frame_locator("#lesson").get_by_label("Group size G").select_option(label="8")
-        inner.wait_for_function("window.grpoLesson.shown === 'training-G8_beta0_scalegroup'")
+        set_range(inner, "G", 8)  # the live view computes in the opaque frame too
+        inner.wait_for_function("window.grpoLesson.shown.G === 8")
         inner.wait_for_function("document.querySelector('.gp-chart:first-child .gp-title').textContent"
                                 ".includes('G = 8')")
-        assert inner.url.endswith("#G=8&beta=0&scale=group&classroom=1"), inner.url
+        assert inner.url.endswith("#classroom=1"), inner.url  # G = 8 is the default: left out, as the app does
         assert not w.errors, w.errors
         w.close()
     finally:
@@ -133,7 +137,7 @@ def test_row_3_the_lesson_works_unchanged_in_a_sandboxed_iframe(browser, lesson,
 
 def test_row_14_a_malformed_entry_says_rebuild(browser, lesson, tmp_path):
     base = damaged(lesson, tmp_path / "l", "42").resolve().as_uri()
-    w = Opened(browser, f"{base}/training.html#G=16", allowed=base + "/")
+    w = Opened(browser, f"{base}/wasted.html#G=16", allowed=base + "/")
     err = w.page.locator("#ls-error")
     err.wait_for(state="visible")
     assert "is damaged (it is not an object). Rebuild the lesson: python -m sim lesson build" in err.text_content()
@@ -147,12 +151,12 @@ def test_row_4_the_rewritten_link_keeps_classroom_hide_and_predict(browser, less
     base = lesson.resolve().as_uri()
     w = Opened(browser, f"{base}/training.html#classroom=1&hide=beta&predict=1&G=16", allowed=base + "/")
     p = w.page
-    p.locator("#ls-predict").wait_for(state="visible")
-    assert p.url.endswith("#G=16&beta=0&scale=group&classroom=1&hide=beta&predict=1"), p.url
+    p.locator(".gp-predict").wait_for(state="visible")
+    assert p.url.endswith("#G=16&beta=0&classroom=1&hide=beta&predict=1"), p.url  # a hidden control keeps its value
     p.reload(wait_until="domcontentloaded")  # reloading keeps all three
-    p.locator("#ls-predict").wait_for(state="visible")
+    p.locator(".gp-predict").wait_for(state="visible")
     assert p.evaluate("document.body.classList.contains('ls-classroom')")
-    assert not p.get_by_label("KL coefficient β").is_visible() and p.get_by_label("Group size G").is_visible()
+    assert not p.locator("#ls-beta-0").is_visible() and p.locator("#ls-G").is_visible()
     w.close()
 
 
@@ -162,10 +166,10 @@ def test_row_5_the_page_follows_a_new_hash(browser, lesson):
     p = w.page
     p.wait_for_function(DRAWN)
     p.evaluate("location.hash = 'G=8&beta=0.04'")  # the address bar, a same-page link, an iframe's src
-    p.wait_for_function("window.grpoLesson.shown === 'training-G8_beta0.04_scalegroup'")
+    p.wait_for_function("window.grpoLesson.shown.G === 8 && window.grpoLesson.shown.beta === 0.04")
     p.wait_for_function("document.querySelector('.gp-chart:first-child .gp-title').textContent.includes('G = 8')")
-    assert p.get_by_label("Group size G").input_value() == "0"  # the select shows G = 8 (its first option)
-    assert p.url.endswith("#G=8&beta=0.04&scale=group")
+    assert p.locator("#ls-G").input_value() == "8" and p.locator("#ls-beta-3").is_checked()
+    assert p.url.endswith("#beta=0.04")
     changes = p.evaluate("window.grpoLesson.changes")
     p.evaluate("location.hash = 'G=8&beta=0.04&classroom=1'")  # a new flag rebuilds the page
     p.wait_for_function("document.body.classList.contains('ls-classroom')")
@@ -185,8 +189,8 @@ def test_row_6_bidi_nul_and_line_separator_are_shown_escaped(browser, lesson):
     p = w.page
     p.wait_for_function(SHOWN)
     note = p.locator("#ls-note").text_content()
-    assert "G = \\u202e61 lessons approved is not in this lesson" in note, note
-    assert "beta = a\\u0000b\\u2028c is not in this lesson" in note, note
+    assert "URL parameter G=\\u202e61 lessons approved is not a number from 2 to 64; using G = 8." in note, note
+    assert "URL parameter beta=a\\u0000b\\u2028c is not one of 0.0, 0.001, 0.01, 0.04, 0.1" in note, note
     assert not any(ch in note for ch in "\u202e\x00\u2028")
     w.close()
 
@@ -196,14 +200,14 @@ def test_row_14_last_value_wins_with_a_note_and_numbers_are_decimal(browser, les
     w = Opened(browser, f"{base}/training.html?G=8&G=16", allowed=base + "/")
     p = w.page
     p.wait_for_function(SHOWN)
-    assert p.evaluate("window.grpoLesson.shown") == "training-G16_beta0_scalegroup"
-    assert "G is given 2 times (8, 16); using the last one" in p.locator("#ls-note").text_content()
+    assert p.evaluate("window.grpoLesson.shown.G") == 16
+    assert "G is given 2 times (8, 16); using the last one." in p.locator("#ls-note").text_content()
     w.close()
     w = Opened(browser, f"{base}/training.html#G=0x10", allowed=base + "/")
     p = w.page
     p.wait_for_function(SHOWN)
-    assert p.evaluate("window.grpoLesson.shown") == "training-G8_beta0_scalegroup"  # the default, not 16
-    assert "G = 0x10 is not in this lesson: showing 8" in p.locator("#ls-note").text_content()
+    assert p.evaluate("window.grpoLesson.shown.G") == 8  # the default, not 16
+    assert "URL parameter G=0x10 is not a number from 2 to 64; using G = 8." in p.locator("#ls-note").text_content()
     w.close()
 
 

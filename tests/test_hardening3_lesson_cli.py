@@ -1,6 +1,7 @@
 """Issue 28, the lesson's command line: rows 1 and 8 (OUT resolved and checked before anything is computed; the
-old lesson replaced only once the new one is complete), 7 (a grid's size counted before any combination exists),
-14 (seeds past 2^53, numbers not in decimal, progress lines in a log).
+old lesson replaced only once the new one is complete), 7 and 14 (the Training grid, its size and its numbers:
+gone, since Training dynamics computes every setting in the page; the flags are refused before any work), 14
+(progress lines in a log).
 
 Every refusal is exit 2 and one line `error: ...` on stderr, and leaves every file as it was."""
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sim.lesson import build as build_mod
-from sim.lesson import cli, grid, views
+from sim.lesson import cli
 
 QUICK = ["--views", "wasted", "--quiet"]  # a view that computes in a few milliseconds
 
@@ -125,42 +126,15 @@ def test_a_rebuild_replaces_the_lesson_and_leaves_nothing_beside_it(lesson):
     assert siblings(lesson) == []
 
 
-# ---- row 7: the grid's size, before any combination exists ---------------------------------------------
+# ---- rows 7 and 14: the grid is gone (the live views compute every setting in the page) -----------------
 
 
-def test_a_huge_grid_is_refused_by_its_count_before_any_combination_exists(capsys, monkeypatch, tmp_path):
-    def refuse(*_):
-        raise AssertionError("the combinations were built before the grid's size was checked")
-
-    monkeypatch.setattr(grid, "settings_of", refuse)
-    monkeypatch.setattr(views, "settings_of", refuse)
-    argv = ["build", str(tmp_path / "X"), "--views", "training", "--grid", "seed=" + ",".join(map(str, range(100))),
-            "--grid", "lr=" + ",".join(map(str, range(1, 101))), "--grid", "T=" + ",".join(map(str, range(1, 11)))]
-    err = one_line_error(*run(argv, capsys)[::2])
-    assert "the grid has 9000000 settings (6 G x 5 beta x 3 scale x 100 seed x 100 lr x 10 T)" in err, err
-    assert "over the cap of 400" in err
+@pytest.mark.parametrize("flags", [["--grid", "seed=" + ",".join(map(str, range(100)))], ["--grid", "G=0x10"],
+                                   ["--grid=seed=9007199254740993"], ["--max-settings", "5"], ["--max-mb", "5"]])
+def test_the_grid_flags_are_refused_before_anything(flags, capsys, tmp_path, no_compute):
+    err = one_line_error(*run(["build", str(tmp_path / "X"), "--views", "training", *flags], capsys)[::2])
+    assert "is gone: Training dynamics, Std scaling and the sharpening toy compute every setting in the page" in err
     assert not (tmp_path / "X").exists()
-
-
-# ---- row 14: numbers a lesson's page can hold, written in decimal ---------------------------------------
-
-
-@pytest.mark.parametrize("item, message", [
-    ("seed=9007199254740993", "at most 2^53 = 9007199254740992"),
-    ("seed=1e20", "at most 2^53"),
-    ("G=0x10", "written in decimal, got '0x10'"),
-    ("G=1_6", "written in decimal, got '1_6'"),
-    ("lr=inf", "written in decimal"),
-    ("lr=nan", "written in decimal"),
-])  # fmt: skip
-def test_a_grid_value_the_page_cannot_hold_is_refused(item, message, capsys, tmp_path, no_compute):
-    err = one_line_error(*run(["build", str(tmp_path / "X"), "--views", "training", "--grid", item], capsys)[::2])
-    assert message in err, err
-
-
-def test_seeds_up_to_2_53_are_read_exactly():
-    assert grid.parse_grid(["seed=9007199254740992,3"])["seed"] == (3, 2**53)
-    assert grid.parse_grid(["seed=1e3"])["seed"] == (1000,)
 
 
 def test_progress_in_a_log_is_plain_lines(tmp_path, capsys):

@@ -1,5 +1,6 @@
-"""python -m sim lesson build: the data a lesson stores is what the app's page sends; the command line refuses
-bad input in one line (exit 2) before computing anything."""
+"""python -m sim lesson build: a live view's page carries the app's controls, presets and config for that view (the
+page computes every setting: tests/test_js_views.py, tests/test_lesson_browser.py); a precomputed view stores
+what the app's page shows; the command line refuses bad input in one line (exit 2) before computing anything."""
 
 from __future__ import annotations
 
@@ -12,13 +13,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from sim.lesson import cli
-from sim.lesson.grid import estimate_bytes, parse_grid
 from sim.toy import ToyConfig
+from sim.views import passk, std_scaling
+from sim.views.controls import to_json
 from sim.views.training import CONTROLS, PRESETS, page_config
-from tests.fixtures.apptest import player_data
+from tests.fixtures.apptest import live_requests
 from tests.fixtures.lesson import SMALL
-from ui.controls import default_config
-from ui.specs import TRAINING as TRAINING_SPECS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,60 +45,42 @@ def exercises(exercise_lesson) -> Path:
     return exercise_lesson
 
 
-def page_payload(**query) -> dict:
-    at = AppTest.from_file(str(ROOT / "pages" / "training.py"), default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception
-    return player_data(at)
+def manifest(page: Path) -> dict:
+    return json.loads(re.search(r'id="lesson-manifest">(.*?)</script>', page.read_text(encoding="utf-8"),
+                                flags=re.S).group(1))
 
 
-@pytest.mark.integration
-@pytest.mark.parametrize("query, sid", [({}, "training-G8_beta0_scalegroup"),
-                                        ({"G": "16", "beta": "0.04"}, "training-G16_beta0.04_scalegroup")])
-def test_the_lesson_stores_exactly_what_the_page_sends(lesson, query, sid):
-    sent = page_payload(**query)
-    entry = stored(lesson, sid)
-    assert sent.pop("plotly_url").endswith(".min.js")  # where the browser finds Plotly.js: the app's own route
-    assert entry["payload"].pop("plotly_url") == ""  # the lesson's page says where (its own folder)
-    assert entry["payload"] == sent
-    assert f"G = {query.get('G', 8)}" in sent["charts"][0]["title"]
-
-
-def test_presets_off_the_grid_are_built_and_listed(lesson):
-    manifest = json.loads(re.search(r'id="lesson-manifest">(.*?)</script>', (lesson / "training.html")
-                                    .read_text(encoding="utf-8"), flags=re.S).group(1))
-    assert {s["id"] for s in manifest["settings"]} >= {"training-G8_beta0_scalegroup_lr_w0",
-                                                        "training-G8_beta0.001_scalegroup"}
-    assert set(manifest["extras"]) == {"lr_w", "lr", "mu", "eps_high", "loss"}  # the presets' settings off the grid
-    assert len(manifest["presets"]) == len(PRESETS)
-    assert [d["label"] for d in manifest["dims"]] == ["Group size G", "KL coefficient β", "Divide the advantages by"]
-    assert manifest["defaults"] == {"G": 8, "beta": 0.0, "scale": "group"}
-    lr_w0 = stored(lesson, "training-G8_beta0_scalegroup_lr_w0")
-    assert "never passes p = 0.1" in lr_w0["payload"]["charts"][3]["caption"]  # no shared skill: the hard prompt waits
-
-
-def test_the_size_estimate_matches_the_files(lesson):
-    found = blocks(lesson / "training.html")
-    assert len(found) == 10  # 2 G x 2 beta, and the 6 presets off the grid
-    for sid, text in found.items():
-        values = {"G": int(re.search(r"G(\d+)", sid).group(1))}
-        est = estimate_bytes(page_config(values))
-        assert abs(len(text) - est) < 0.1 * est, (sid, len(text), est)
+def test_a_live_view_carries_the_apps_controls_presets_and_config(lesson):
+    """Training dynamics holds no setting: its page carries the app page's controls (every range and step), its
+    presets, the config the controls set their fields on, and no data."""
+    m = manifest(lesson / "training.html")
+    assert m["live"] == "training" and m["view"] == "training"
+    assert m["controls"] == [to_json(c) for c in CONTROLS]
+    assert ToyConfig(**{k: v for k, v in m["fixed"].items()}) == page_config({})  # 16 seeds, lr_w 0.2
+    assert {p["name"]: p["values"] for p in m["presets"]} == PRESETS
+    assert not blocks(lesson / "training.html") and m["classroom"] == {"columns": 3} and m["columns"] == 2
+    sharpen = manifest(lesson / "sharpen.html")
+    assert [c["key"] for c in sharpen["controls"]] == ["sG", "sT", "seed"] and sharpen["fixed"]["group_size"] == 8
+    std = manifest(lesson / "std_scaling.html")
+    assert std["controls"] == [to_json(c) for c in std_scaling.CONTROLS] and std["fixed"]["n_seeds"] == 16
+    assert std["static_key"] == "G" and sorted(map(int, std["static"])) == list(range(2, 65))  # every G of the page
+    assert (lesson / "live.js").exists() and "lesson_live.js" in (lesson / "live.js").read_text(encoding="utf-8")
 
 
 @pytest.mark.integration
 def test_the_controls_are_worded_and_defaulted_as_the_page():
-    at = AppTest.from_file(str(ROOT / "pages" / "training.py"), default_timeout=60).run()
-    cfg = page_config({})
-    for key, (_field, label) in CONTROLS.items():
-        widget = next(w for w in [*at.slider, *at.selectbox, *at.radio, *at.select_slider, *at.toggle,
-                                  *at.checkbox, *at.number_input] if w.key == key)
-        assert widget.label == label, key
-    # the lesson's table of the page's controls is the page's own specs, and its defaults are the page's config
-    assert {s.key: (s.field, s.label) for s in TRAINING_SPECS} == CONTROLS
-    assert default_config(ToyConfig, TRAINING_SPECS) == cfg
+    """The lesson's controls are the app page's widgets: the same keys, labels, ranges, steps and defaults."""
+    for path, controls in (("training.py", CONTROLS), ("std_scaling.py", std_scaling.CONTROLS),
+                           ("passk.py", passk.CONTROLS)):
+        at = AppTest.from_file(str(ROOT / "pages" / path), default_timeout=60).run()
+        widgets = {w.key: w for w in [*at.slider, *at.radio, *at.toggle]}
+        for c in controls:
+            w = widgets[c.key]
+            assert w.label == c.label and w.value == pytest.approx(c.default), (path, c.key)
+            if hasattr(w, "min"):
+                assert (w.min, w.max, w.step) == pytest.approx((c.lo, c.hi, c.step)), (path, c.key)
+    sent = live_requests(AppTest.from_file(str(ROOT / "pages" / "training.py"), default_timeout=60).run())
+    assert ToyConfig(**sent["training"]["config"]) == page_config({})  # the config the lesson starts from
 
 
 def run(argv, capsys) -> tuple[int, str, str]:
@@ -110,14 +92,12 @@ def run(argv, capsys) -> tuple[int, str, str]:
 @pytest.mark.parametrize("argv, message", [
     (["build"], "the following arguments are required: OUT"),
     (["build", "X", "--bogus"], "unrecognized arguments: --bogus"),
-    (["build", "X", "--grid", "Q=1,2"], "unknown setting 'Q'"),
-    (["build", "X", "--grid", "G"], "--grid wants NAME=v1,v2"),
-    (["build", "X", "--grid", "G=abc"], "G must be an integer in [2,"),
-    (["build", "X", "--grid", "G=1"], "G must be in [2,"),
-    (["build", "X", "--grid", "scale=std"], "scale must be one of"),
+    (["build", "X", "--grid", "G=8,16"], "--grid is gone: Training dynamics, Std scaling and the sharpening toy "
+                                         "compute every setting in the page"),
+    (["build", "X", "--grid=G=8"], "--grid is gone"),
+    (["build", "X", "--max-mb", "5"], "--max-mb is gone"),
+    (["build", "X", "--max-settings", "5"], "--max-settings is gone"),
     (["build", "X", "--views", "nope"], "unknown view 'nope'"),
-    (["build", "X", "--grid", "lr=0.1,0.2,0.3,0.4,0.5"], "450 settings (6 G x 5 beta x 3 scale x 5 lr), over the cap"),
-    (["build", "X", "--grid", "T=500", "--max-mb", "5"], "would be about 11 MB (94 settings), over the cap of 5 MB"),
     ([], "choose a command"),
 ])  # fmt: skip
 def test_bad_flags_are_one_line_and_exit_2_before_any_work(argv, message, capsys, tmp_path, monkeypatch):
@@ -145,14 +125,9 @@ def test_out_is_never_overwritten_without_force_and_never_a_foreign_folder(lesso
 def test_help_documents_every_flag(capsys):
     code, out, _ = run(["build", "--help"], capsys)
     assert code == 0
-    for flag in ("--grid", "--views", "--max-settings", "--max-mb", "--force", "--quiet", "OUT"):
+    for flag in ("--views", "--force", "--quiet", "OUT"):
         assert flag in out
-    assert all(k in out for k in CONTROLS)
-
-
-def test_grid_values_are_typed_by_the_declarations():
-    g = parse_grid(["G=16,4,16", "lr=0.1", "dyn=true"])
-    assert g["G"] == (4, 16) and g["lr"] == (0.1,) and g["dyn"] == (True,) and g["scale"] == ("group", "batch", "none")
+    assert "--grid" not in out and "compute in the page" in " ".join(out.split())
 
 
 @pytest.mark.integration
@@ -200,20 +175,6 @@ def test_the_table_views_hold_the_chapters_numbers(exercises):
     assert tiny[:3] == [str(first["seed"]), f"{first['pass_at_1_before']:.3f}", f"{first['pass_at_1_after']:.3f}"]
 
 
-@pytest.mark.integration
-def test_std_scaling_and_sharpening_store_what_their_pages_send():
-    from sim.lesson.views import sharpen_entry, std_entry
-
-    for path, entry in (("std_scaling.py", std_entry(8)), ("passk.py", sharpen_entry(8))):
-        at = AppTest.from_file(str(ROOT / "pages" / path), default_timeout=60).run()
-        assert not at.exception
-        sent = player_data(at)
-        sent.pop("plotly_url")
-        entry["payload"].pop("plotly_url")
-        assert entry["payload"] == sent, path
-        assert entry["below"] in [c.value for c in at.caption], path  # the same words under the charts
-
-
 def test_one_group_and_kl_views_hold_the_chapters_numbers(exercises):
     out = exercises
     ex = stored(out, "one_group-rewards1001_scalegroup_lossgrpo")
@@ -253,9 +214,9 @@ def test_passk_problems_and_the_predict_questions(exercises):
     (q,) = two["predict"]
     assert q["kind"] == "number" and q["answer"] == 0.737 and q["answer_text"] == "0.737" and "0.981" in q["question"]
     from sim.passk import mean_pass_at_k_known_p
-    from ui.runs import toy_before_after
+    from sim.views.passk import toy_p_before_after
 
-    p0, pT = toy_before_after()  # the app page's own computation (its cached call)
+    p0, pT = toy_p_before_after()  # what the app's page shows (there computed in the browser)
     toy = two["tables"][1]["rows"]
     assert [r[1:] for r in toy] == [[f"{mean_pass_at_k_known_p(p, [k])[0]:.3f}" for p in (p0, pT)]
                                     for k in (1, 2, 4, 8, 16, 32, 64)]
@@ -314,12 +275,11 @@ def test_the_exercise_views_charts(exercises):
     assert trl["y"][0] == pytest.approx(0.5 / (np.sqrt(1 / 3) + 1e-4), abs=1e-4) and trl["hatch"] == "/"
 
 
-def test_std_scaling_asks_exercise_15_4():
+def test_std_scaling_asks_exercise_15_4(lesson):
     from sim.exercises import mean_abs_advantage
-    from sim.lesson.views import std_entry
 
-    entry = std_entry(8)
-    assert entry["predict"]["answer"] == 0.66  # one of 8 correct: 2 * 7 * (1/8) / (0.331 + 1e-4) / 8
+    entry = manifest(lesson / "std_scaling.html")["static"]["8"]  # G = 8's question and table, computed at build
+    assert entry["question"]["answer"] == 0.66  # one of 8 correct: 2 * 7 * (1/8) / (0.331 + 1e-4) / 8
     rows = entry["tables"][0]["rows"]
     assert rows[4] == ["4", "1.000", "0.500"] and rows[1][1] == f"{float(mean_abs_advantage(1, 8)):.3f}"
 

@@ -1,9 +1,12 @@
 """A built lesson in headless Chromium, from file:// and over http.server on loopback: only the lesson's own
-files are requested, the player plays, controls change the charts, links reproduce the view, a missing data
-file is a message."""
+files are requested; the live views (Training dynamics, Std scaling, the sharpening toy) compute any setting of
+their controls in the page, take it from the link by the app's rules and write it back, keep the presets, play,
+ask before they answer, and refuse what the engine refuses with the app's words; a precomputed view's missing
+data is a message."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -24,7 +27,7 @@ ACC_TITLE = ".gp-chart:first-child .gp-title"
 
 @pytest.fixture
 def lesson(small_lesson) -> Path:
-    return small_lesson  # Training over G = 8, 16, beta = 0, 0.04, shared with tests/test_lesson.py
+    return small_lesson  # the live views and Wasted groups, shared with tests/test_lesson.py
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +67,17 @@ class Opened:
         assert not self.outside, f"requests outside the lesson: {self.outside}"
 
 
-def test_from_file_plays_switches_G_and_a_copied_link_reproduces_it(browser, lesson):
+def set_range(page, key: str, value) -> None:
+    """Move a lesson's slider to `value` as a user's drag does (input events)."""
+    page.evaluate(f"""(() => {{ const r = document.getElementById('ls-{key}'); r.value = '{value}';
+        r.dispatchEvent(new Event('input', {{bubbles: true}})); }})()""")
+
+
+def shown(page, key: str):
+    return page.evaluate(f"window.grpoLesson.shown && window.grpoLesson.shown[{key!r}]")
+
+
+def test_from_file_any_setting_plays_and_a_copied_link_reproduces_it(browser, lesson):
     base = lesson.resolve().as_uri()
     w = Opened(browser, f"{base}/training.html", allowed=base + "/")
     p = w.page
@@ -73,23 +86,82 @@ def test_from_file_plays_switches_G_and_a_copied_link_reproduces_it(browser, les
     p.get_by_label("speed in iterations per second").select_option("60")
     p.get_by_role("button", name="Play").click()
     p.wait_for_function(f"{STATS}.drawn.length >= 40")
-    p.get_by_label("Group size G").select_option(label="16")
-    p.wait_for_function(f"document.querySelector('{ACC_TITLE}').textContent.includes('G = 16')", timeout=5000)
+    set_range(p, "G", 13)  # a value no grid held: computed in the page
+    p.wait_for_function(f"document.querySelector('{ACC_TITLE}').textContent.includes('G = 13')", timeout=10_000)
     t_switch = p.evaluate(f"{STATS}.drawn.at(-1)")
     p.wait_for_function(f"{STATS}.drawn.at(-1) >= {t_switch + 10}")  # still playing, from the same iteration
     drawn = p.evaluate(f"{STATS}.drawn")
-    assert drawn[: drawn.index(t_switch) + 1] == list(range(drawn[0], t_switch + 1)), "every iteration drawn"
     assert min(drawn[drawn.index(t_switch) :]) >= t_switch - 1, "the switch kept the iteration"
-    assert "#G=16&beta=0&scale=group" in p.url
+    set_range(p, "lr", 0.35)
+    set_range(p, "seed", 4321)
+    p.locator("#ls-scale-2").check()  # Dr. GRPO: no std
+    p.wait_for_function("window.grpoLesson.shown && window.grpoLesson.shown.scale === 'none'")
+    assert p.url.endswith("#G=13&scale=none&lr=0.35&seed=4321"), p.url  # the defaults left out, as the app does
+    assert "(seed 4321)" in p.locator(".gp-title", has_text="p_j over time").text_content()
+    assert p.evaluate("window.grpoLive.training.worker"), "the engine ran off the page's main thread"
     assert not w.errors, w.errors
     link = p.url
+    captions = p.locator(".gp-caption").all_text_contents()
     w.close()
     w2 = Opened(browser, link, allowed=base + "/")
     w2.page.wait_for_function(DRAWN)
-    assert w2.page.get_by_label("Group size G").input_value() == "1"  # index of 16 in (8, 16)
-    assert "G = 16" in w2.page.locator(ACC_TITLE).text_content()
+    assert w2.page.locator("#ls-G").input_value() == "13" and w2.page.locator("#ls-lr").input_value() == "0.35"
+    w2.page.wait_for_function("window.grpoLesson.changes > 0")
+    assert w2.page.locator(".gp-caption").all_text_contents() == captions  # the same run, the same words
     assert not w2.errors
-    w2.close()  # (how fast the first view draws: scripts/bench_lesson.py)
+    w2.close()
+
+
+def test_presets_and_a_refused_setting(browser, lesson):
+    base = lesson.resolve().as_uri()
+    w = Opened(browser, f"{base}/training.html", allowed=base + "/")
+    p = w.page
+    p.wait_for_function(DRAWN)
+    p.get_by_role("button", name="No shared skill (lr_w = 0)").click()
+    p.wait_for_function("window.grpoLesson.shown.lr_w === 0")
+    heat = p.locator(".gp-chart", has_text="hard prompts wait").locator(".gp-caption").text_content()
+    assert "never passes p = 0.1" in heat and "lr_w = 0" in heat
+    assert p.url.endswith("#lr_w=0")
+    p.get_by_role("button", name="… with CISPO").click()  # every other control back to its default
+    p.wait_for_function("window.grpoLesson.shown.loss === 'cispo'")
+    assert p.url.endswith("#lr=2&mu=8&eps_high=5&loss=cispo"), p.url
+    assert "CISPO (ε_max = 5) capped the weight of" in p.locator(".gp-caption").all_text_contents()[3]
+    # a setting whose run diverges: the engine's message, in the app's words, and no charts
+    p.evaluate("location.hash = 'mu=8&loss=cispo&eps_high=5&beta=0.1&G=2&lr=2&lr_w=2&d_min=-10&d_max=15&seeds=1'")
+    err = p.locator(".gp-error")
+    err.wait_for(state="visible")
+    assert err.text_content().startswith("These settings cannot run:") and "diverged at iteration" in err.text_content()
+    assert p.locator(".gp-live-player").is_hidden()
+    # a run over the engine's memory cap (no control of the page reaches it) is refused before anything is
+    # allocated, with sim's message
+    p.evaluate("window.grpoLesson.view.show({view: 'training', config: {n_seeds: 1024, iterations: 5000}})")
+    p.wait_for_function("document.querySelector('.gp-error').textContent.includes('memory')")
+    said = err.text_content()
+    assert "this run needs about 2,950 MB of memory" in said and "the cap is 480 MB" in said, said
+    p.evaluate("location.hash = ''")  # back to the defaults: charts again
+    err.wait_for(state="hidden")
+    assert p.locator(".gp-live-player").is_visible() and "G = 8" in p.locator(ACC_TITLE).text_content()
+    assert not w.errors, w.errors
+    w.close()
+
+
+def test_std_scaling_and_the_sharpening_toy_compute_in_the_page(browser, lesson):
+    base = lesson.resolve().as_uri()
+    w = Opened(browser, f"{base}/std_scaling.html#G=5&lr=0.45&seed=3", allowed=base + "/")
+    p = w.page
+    p.wait_for_function("window.grpoPlayers && window.grpoPlayers.std && window.grpoPlayers.std.draws > 0")
+    assert "At the same learning rate 0.45" in p.locator(".gp-live .gp-text").text_content()
+    assert "with c of 5 correct" in p.locator("#ls-tables h2").text_content()  # G = 5's table, built ahead
+    assert p.locator(".gp-title").first.text_content() == "Mean accuracy (16 seeds)"
+    w.close()
+    w = Opened(browser, f"{base}/sharpen.html#sG=12&sT=150&seed=9", allowed=base + "/")
+    p = w.page
+    p.wait_for_function("window.grpoPlayers && window.grpoPlayers.sharpen && window.grpoPlayers.sharpen.draws > 0")
+    assert p.locator(".gp-label").text_content() == "iteration 0 / 150"
+    assert p.locator(".gp-below").text_content().startswith("One set of strategy logits is shared by both problems. "
+                                                             "After 150 iterations")
+    assert p.locator(".gp-title").count() == 3 and not w.errors, w.errors
+    w.close()
 
 
 def test_over_http_server_only_the_lessons_files(browser, lesson):
@@ -116,30 +188,35 @@ def test_over_http_server_only_the_lessons_files(browser, lesson):
         proc.wait(timeout=10)
 
 
-def test_an_off_grid_link_snaps_and_nothing_from_it_is_markup(browser, lesson):
+def test_a_link_is_read_by_the_apps_rules_and_nothing_from_it_is_markup(browser, lesson):
     base = lesson.resolve().as_uri()
     evil = "%3Cimg%20src%3Dx%20onerror%3Dwindow.pwned%3D1%3E"
-    w = Opened(browser, f"{base}/training.html#G=13&beta={evil}&lr_w=0.7", allowed=base + "/")
+    w = Opened(browser, f"{base}/training.html#G=99&beta={evil}&lr=0.23&seed=7.4&T=60", allowed=base + "/")
     p = w.page
-    p.wait_for_function("window.grpoLesson && window.grpoLesson.shown")  # the setting is on the page
+    p.wait_for_function("window.grpoLesson && window.grpoLesson.shown")
     note = p.locator("#ls-note").text_content()
-    assert "G = 13 is not in this lesson: showing 16" in note and "<img" in note and "lr_w = 0.7" in note
+    assert "URL parameter G=99 is outside the allowed range 2 to 64; using G = 64." in note, note
+    assert "URL parameter lr=0.23 is not on the slider's steps of 0.05; using lr = 0.25." in note
+    assert "URL parameter seed=7.4 is not on the slider's steps of 1; using seed = 7." in note
+    assert "<img" in note and "is not one of 0.0, 0.001, 0.01, 0.04, 0.1; using beta = 0." in note
     assert p.evaluate("document.querySelectorAll('main img').length === 0 && !window.pwned")
-    assert p.url.endswith("#G=16&beta=0&scale=group")
+    assert p.evaluate("window.grpoLesson.shown") == {**p.evaluate("window.grpoLesson.shown"), "G": 64, "lr": 0.25,
+                                                      "seed": 7, "T": 60, "beta": 0}
+    p.wait_for_function("location.hash === '#G=64&lr=0.25&seed=7&T=60'")  # the link says what the page shows
     w.close()
 
 
 def test_a_missing_data_block_is_a_message(browser, lesson, tmp_path):
     broken = tmp_path / "broken"
     shutil.copytree(lesson, broken)
-    page = broken / "training.html"
+    page = broken / "wasted.html"
     text = page.read_text(encoding="utf-8")
-    page.write_text(text.replace('id="ls-data-training-G16_beta0_scalegroup"', 'id="gone"'), encoding="utf-8")
+    page.write_text(text.replace('id="ls-data-wasted-p0.05_G16"', 'id="gone"'), encoding="utf-8")
     base = broken.resolve().as_uri()
-    w = Opened(browser, f"{base}/training.html#G=16", allowed=base + "/")
+    w = Opened(browser, f"{base}/wasted.html#p=0.05&G=16", allowed=base + "/")
     err = w.page.locator("#ls-error")
     err.wait_for(state="visible")
-    assert "missing the data of setting training-G16_beta0_scalegroup. Rebuild the lesson" in err.text_content()
+    assert "missing the data of setting wasted-p0.05_G16. Rebuild the lesson" in err.text_content()
     w.close()
 
 
@@ -157,12 +234,20 @@ def guess(page, value: str) -> None:
 
 def test_classroom_predict_and_hide(browser, lesson):
     base = lesson.resolve().as_uri()
-    w = ask(browser, f"{base}/training.html?classroom=1&predict=1&hide=G", allowed=base + "/")
+    w = Opened(browser, f"{base}/training.html?classroom=1&predict=1&hide=G", allowed=base + "/", viewport=(1920, 1080))
     p = w.page
-    assert p.locator("#ls-player").is_hidden() and not p.get_by_label("Group size G").is_visible()
-    guess(p, "100")
+    box = p.locator(".gp-predict")
+    box.wait_for(state="visible")  # the question, from the run computed in the page
+    assert "The hardest prompt starts at p = 0.001" in box.text_content()
+    assert p.locator(".gp-live-player").is_hidden() and not p.locator("#ls-G").is_visible()
+    assert p.get_by_role("button", name="Reveal").is_disabled()
+    p.get_by_label("Your guess").fill("100")
+    p.get_by_role("button", name="Reveal").click()
     p.wait_for_function(DRAWN)
-    assert "off by" in p.locator("#ls-predict").text_content()
+    said = box.text_content()
+    assert re.search(r"Your guess 100, the chapter's answer \d+: off by \d+ \(\d+% of the answer\), (close|not "
+                     r"within) ±\d+\.", said), said
+    assert "It waits until the shared skill w" in said
     assert p.evaluate("document.querySelector('.gp-root').classList.contains('gp-classroom')")
     columns = p.evaluate("getComputedStyle(document.querySelector('.gp-charts')).gridTemplateColumns")
     assert len(columns.split(" ")) == 3

@@ -89,7 +89,7 @@ def nap(seconds: float) -> int:
 
 
 def test_replace_lets_the_call_in_flight_finish_then_starts_a_fresh_process(worker):
-    """What the server's memory janitor does to its workers once a class has left (ui/server.py)."""
+    """Worker.replace: the call in flight finishes, then a fresh process serves the next call."""
     old = worker.call(nap, (0.0,), timeout=60).value
     got = {}
     call = threading.Thread(target=lambda: got.update(reply=worker.call(nap, (0.5,), timeout=60)))

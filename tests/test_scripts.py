@@ -97,9 +97,9 @@ def test_bench_lab_tiny():
 @pytest.mark.e2e
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
 def test_bench_lesson_tiny():
-    out = json_out(run("bench_lesson.py", "--grid", "G=8,16", "--grid", "beta=0", "--grid", "scale=group",
-                       "--tries", "1"))
-    assert out["first_view_s"] > 0 and out["play_fps_at_60"] > 0 and out["tries"] == 1
+    out = json_out(run("bench_lesson.py", "--views", "training,sharpen", "--tries", "1"))
+    assert out["first_chart_ms"] > 0 and out["change_engine_ms"] > 0 and out["play_fps_at_60"] > 0
+    assert out["sharpen_change_ms"] > 0 and out["tries"] == 1 and "std_change_ms" not in out
 
 
 @pytest.mark.integration

@@ -1,5 +1,6 @@
-"""ui/server.py: the one Server of a process (route, warm-up keys, navigation fix, lifespan), the control specs'
-one call that builds a config, and no mutable state at module level anywhere else in ui/, sim/ or pages/."""
+"""ui/server.py: the one Server of a process (routes, navigation fix, lifespan), the pages that compute in the
+browser (no toy run on the server), the control specs' one call that builds a config, and no mutable state at module
+level anywhere else in ui/, sim/ or pages/."""
 
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ from streamlit.testing.v1 import AppTest
 from sim.player.plotly_js import PLOTLY_JS
 from sim.tinylm.grpo_train import GRPOConfig
 from sim.toy import ToyConfig
-from ui import runs, server, specs
+from sim.views.training import CONTROLS as TRAINING
+from ui import server
 from ui.controls import Choice, Flag, Num, build_config, default_config, defaults
 
 ROOT = Path(__file__).resolve().parents[1]
-WARMED_PAGES = ["pages/training.py", "pages/std_scaling.py", "pages/passk.py"]
+LIVE_PAGES = ["pages/training.py", "pages/std_scaling.py", "pages/passk.py"]
 
 
 # ---- declared once: a spec keeps its field, one call builds the config ----
@@ -29,23 +31,23 @@ def test_a_spec_keeps_its_config_field_and_one_call_builds_the_config():
     assert Choice.of(ToyConfig, "scale", "scale", "s").field == "scale"
     assert Flag.of(ToyConfig, "dynamic_sampling", "dyn", "d").field == "dynamic_sampling"
     assert Num("p", "p", 0.0, 1.0, 0.5, 0.1).field is None  # a page-only control sets no field
-    values = {**defaults(specs.TRAINING), "G": 16.0, "eps": 0.3, "dyn": 1, "lr_w": 0.0}
-    cfg = build_config(ToyConfig, specs.TRAINING, values)
+    values = {**defaults(TRAINING), "G": 16.0, "eps": 0.3, "dyn": 1, "lr_w": 0.0}
+    cfg = build_config(ToyConfig, TRAINING, values)
     assert (cfg.group_size, cfg.clip_eps, cfg.dynamic_sampling, cfg.lr_w) == (16, 0.3, True, 0.0)
     assert type(cfg.group_size) is int and type(cfg.dynamic_sampling) is bool  # the field's type, not the widget's
     # every spec of the page reaches its field: move each off its default and its field moves with it
-    for s in specs.TRAINING:
+    for s in TRAINING:
         if isinstance(s, Num):
             other = s.default + s.step if s.default + s.step <= s.hi else s.default - s.step
         else:
             other = not s.default if isinstance(s, Flag) else next(o for o in s.options if o != s.default)
-        changed = build_config(ToyConfig, specs.TRAINING, {**defaults(specs.TRAINING), s.key: other})
+        changed = build_config(ToyConfig, TRAINING, {**defaults(TRAINING), s.key: other})
         assert getattr(changed, s.field) == pytest.approx(other), s.key
 
 
 def test_the_training_default_is_what_the_page_shows_not_the_dataclass_default():
     """The bug the warm-up had: ToyConfig(n_seeds=16) has lr_w None; the page asks for lr_w = 0.2."""
-    cfg = default_config(ToyConfig, specs.TRAINING)
+    cfg = default_config(ToyConfig, TRAINING)
     assert cfg.lr_w == 0.2 and cfg.n_seeds == 16 and cfg != ToyConfig(n_seeds=16)
 
 
@@ -60,58 +62,55 @@ def test_specs_of_two_configs_on_one_page():
     assert build_config(StoryConfig, mixed, {"tl_G": 4, "tl_eval": 4}, grpo=grpo).eval_samples == 4
 
 
-# ---- the warm-up computes exactly what the pages ask for ----
-def _record(monkeypatch) -> tuple[list, list]:
-    """Record the jobs the pages ask for (ui.runs' calls of ui.work.compute) and the engine calls behind them
-    (what a cache miss costs). Returns ([(job name, args)], engine calls)."""
-    from sim import jobs
-
-    asked, computed, compute = [], [], runs.compute
-
-    def recording(*calls):
-        asked.extend((fn.__name__, args) for fn, args in calls)
-        return compute(*calls)
-
-    monkeypatch.setattr(runs, "compute", recording)
-    for name in ("run_toy", "expected_run", "train", "std_comparison", "toy_p_before_after"):
-        fn = getattr(jobs, name)
-        monkeypatch.setattr(jobs, name, lambda *a, _fn=fn, **k: computed.append(a) or _fn(*a, **k))
-    return asked, computed
-
-
+# ---- the pages that compute in the browser cost the server no run ----
 @pytest.mark.integration
-def test_warm_up_cache_keys_are_exactly_the_pages_default_keys(monkeypatch):
-    warmed = {(fn.__name__, repr(args)) for fn, args in server.default_runs()}
-    s = server.Server.create()  # the process's server: the pages below use its cache
-    s.warm()  # fills the cache as the server does before its first visitor
-    asked, computed = _record(monkeypatch)
-    for path in WARMED_PAGES:
+def test_a_new_setting_costs_the_server_no_toy_run(monkeypatch):
+    """Training dynamics, Std scaling and pass@k send a config: every engine entry point fails here, and the pages
+    still run, at their defaults and at a new setting."""
+    import sim.sharpen
+    import sim.toy
+    import sim.toy.runs
+    import sim.views.passk
+    import sim.views.std_scaling
+
+    def refused(*a, **k):
+        raise AssertionError("a page ran the toy on the server")
+
+    for module, name in [(sim.toy, "run_toy"), (sim.toy, "expected_run"), (sim.toy.runs, "run_toy"),
+                         (sim.toy.runs, "expected_run"), (sim.sharpen, "train"),
+                         (sim.views.std_scaling, "std_comparison"), (sim.views.passk, "toy_p_before_after")]:
+        monkeypatch.setattr(module, name, refused)
+    for path, key, value in [("pages/training.py", "seed", 7), ("pages/std_scaling.py", "seed", 7),
+                             ("pages/passk.py", "sG", 16)]:
         at = AppTest.from_file(str(ROOT / path), default_timeout=60).run()
-        assert not at.exception, path
-    # repr: equal values of the same types (8 is not 8.0 to a cache key)
-    assert {(name, repr(args)) for name, args in asked} == warmed
-    assert computed == []  # every page at its defaults found its runs cached: the first visitor pays nothing
+        assert not at.exception, (path, at.exception)
+        at.slider(key=key).set_value(value).run()
+        assert not at.exception and not at.error, path
 
 
-# ---- the Plotly.js route ----
-def test_plotly_route_serves_the_vendored_file_gzipped_once():
-    """app.py's server serves Plotly.js itself: compressed once, cacheable, nothing written to disk."""
+# ---- the routes: Plotly.js and the browser's bundle ----
+class Request:
+    def __init__(self, encoding):
+        self.headers = {"accept-encoding": encoding}
+
+
+def test_routes_serve_plotly_and_the_bundle_gzipped_once():
+    """app.py's server serves Plotly.js and the bundle of the views computed in the browser itself: compressed
+    once, cacheable, nothing written to disk."""
+    from ui.live import BUNDLE, BUNDLE_NAME
+
     s = server.Server()
-    assert s.plotly_path is None and s.plotly_url() is None  # a bare server: the player serves it statically
-    (route,) = s.routes()
-    assert s.plotly_url() == route.path and route.path.startswith("/assets/plotly-")
-    original = PLOTLY_JS.read_bytes()
-
-    class Request:
-        def __init__(self, encoding):
-            self.headers = {"accept-encoding": encoding}
-
-    packed = asyncio.run(route.endpoint(Request("gzip, deflate, br")))
-    plain = asyncio.run(route.endpoint(Request("identity")))
-    assert packed.headers["content-encoding"] == "gzip" and gzip.decompress(packed.body) == original
-    assert plain.body == original and "content-encoding" not in plain.headers
-    assert "immutable" in packed.headers["cache-control"]
-    assert len(packed.body) < len(original) / 2
+    assert s.plotly_url() is None and s.route_url(BUNDLE_NAME) is None  # a bare server: static serving
+    plotly, bundle = s.routes()
+    assert s.plotly_url() == plotly.path and plotly.path.startswith("/assets/plotly-")
+    assert s.route_url(BUNDLE_NAME) == bundle.path == f"/assets/{BUNDLE_NAME}"
+    for route, original in ((plotly, PLOTLY_JS.read_bytes()), (bundle, BUNDLE)):
+        packed = asyncio.run(route.endpoint(Request("gzip, deflate, br")))
+        plain = asyncio.run(route.endpoint(Request("identity")))
+        assert packed.headers["content-encoding"] == "gzip" and gzip.decompress(packed.body) == original
+        assert plain.body == original and "content-encoding" not in plain.headers
+        assert "immutable" in packed.headers["cache-control"]
+        assert len(packed.body) < len(original) / 2
 
 
 # ---- the navigation fix, pinned to the Streamlit it was read against ----
@@ -134,7 +133,7 @@ def test_navigation_fix_matches_this_streamlit(tmp_path, monkeypatch):
 
 
 # ---- one server per process, its lifespan ----
-def test_create_makes_the_current_server_and_the_lifespan_warms_then_stops(monkeypatch):
+def test_create_makes_the_current_server_and_the_lifespan_warms(monkeypatch):
     monkeypatch.setattr(server, "_current", None)
     bare = server.current()
     assert server.current() is bare and bare._tinylm_registry is None  # built only when a page asks
@@ -150,11 +149,10 @@ def test_create_makes_the_current_server_and_the_lifespan_warms_then_stops(monke
 
     async def serve():
         async with s.lifespan(None) as state:
-            assert state == {"server": s} and warmed == [1]
-            assert not s._stop.is_set()
-        return s._stop.is_set()
+            return state == {"server": s} and warmed == [1]
 
-    assert asyncio.run(serve())  # the janitor is told to stop when the server shuts down
+    assert asyncio.run(serve())
+    assert not bare.gated and server.Server(gated=True).gated  # only app.py's server gates its script runs
 
 
 def test_app_builds_one_server_with_the_route(monkeypatch):
@@ -166,8 +164,8 @@ def test_app_builds_one_server_with_the_route(monkeypatch):
     sys.modules.pop("app", None)
     try:
         app = importlib.import_module("app")
-        assert server.current() is app.server and app.server.plotly_path is not None
-        assert [getattr(r, "path", None) for r in app.app._user_routes] == [app.server.plotly_path]
+        assert server.current() is app.server and app.server.plotly_url() is not None and app.server.gated
+        assert [getattr(r, "path", None) for r in app.app._user_routes] == list(app.server.route_paths.values())
     finally:
         sys.modules.pop("app", None)
 

@@ -1,13 +1,16 @@
-"""Training dynamics with mu > 1: the clip-higher and CISPO controls and the caption that compares them with
-PPO's clip, checked against the runs of those settings (AppTest, no browser)."""
+"""Training dynamics with mu > 1: the clip-higher and CISPO controls reach the config the page sends, and the
+caption for that config (sim/views, which the browser's assets/toy_views.js equals) compares the run with PPO's
+clip, checked against the runs of those settings (AppTest, no browser)."""
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from sim.toy import ToyConfig, clip_summary, run_toy
-from tests.fixtures.apptest import player_data
+from sim.views.training import captions
+from tests.fixtures.apptest import live_requests
 
 pytestmark = pytest.mark.integration
 
@@ -20,8 +23,10 @@ def heat_caption(**query) -> str:
         at.query_params[k] = v
     at.run()
     assert not at.exception
-    charts = player_data(at)["charts"]
-    return next(c["caption"] for c in charts if c["title"].startswith("p_j over time"))
+    cfg = ToyConfig(**live_requests(at)["training"]["config"])
+    ppo_cfg = dataclasses.replace(cfg, loss_type="grpo", clip_eps_high=None)  # as the browser does (view_runs.js)
+    ppo = run_toy(ppo_cfg) if cfg.mu > 1 and ppo_cfg != cfg else None
+    return captions(cfg, run_toy(cfg), ppo)["heat"]
 
 
 def test_cispo_caption_states_the_run_and_ppo_at_the_same_setting():

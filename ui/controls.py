@@ -22,15 +22,22 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from urllib.parse import urlencode
 
 import streamlit as st
 
-from sim.settings import default as field_default
-from sim.settings import settings as field_settings
 from sim.validate import neutral
+from sim.views.controls import (  # noqa: F401  (declared with the views; drawn here)
+    Choice,
+    Flag,
+    Num,
+    Spec,
+    build_config,
+    default_config,
+    defaults,
+    url_text,
+)
 from ui.copy_text import copy_text
 
 CLASSROOM_PARAM = "classroom"
@@ -54,144 +61,6 @@ def plain(value: object, limit: int = PLAIN_LIMIT) -> str:
     fence = "`" * (1 + max((len(run) for run in re.findall("`+", text)), default=0))
     pad = " " if text[0] == "`" or text[-1] == "`" else ""
     return f"{fence}{pad}{text}{pad}{fence}"
-
-
-@dataclass(frozen=True)
-class Num:
-    """A number on a slider: lo <= value <= hi, on the grid lo + k * step."""
-
-    key: str
-    label: str
-    lo: float
-    hi: float
-    default: float
-    step: float
-    help: str | None = None
-    fmt: str | None = None  # printf format for the slider, e.g. "%.3f"
-    config: type | None = None  # the config class and field this control sets (None: a page-only control)
-    field: str | None = None
-
-    def __post_init__(self):
-        if not (self.lo <= self.default <= self.hi) or self.step <= 0:
-            raise ValueError(f"{self.key}: default {self.default} must lie in [{self.lo}, {self.hi}], step > 0")
-
-    @classmethod
-    def of(cls, config, field: str, key: str, label: str, *, lo=None, hi=None, step=None, default=None,
-           help: str | None = None, fmt: str | None = None) -> Num:
-        """A slider for a declared config field: its range (narrowed by lo/hi, never widened), default,
-        step and help come from the declaration unless given here."""
-        s = field_settings(config)[field]
-        lo = s.lo if lo is None else lo
-        hi = s.hi if hi is None else hi
-        if lo < s.lo or hi > s.hi or (s.low_open and lo == s.lo):
-            raise ValueError(f"{key}: [{lo}, {hi}] is not inside {field}'s declared range ({s.describe()})")
-        d = field_default(config, field) if default is None else default
-        spec = cls(key, label, lo, hi, d, s.step if step is None else step, s.help if help is None else help, fmt,
-                   config, field)
-        if s.integer != spec.integer:
-            raise ValueError(f"{key}: {field} is {'an integer' if s.integer else 'a real number'}; match lo/hi/step")
-        return spec
-
-    @property
-    def integer(self) -> bool:
-        return all(isinstance(v, int) for v in (self.lo, self.hi, self.default, self.step))
-
-    def describe(self) -> str:
-        return f"a number from {self.lo} to {self.hi}"
-
-    def snap(self, x: float) -> float:
-        """The nearest grid value lo + k * step (rounded to the step's decimals, so 0.1 + 0.2 is 0.3)."""
-        k = round((x - self.lo) / self.step)
-        decimals = max(0, -math.floor(math.log10(self.step))) + 6
-        return min(max(round(self.lo + k * self.step, decimals), self.lo), self.hi)
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One of a few named options (a horizontal radio). The options are the values (what the URL and the
-    engine see); `labels` are shown beside them."""
-
-    key: str
-    label: str
-    options: tuple
-    default: object
-    help: str | None = None
-    labels: Mapping | None = None
-    config: type | None = None  # as Num's
-    field: str | None = None
-
-    def __post_init__(self):
-        if self.default not in self.options:
-            raise ValueError(f"{self.key}: default {self.default!r} is not one of {self.options}")
-
-    @classmethod
-    def of(cls, config, field: str, key: str, label: str, *, options=None, labels: Mapping | None = None,
-           help: str | None = None) -> Choice:
-        """A radio for a declared field: a choice field (options narrowed by `options`, never widened), or a
-        few values of a number field (each must be one the field accepts, e.g. beta in 0, 0.001, 0.04)."""
-        s = field_settings(config)[field]
-        options = tuple(s.choices if options is None else options)
-        if s.kind == "choice" and not set(options) <= set(s.choices):
-            raise ValueError(f"{key}: {options} are not all among {field}'s choices {s.choices}")
-        for o in options:
-            s.check(field, o)
-        d = field_default(config, field)
-        return cls(key, label, options, d, s.help if help is None else help, s.labels if labels is None else labels,
-                   config, field)
-
-    def describe(self) -> str:
-        return "one of " + ", ".join(str(o) for o in self.options)
-
-
-@dataclass(frozen=True)
-class Flag:
-    """On/off (a toggle); in the URL as true/false."""
-
-    key: str
-    label: str
-    default: bool
-    help: str | None = None
-    config: type | None = None  # as Num's
-    field: str | None = None
-
-    @classmethod
-    def of(cls, config, field: str, key: str, label: str, *, help: str | None = None) -> Flag:
-        s = field_settings(config)[field]
-        return cls(key, label, field_default(config, field), s.help if help is None else help, config, field)
-
-    def describe(self) -> str:
-        return "true or false"
-
-
-Spec = Num | Choice | Flag
-
-
-def build_config(config: type, specs: Sequence[Spec], values: Mapping[str, object], **fixed):
-    """`config(...)` from the page's controls: every spec declared on `config` (`Num.of(config, field, ...)`
-    and the like) sets its field to `values[spec.key]`; `fixed` sets what the page does not offer. A page
-    and the server's warm-up build their configs with this one call, so the same values give equal configs
-    (and so the same cache entry)."""
-    fields = {s.field: _value(s, values[s.key]) for s in specs if s.config is config}
-    return config(**fields, **fixed)
-
-
-def defaults(specs: Sequence[Spec]) -> dict[str, object]:
-    """{key: default}: what a page's controls show when its URL carries nothing."""
-    return {s.key: s.default for s in specs}
-
-
-def default_config(config: type, specs: Sequence[Spec], **fixed):
-    """The config a page builds at its defaults (the server's warm-up computes its runs)."""
-    return build_config(config, specs, defaults(specs), **fixed)
-
-
-def _value(spec: Spec, value: object) -> object:
-    """A widget's value as the field's type (a float slider may hand back 8.0 for an integer field's 8)."""
-    if isinstance(spec, Flag):
-        return bool(value)
-    if isinstance(spec, Num):
-        return _typed(spec, value)
-    return value
 
 
 def parse_url_value(spec: Spec, raw: str) -> tuple[object, str | None]:
@@ -242,15 +111,6 @@ def _same_number(raw: str, option) -> bool:
 
 def _typed(spec: Num, x: float):
     return int(round(x)) if spec.integer else float(x)
-
-
-def url_text(value: object) -> str:
-    """How a value is written in a URL: true/false, 8 rather than 8.0."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def url_param(key: str) -> str | None:

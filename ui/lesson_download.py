@@ -1,5 +1,5 @@
 """The sidebar's "Download this lesson": a zip of the default lesson (sim/lesson), built once per server on
-the first request, in a worker process of its own (sim.jobs.lesson_zip: a minute of numpy that the server's
+the first request, in a worker process of its own (sim.lesson.build.lesson_zip: a minute of numpy that the server's
 sessions never wait behind; the page polls its progress), then served from memory to everyone. The one
 LessonZip is the server's (`current().lesson_zip`).
 """
@@ -38,12 +38,12 @@ class LessonZip:
         self.done, self.total = (int(x) for x in message)
 
     def _build(self) -> None:
-        from sim import jobs
+        from sim.lesson.build import lesson_zip
         from sim.procs import Worker
 
         worker = Worker(memory_mb=BUILD_MEMORY_MB, name="the lesson build")
         try:
-            reply = worker.call(jobs.lesson_zip, (self.view_names,), task=True, on_message=self._progress,
+            reply = worker.call(lesson_zip, (self.view_names,), task=True, on_message=self._progress,
                                 timeout=BUILD_TIMEOUT_S)
         finally:
             worker.close()

@@ -14,7 +14,7 @@ import streamlit as st
 from ui.controls import Spec, check_hide, classroom_active, classroom_link_builder, control
 from ui.lesson_download import lesson_download
 from ui.presenter import claim
-from ui.server import current, use_app_navigation
+from ui.server import use_app_navigation
 from ui.work import admit
 
 # Pixel sizes of chart text, (normal, presenter). The browser test measures them in presenter mode.
@@ -60,7 +60,6 @@ def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, f
     warned about and dropped. Returns {spec.key: value}."""
     if use_app_navigation():  # a page opened straight from a link before the server set it: go through app.py
         st.rerun()
-    current().touch()
     apply_style()
     st.title(title)
     st.session_state["_status_line"] = st.empty()  # every run, so the elements below keep their places

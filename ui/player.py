@@ -40,13 +40,14 @@ import streamlit as st
 from sim.paths import ASSETS
 from sim.player import *  # noqa: F403  (the chart declarations and encoding, re-exported for the pages and tests)
 from sim.player import build_payload
+from sim.player.bundle import module_script
 from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
 from ui.server import current
 
 PLAYER_JS = ("player_charts.js", "player.js")
 COMPONENT_NAME = "grpo_player"
-# one ES module from two files: the charts (Plotly) first, then the player that exports the component
-_JS = "\n".join((ASSETS / f).read_text(encoding="utf-8") for f in PLAYER_JS)
+# one ES module: player.js and what it imports, joined (sim/player/bundle.py); its default export is the component
+_JS = module_script(["player.js"], default="player.js")
 _CSS = (ASSETS / "player.css").read_text(encoding="utf-8")
 # isolate_styles=False: Plotly puts its own CSS in the document head, which a shadow root would not see.
 _COMPONENT = st.components.v2.component(COMPONENT_NAME, css=_CSS, js=_JS, isolate_styles=False)
@@ -70,7 +71,8 @@ def ensure_plotly_js(app_dir: Path) -> str:
     return f"app/static/{name}"
 
 
-def _plotly_url() -> str | None:
+def plotly_url() -> str | None:
+    """Where the browser loads Plotly.js: the server's route, else the static folder (None outside a page)."""
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
     if (url := current().plotly_url()) is not None:
@@ -93,18 +95,18 @@ def player(key: str, *, on_t_change: Callable[[], None] | None = None, **options
         scrub; never while playing) and this callback runs; the return value is that t (None before).
     meta (an option): keep it the same across reruns of the same setting: any change counts as new data.
     """
-    if current().plotly_path is None and not st.get_option("server.enableStaticServing"):
+    if current().plotly_url() is None and not st.get_option("server.enableStaticServing"):
         st.error(
             "The player needs Streamlit's static file serving for Plotly.js: set "
             "`enableStaticServing = true` under `[server]` in .streamlit/config.toml and restart."
         )
         return None
     try:
-        plotly_url = _plotly_url() or ""
+        url = plotly_url() or ""
     except OSError as e:  # e.g. the app folder is read-only: say so instead of a traceback
         st.error(f"The player could not put Plotly.js into the app's static/ folder: {e}")
         return None
-    payload = build_payload(key, report=on_t_change is not None, plotly_url=plotly_url, **options)
+    payload = build_payload(key, report=on_t_change is not None, plotly_url=url, **options)
     kwargs = {"on_t_change": on_t_change} if on_t_change is not None else {}
     result = _COMPONENT(key=key, data=payload, **kwargs)
     t = getattr(result, "t", None) if on_t_change is not None else None

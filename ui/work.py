@@ -1,211 +1,28 @@
-"""The server's computations: run in worker processes, cached per setting, the lecturer first.
+"""The server's gate: at most GATE_SIZE student script runs compute at once, the lecturer's never waiting.
 
-    values = compute((jobs.toy_run, (cfg,)), (jobs.toy_expected, (expected_key(cfg),)))   # in a page
+    admit()    # a page, after its title (ui.page.open_page): wait for a place, saying so on the status line
+    leave()    # app.py, when the script run ends: the place goes to the next in line
 
-A class that asks for something new (every student their own seed) would otherwise queue numpy work in
-the one Python process that also serves every websocket, and everyone, the projected screen included,
-would wait behind it. So:
-  * every job runs in one of `Work`'s worker processes (sim/procs.py, forked from a preloaded fork server):
-    a 2-core machine computes two settings at once, and the server's threads only wait on pipes;
-  * a finished result is cached for the whole server by (job, args), bounded by the bytes of its arrays;
-    two sessions asking for the same setting share one computation;
-  * a job waits in one queue, served by priority then age: the lecturer's session (it showed the server's
-    presenter key, ui/presenter.py; `?classroom=1` alone only enlarges the page) ahead of the class;
-  * only the newest request of a session counts: a student who moves a slider again while their setting
-    waits starts a new script run, Streamlit stops the old one (its wait ends), and a queued job nobody
-    waits for any more is dropped before it starts (one that started finishes into the cache);
-  * a waiting session sees "Computing this setting…" (with how many are ahead of it in the queue) under its
-    page's title,
-    and the previous charts stay where they are until the new ones replace them.
-
-Without workers (a bare Server: AppTest, a test app) the same jobs run in the caller's thread, through the
-same cache and the same rebuild (sim/jobs.py).
+Script runs share one interpreter lock, so 30 runs at once each take 30 times as long, the projected screen's
+too. No page computes a toy run any more (the browser does: ui/live.py), but a class of 200 moving sliders still
+asks for about 20 script runs a second; the gate lets students in one at a time, in order, and the lecturer's
+session (it showed the server's presenter key, ui/presenter.py; `?classroom=1` alone only enlarges the page)
+straight in. A lab call from a page (the student's code, in the lab's sandbox) gives its place up while it waits
+(GatedPool), so the class is not held behind one student's infinite loop. A bare Server (AppTest, a test app) has
+no gate.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
-import logging
 import threading
 import time
-from collections import OrderedDict
-from dataclasses import dataclass, field
 
-from sim import jobs
-from ui.presenter import LECTURER, STUDENT  # queue priorities, lower first; who is the lecturer: ui/presenter.py
+from ui.presenter import LECTURER, STUDENT  # priorities, lower first; who is the lecturer: ui/presenter.py
 
-LOG = logging.getLogger("grpo_playground")
-JOB_TIMEOUT_S = 120.0  # a job past this is killed (with its worker, which is replaced) and reported
-CACHE_MB = 400  # the results kept, by the bytes of their arrays (least recently used out first)
-WORKER_MEMORY_MB = 2048  # each worker's cap above what it holds at start
-GATE_SIZE = 1  # student script runs at once (Gate): measured better for the lecturer than 2
-FIRST_SAY_S = 0.2  # a job still running after this long gets its status line
+GATE_SIZE = 1  # student script runs at once: measured better for the lecturer than 2
 POLL_S = 0.5  # how often a waiting run checks whether a newer run of its session replaced it
-
-
-class JobError(ValueError):
-    """A job that did not give a result: the engine refused the setting, or its worker failed. The pages
-    already show a ValueError's text as "These settings cannot run"."""
-
-
-@dataclass(eq=False)
-class _Job:
-    key: tuple
-    fn: object
-    args: tuple
-    seq: int
-    waiters: dict = field(default_factory=dict)  # waiter token -> priority
-    started: bool = False
-    done: threading.Event = field(default_factory=threading.Event)
-    value: object = None
-    error: str | None = None
-
-    @property
-    def rank(self) -> tuple:
-        return (min(self.waiters.values(), default=STUDENT), self.seq)
-
-
-class Work:
-    """The queue, the workers and the cache. `workers=0`: compute in the caller's thread."""
-
-    def __init__(self, workers: int = 2, *, cache_mb: float = CACHE_MB, timeout: float = JOB_TIMEOUT_S,
-                 memory_mb: int = WORKER_MEMORY_MB):
-        self.timeout, self.cache_bytes = timeout, int(cache_mb * 2**20)
-        self._cache: OrderedDict[tuple, tuple[object, int]] = OrderedDict()  # key -> (value, bytes)
-        self._jobs: dict[tuple, _Job] = {}  # queued or running
-        self._seq = itertools.count()
-        self._cond = threading.Condition()
-        self._closed = False
-        self.dropped = 0  # queued jobs dropped because nobody waited for them any more
-        self.gate = Gate(GATE_SIZE)
-        self.workers = []
-        if workers:
-            from sim.procs import Worker
-
-            self.workers = [Worker(memory_mb=memory_mb, name="the page's computations") for _ in range(workers)]
-            for worker in self.workers:
-                threading.Thread(target=self._serve, args=(worker,), name="work", daemon=True).start()
-
-    @property
-    def inline(self) -> bool:
-        return not self.workers
-
-    def start(self) -> None:
-        """Start the worker processes in the background (the first job otherwise waits for them)."""
-        for worker in self.workers:
-            worker.start()
-
-    def ready(self) -> None:
-        """Wait until every worker process has started (a trivial call on each, in parallel), so that a
-        server that answers its health check is not still starting processes when the first visitor comes."""
-        threads = [threading.Thread(target=w.call, args=(int,)) for w in self.workers]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-
-    # ---- the cache ----
-    def cached(self, fn, args: tuple) -> tuple[bool, object]:
-        """(True, result) if job fn(*args) is cached, else (False, None)."""
-        key = (fn.__name__, args)
-        with self._cond:
-            hit = self._cache.get(key)
-            if hit is None:
-                return False, None
-            self._cache.move_to_end(key)
-            return True, hit[0]
-
-    def put(self, fn, args: tuple, value) -> object:
-        """Cache job fn(*args)'s plain value; returns the rebuilt result."""
-        result = jobs.rebuild(fn, args, value)
-        size = jobs.nbytes(value)
-        with self._cond:
-            self._cache[(fn.__name__, args)] = (result, size)
-            total = sum(s for _, s in self._cache.values())
-            while total > self.cache_bytes and len(self._cache) > 1:
-                total -= self._cache.popitem(last=False)[1][1]
-        return result
-
-    def clear(self) -> None:
-        """Drop every cached result (the memory janitor: the class has left)."""
-        with self._cond:
-            self._cache.clear()
-
-    # ---- the queue ----
-    def submit(self, fn, args: tuple, token: object, priority: int = STUDENT) -> _Job:
-        """Wait for job fn(*args) as `token` (one wait of one script run): joins the job if it is queued or
-        running, else queues it."""
-        key = (fn.__name__, args)
-        with self._cond:
-            job = self._jobs.get(key)
-            if job is None:
-                job = self._jobs[key] = _Job(key, fn, args, next(self._seq))
-            job.waiters[token] = priority
-            self._cond.notify_all()
-        return job
-
-    def withdraw(self, job: _Job, token: object) -> None:
-        """`token` no longer waits for `job` (its script run ended or was replaced by a newer one). A queued
-        job nobody waits for is dropped; a running one finishes into the cache."""
-        with self._cond:
-            job.waiters.pop(token, None)
-            if not job.waiters and not job.started and self._jobs.get(job.key) is job:
-                del self._jobs[job.key]
-                self.dropped += 1
-
-    def ahead(self, job: _Job) -> int:
-        """Jobs that run before `job`: the queued ones ranked ahead of it and the ones running."""
-        with self._cond:
-            if job.started or job.done.is_set():
-                return 0
-            rank = job.rank
-            return sum(1 for j in self._jobs.values() if j is not job and (j.started or j.rank < rank))
-
-    def run_here(self, fn, args: tuple):
-        """Compute job fn(*args) in this thread and cache it (no workers, or the workers failed)."""
-        try:
-            value = fn(*args)
-        except ValueError as e:
-            raise JobError(str(e)) from None
-        return self.put(fn, args, value)
-
-    def _next(self) -> _Job | None:
-        with self._cond:
-            while True:
-                if self._closed:
-                    return None
-                queued = [j for j in self._jobs.values() if not j.started]
-                if queued:
-                    job = min(queued, key=lambda j: j.rank)
-                    job.started = True
-                    return job
-                self._cond.wait()
-
-    def _serve(self, worker) -> None:
-        """One worker's thread: take the best-ranked queued job, run it in the worker, publish the result."""
-        while (job := self._next()) is not None:
-            start = time.perf_counter()
-            reply = worker.call(job.fn, job.args, timeout=self.timeout)
-            if reply.ok:
-                job.value = self.put(job.fn, job.args, reply.value)
-            elif reply.kind == "raised" and reply.message.startswith("ValueError: "):
-                job.error = reply.message.removeprefix("ValueError: ")  # the engine refused the setting
-            else:
-                job.error = f"the computation failed: {reply.message}"
-                LOG.warning("job %s failed (%s): %s", job.key[0], reply.kind, reply.message)
-            with self._cond:
-                if self._jobs.get(job.key) is job:
-                    del self._jobs[job.key]
-            job.done.set()
-            LOG.debug("job %s took %.0f ms", job.key[0], (time.perf_counter() - start) * 1000)
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-        for worker in self.workers:
-            worker.close()
 
 
 class Gate:
@@ -307,40 +124,15 @@ class GatedPool:
 
 # ---- a page's side ----------------------------------------------------------------------------------
 
-def compute(*calls: tuple) -> list:
-    """The results of jobs (fn, args), ..., for the running page: from the cache, or queued on the server's
-    workers while this script run waits. While it waits, the page's status line (ui.page.open_page) says
-    how many jobs are ahead; a newer script run of the session (a slider moved again) ends the wait, and the
-    jobs it no longer needs are dropped. Raises JobError (a ValueError) with the reason a job gave none."""
-    from ui.server import current
-
-    work = current().work
-    results: list = [None] * len(calls)
-    missing = []
-    for i, (fn, args) in enumerate(calls):
-        hit, value = work.cached(fn, args)
-        if hit:
-            results[i] = value
-        else:
-            missing.append(i)
-    if not missing:
-        return results
-    if work.inline:
-        for i in missing:
-            results[i] = work.run_here(*calls[i])
-        return results
-    return _wait(work, calls, results, missing)
-
-
 def admit() -> None:
     """This script run takes its place in the server's gate (Gate), saying so on the page's status line while
-    it waits; app.py gives the place back when the run ends. No gate without workers (AppTest)."""
+    it waits; app.py gives the place back when the run ends. No gate on a bare server (AppTest)."""
     from ui.server import current
 
-    work = current().work
-    if not work.inline:
+    server = current()
+    if server.gated:
         check, say, priority = _page_hooks()
-        work.gate.enter(priority, check, lambda n: say(f"The server is busy: {n} pages ahead of this one."))
+        server.gate.enter(priority, check, lambda n: say(f"The server is busy: {n} pages ahead of this one."))
         say(None)
 
 
@@ -348,7 +140,7 @@ def leave() -> None:
     """The script run ended (app.py): its place in the gate goes to the next."""
     from ui.server import current
 
-    current().work.gate.leave()
+    current().gate.leave()
 
 
 def _page_hooks():
@@ -372,30 +164,3 @@ def _page_hooks():
         shown[0] = text
 
     return check, say, priority()
-
-
-def _wait(work: Work, calls, results: list, missing: list) -> list:
-    check, say, priority = _page_hooks()
-    token = object()
-    pending = {i: work.submit(*calls[i], token, priority) for i in missing}
-    work.gate.leave()  # the worker computes; other runs may use this place meanwhile
-    try:
-        told, first = 0.0, True
-        for i, job in pending.items():
-            while not job.done.wait(FIRST_SAY_S if first else POLL_S):  # a quick job shows no line at all
-                first = False
-                check()
-                if time.monotonic() - told >= 1.0:
-                    told = time.monotonic()
-                    ahead = work.ahead(job)
-                    say(f"Computing this setting: {ahead} ahead of it in the queue." if ahead else
-                        "Computing this setting…")
-            if job.error is not None:
-                raise JobError(job.error)
-            results[i] = job.value
-    finally:
-        for job in pending.values():
-            work.withdraw(job, token)
-    work.gate.enter(priority, check, lambda n: say(f"Computed; the server is busy: {n} pages ahead of this one."))
-    say(None)
-    return results

@@ -16,13 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sim.files import shown_path
-from sim.lesson.html import index_page, inline_json, view_page
+from sim.lesson.html import index_page, inline_json, live_page, view_page
 from sim.lesson.views import View
 from sim.paths import ASSETS
+from sim.player.bundle import classic_script
 from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
 
 MARKER = ".grpo-lesson"  # marks a folder this command wrote (the only kind --force replaces)
-MOUNT = "export default function (component) {"
 
 
 class LessonError(ValueError):
@@ -30,14 +30,9 @@ class LessonError(ValueError):
 
 
 def player_script() -> str:
-    """The app's player (player_charts.js + player.js, one ES module) as a classic script: a module file
-    cannot load from file://. Its default export becomes window.grpoMountPlayer."""
-    charts = (ASSETS / "player_charts.js").read_text(encoding="utf-8")
-    player = (ASSETS / "player.js").read_text(encoding="utf-8")
-    if player.count(MOUNT) != 1:
-        raise RuntimeError(f"assets/player.js: expected one {MOUNT!r}")
-    player = player.replace(MOUNT, "window.grpoMountPlayer = function (component) {")
-    return f"(function () {{\n{charts}\n{player}\n}})();\n"
+    """The app's player (player.js and what it imports) as a classic script (sim/player/bundle.py): a module
+    file cannot load from file://. Its default export becomes window.grpoMountPlayer."""
+    return classic_script(["player.js"], 'window.grpoMountPlayer = __m["player.js"].default;')
 
 
 def lesson_script() -> str:
@@ -141,9 +136,21 @@ def swap_in(tmp: Path, real: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def live_script() -> str:
+    """The live views' script (assets/lesson_live.js and everything it imports: the engine, the views, the player)
+    as one classic script (sim/player/bundle.py), which runs the page's view."""
+    return classic_script(["lesson_live.js"], '__m["lesson_live.js"].main();')
+
+
 def _write_view(tmp: Path, view: View, plotly: str, say: Callable[[str, int, int], None]) -> int:
     """Compute every setting of one view and write its page, each setting's data an inline JSON block (parsed by
-    the page, never run); returns the data's bytes."""
+    the page, never run); returns the data's bytes. A live view's page carries its manifest only."""
+    if view.live is not None:
+        manifest = {**view.live, "view": view.name, "plotly": plotly}
+        page = live_page(view.title, view.intro, manifest, fold_intro=view.fold_intro)
+        (tmp / f"{view.name}.html").write_text(page, encoding="utf-8")
+        say(view.name, 1, 1)
+        return 0
     settings, ids, blocks = [], set(), {}
     n = len(view.entries)
     for i, (values, compute) in enumerate(view.entries):
@@ -180,16 +187,52 @@ def build(out: Path, views: list[View], *, force: bool = False, summary: str = "
         shutil.copyfile(src, tmp / plotly)
         (tmp / "player.js").write_text(player_script(), encoding="utf-8")
         (tmp / "lesson.js").write_text(lesson_script(), encoding="utf-8")
+        if any(v.live is not None for v in views):
+            (tmp / "live.js").write_text(live_script(), encoding="utf-8")
         for name in ("player.css", "lesson.css"):
             shutil.copyfile(ASSETS / name, tmp / name)
         data = sum(_write_view(tmp, v, plotly, say) for v in views)
         listing = [{"file": f"{v.name}.html", "title": v.title, "what": v.what,
-                    "tag": "recorded run" if v.recorded else "live controls"} for v in views]
+                    "tag": "recorded run" if v.recorded else "computed in your browser" if v.live is not None
+                    else "live controls"} for v in views]
         (tmp / "index.html").write_text(index_page(listing, summary), encoding="utf-8")
         (tmp / MARKER).write_text("written by python -m sim lesson build\n", encoding="utf-8")
         swap_in(tmp, real)  # checked by prepare(): absent, empty, or a lesson and force
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return {"settings": sum(len(v.entries) for v in views), "data_bytes": data,
+    return {"settings": sum(len(v.entries) for v in views), "live": sum(v.live is not None for v in views),
+            "data_bytes": data,
             "seconds": time.perf_counter() - start}
+
+
+def lesson_zip(view_names: str | None = None, task=None) -> bytes:
+    """The default lesson (sim/lesson) as the bytes of grpo-lesson.zip, built in a temporary folder;
+    view_names: only these views (comma-separated, as the CLI's --views). With a sim.procs Task,
+    task.emit((settings done, of all)) after each setting."""
+    import io
+    import tempfile
+    import zipfile
+    from pathlib import Path
+
+    from sim.lesson.cli import build_parser, views_for
+    from sim.lesson.views import default_views
+
+    views = default_views() if view_names is None else views_for(build_parser().parse_args(
+        ["build", "unused", "--views", view_names]))
+    sizes = [len(v.entries) for v in views]
+    before = {v.name: sum(sizes[:i]) for i, v in enumerate(views)}
+
+    def say(view: str, done: int, total: int) -> None:
+        if task is not None:
+            task.emit((before.get(view, 0) + done, sum(sizes)))
+
+    buf = io.BytesIO()
+    with tempfile.TemporaryDirectory(prefix="grpo-lesson-") as tmp:
+        out = Path(tmp) / "grpo-lesson"
+        build(out, views, say=say)
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as z:
+            for f in sorted(out.rglob("*")):
+                if f.is_file():
+                    z.write(f, f"grpo-lesson/{f.relative_to(out)}")
+    return buf.getvalue()

@@ -1,7 +1,11 @@
 """`python -m sim lesson build OUT`: the playground's views as a static folder that opens from file://.
 
-Bad flags, a grid over a cap and an unwritable or existing OUT give one line `error: ...` and exit 2, before
-anything is computed. Progress goes to stderr; the summary (one line) to stdout.
+Bad flags and an unwritable or existing OUT give one line `error: ...` and exit 2, before anything is computed.
+Progress goes to stderr; the summary (one line) to stdout.
+
+Training dynamics, Std scaling and the sharpening toy compute every setting in the page, so no view has a grid of
+settings to choose any more: `--grid` (and its caps, --max-settings and --max-mb) is refused with a line that says
+so.
 """
 
 from __future__ import annotations
@@ -11,9 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from sim.lesson.grid import DEFAULT_GRID, MAX_MB, MAX_SETTINGS, check_count, check_size, parse_grid
-from sim.views.training import CONTROLS
-
+GONE = ("--grid", "--max-settings", "--max-mb")  # the Training grid's flags, before the views computed in the page
 VIEWS = ("training", "one_group", "kl_clip", "std_scaling", "passk_estimator", "passk_problems", "sharpen", "wasted",
          "tinylm_run", "tinylm")
 
@@ -28,23 +30,15 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    grid = " ".join(f"{k}={','.join(f'{v:g}' if isinstance(v, float) else str(v) for v in vs)}"
-                    for k, vs in DEFAULT_GRID.items())
     parser = Parser(prog="python -m sim lesson", description="Build a lesson: the playground's views as static "
                     "files (open OUT/index.html from disk, or serve OUT with any static file server).")
     sub = parser.add_subparsers(dest="command", metavar="build", parser_class=Parser)
     b = sub.add_parser("build", help="compute the views' settings and write the lesson folder OUT",
-                       description="Compute every setting of the grid with sim/ and write the lesson into OUT.")
+                       description="Compute the precomputed views' settings with sim/ and write the lesson into OUT "
+                                   "(Training dynamics, Std scaling and the sharpening toy compute in the page).")
     b.add_argument("out", metavar="OUT", help="folder to write (must not exist, be empty, or be a lesson with --force)")
-    b.add_argument("--grid", action="append", metavar="NAME=v1,v2,...",
-                   help=f"Training dynamics: the values of one setting, by its URL name ({', '.join(CONTROLS)}); "
-                        f"replaces that dimension of the default grid ({grid}) or adds one; repeatable")
     b.add_argument("--views", default=",".join(VIEWS),
                    help=f"comma-separated views to build, from {', '.join(VIEWS)} (default: all)")
-    b.add_argument("--max-settings", type=int, default=MAX_SETTINGS,
-                   help=f"refuse a Training grid with more settings than this (default {MAX_SETTINGS})")
-    b.add_argument("--max-mb", type=float, default=MAX_MB,
-                   help=f"refuse a Training grid whose data would be over this many MB (default {MAX_MB:g})")
     b.add_argument("--force", action="store_true", help="replace OUT if it is a lesson built before")
     b.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser
@@ -57,22 +51,13 @@ def views_for(args) -> list:
     unknown = [n for n in names if n not in VIEWS]
     if unknown or not names:
         raise ValueError(f"--views: unknown view {(unknown or [''])[0][:40]!r}; choose from {', '.join(VIEWS)}")
-    grid = parse_grid(args.grid)
-    if args.max_settings < 1 or not args.max_mb > 0:
-        raise ValueError("--max-settings and --max-mb must be positive")
     out = []
     for name in names:
-        if name == "training":
-            check_count(grid, args.max_settings)  # before any combination exists
-            view = views.training_view(grid)
-            check_size([values for values, _ in view.entries], max_settings=args.max_settings, max_mb=args.max_mb)
-            out.append(view)
-        else:
-            out.append({"std_scaling": views.std_view, "sharpen": views.sharpen_view, "wasted": views.wasted_view,
-                        "passk_estimator": views.estimator_view, "tinylm": views.tinylm_view,
-                        "one_group": exercise_views.one_group_view, "kl_clip": exercise_views.kl_view,
-                        "passk_problems": exercise_views.problems_view,
-                        "tinylm_run": recorded.tinylm_run_view}[name]())
+        out.append({"training": views.training_view, "std_scaling": views.std_view, "sharpen": views.sharpen_view,
+                    "wasted": views.wasted_view,
+                    "passk_estimator": views.estimator_view, "tinylm": views.tinylm_view,
+                    "one_group": exercise_views.one_group_view, "kl_clip": exercise_views.kl_view,
+                    "passk_problems": exercise_views.problems_view, "tinylm_run": recorded.tinylm_run_view}[name]())
     if None in out and "tinylm_run" in names and out[names.index("tinylm_run")] is None:
         raise ValueError("--views tinylm_run: assets/tinylm_run.json is missing or damaged (python "
                          "scripts/record_tinylm_run.py records it)")
@@ -105,14 +90,19 @@ def main(argv: list[str] | None = None) -> int:
     from sim.lesson.build import build
 
     try:
+        given = sys.argv[1:] if argv is None else argv
+        gone = next((a.split("=")[0] for a in given if a.split("=")[0] in GONE), None)
+        if gone:
+            raise ArgError(f"{gone} is gone: Training dynamics, Std scaling and the sharpening toy compute every "
+                           "setting in the page, at any value of every control (build without it)")
         args = build_parser().parse_args(argv)
         if args.command != "build":
             raise ArgError("choose a command: python -m sim lesson build OUT (see --help)")
         views = views_for(args)
-        n = sum(len(v.entries) for v in views)
-        summary = f"{n} settings computed ahead of time" + "".join(
-            "; Training dynamics over " + ", ".join(f"{d.key} ∈ {{{', '.join(d.names)}}}" for d in v.dims)
-            for v in views if v.name == "training") + "."
+        n, live = sum(len(v.entries) for v in views), [v.title for v in views if v.live is not None]
+        summary = f"{n} settings computed ahead of time" + (
+            f"; {', '.join(live)} compute{'s' if len(live) == 1 else ''} every setting in your browser" if live
+            else "") + "."
         say = (lambda view, done, total: None) if args.quiet else progress(sys.stderr)
         result = build(Path(args.out), views, force=args.force, say=say, summary=summary)
         if not args.quiet and sys.stderr.isatty():
@@ -125,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:  # the disk filled, or OUT vanished between the check and the write
         print(f"error: cannot write {args.out}: {err.strerror or err}", file=sys.stderr)
         return 2
-    print(f"wrote {args.out}: {result['settings']} settings, {result['data_bytes'] / 1e6:.1f} MB of data, "
-          f"{result['seconds']:.1f} s; open {Path(args.out) / 'index.html'}")
+    print(f"wrote {args.out}: {result['settings']} settings and {result['live']} views computed in the page, "
+          f"{result['data_bytes'] / 1e6:.1f} MB of data, {result['seconds']:.1f} s; open "
+          f"{Path(args.out) / 'index.html'}")
     return 0

@@ -56,6 +56,39 @@ def view_page(title: str, intro: str, manifest: dict, blocks: dict[str, str]) ->
 """
 
 
+def live_page(title: str, intro: str, manifest: dict, fold_intro: bool = False) -> str:
+    """A live view: its controls and presets in a column beside the view, which live.js computes in the page for
+    the setting they take (the manifest: sim/lesson/views.live_view). fold_intro: the intro in a <details>, so the
+    charts come first (as the app's page folds it)."""
+    about = (f'<details class="ls-about"><summary>What this page shows</summary><p class="ls-intro">{escape(intro)}'
+             f"</p></details>" if fold_intro else f'<p class="ls-intro">{escape(intro)}</p>')
+    return HEAD.format(title=escape(title)) + f"""<body>
+<main>
+<nav class="ls-nav"><a href="index.html">← All views of this lesson</a></nav>
+<h1>{escape(title)}</h1>
+{about}
+<div id="ls-note" class="ls-note" role="status" hidden></div>
+<div class="ls-layout">
+<aside class="ls-side" aria-label="Settings">
+<h2 class="ls-side-title">Settings</h2>
+<form id="ls-controls" class="ls-controls" onsubmit="return false"></form>
+<div id="ls-presets" hidden></div>
+</aside>
+<div class="ls-view">
+<div id="ls-error" class="ls-error" role="alert" hidden></div>
+<div id="ls-live"></div>
+<div id="ls-tables"></div>
+</div>
+</div>
+<noscript><p class="ls-error">This lesson computes its charts with JavaScript: turn it on to see them.</p></noscript>
+</main>
+<script type="application/json" id="lesson-manifest">{inline_json(manifest)}</script>
+<script src="live.js"></script>
+</body>
+</html>
+"""
+
+
 def index_page(views: list[dict], summary: str) -> str:
     """The contents page: each view with what it shows and whether it is live or recorded."""
     items = "\n".join(
@@ -70,8 +103,9 @@ def index_page(views: list[dict], summary: str) -> str:
 sample G answers per prompt, score each with a verifier, turn the rewards into advantages relative to the group
 (A = (r − mean) / std), and take a policy-gradient step. A group whose answers all get the same reward teaches
 nothing. These views accompany Chapter 15, “RL with verifiable rewards: reasoning models and GRPO”.</p>
-<p class="ls-caption">A static edition of the GRPO Playground app: every number was computed ahead of time by the
-simulator; this folder holds everything it needs and works offline. {escape(summary)}</p>
+<p class="ls-caption">A static edition of the GRPO Playground app: the simulator's toy engines run in your browser
+(the same runs as the app's for the same setting), the other views were computed ahead of time; this folder holds
+everything it needs and works offline. {escape(summary)}</p>
 <ul class="ls-views">
 {items}
 </ul>

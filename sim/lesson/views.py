@@ -1,12 +1,17 @@
-"""The lesson's views: for each, its controls over a grid and, for each setting, what the page shows.
+"""The lesson's views: what each page shows, computed ahead of time or in the page.
 
-A view is the data of one page: its dimensions (a control each, worded as in the app), presets, and one
-entry per setting, each computed by the same sim/views function the app's page calls:
+A precomputed view is the data of one page: its dimensions (a control each, worded as in the app), presets,
+and one entry per setting, each computed by the same sim/views function the app's page calls:
 `{"payload": build_payload(...), "above": text, "below": text, "predict": question or None}`.
+
+A live view (Training dynamics, Std scaling, the sharpening toy) holds no setting: its page carries the app's
+controls for the view (sim/views' CONTROLS) and computes whatever setting they take in the browser, with the
+engine (assets/engine.js) and the views' JavaScript twin (assets/toy_views.js). `View.live` is its manifest.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -15,13 +20,10 @@ import numpy as np
 from sim.exercises import TABLE_PS, mean_abs_advantage, no_signal_table, p_no_signal
 from sim.lesson.charts import wasted_rows
 from sim.lesson.figures import rows_json
-from sim.lesson.grid import settings_of
 from sim.passk import pass_at_k
-from sim.player import build_payload
-from sim.settings import settings
-from sim.sharpen import SharpenConfig, train
-from sim.toy import ToyConfig, expected_run, run_toy
+from sim.sharpen import SharpenConfig
 from sim.views import passk, std_scaling, training
+from sim.views.controls import to_json
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class View:
     presets: list[tuple[str, dict]] = field(default_factory=list)
     classroom: dict = field(default_factory=lambda: {"columns": 2})
     recorded: bool = False  # a replay of a recorded run rather than live controls
+    live: dict | None = None  # a live view's manifest (live_view): no dims, no entries
+    fold_intro: bool = False  # the intro folded under "What this page shows" (as the app's page does)
 
 
 
@@ -66,112 +70,72 @@ def _num(v) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def training_dims(grid: dict[str, tuple]) -> list[Dim]:
-    dims = []
-    for key, values in grid.items():
-        fld, label = training.CONTROLS[key]
-        spec = settings(ToyConfig)[fld]
-        if key == "beta":
-            namer = lambda b: f"{b:g}" + (f" ({training.BETA_LABELS[b]})" if b in training.BETA_LABELS else "")  # noqa: E731
-        elif spec.kind in ("choice", "flag"):
-            namer = spec.label
-        else:
-            namer = _num
-        dims.append(_dim(key, label, values, namer))
-    return dims
+def live_view(name: str, title: str, intro: str, what: str, *, live: str, controls: list, fixed, presets=None,
+              columns: int = 2, classroom_columns: int = 2, static_key: str | None = None,
+              static: dict | None = None, fold_intro: bool = False) -> View:
+    """A view computed in the page: `live` names what assets/view_runs.js computes, `controls` are the app's
+    (sim/views/controls.py), `fixed` the config the controls set their fields on (a dataclass instance),
+    `static[str(value of static_key)]` what the build computed for each value of one control (tables and a
+    question)."""
+    manifest = {
+        "live": live, "controls": [to_json(c) for c in controls], "fixed": dataclasses.asdict(fixed),
+        "presets": [{"name": n, "values": v} for n, v in (presets or {}).items()], "columns": columns,
+        "classroom": {"columns": classroom_columns}, "static_key": static_key, "static": static or {},
+    }  # fmt: skip
+    return View(name, title, intro, [], [], what=what, live=manifest, fold_intro=fold_intro)
 
 
-def training_entry(values: dict) -> dict:
-    """What the Training dynamics page shows for these URL values (its default presenter-off layout)."""
-    cfg = training.page_config(values)
-    run, exp = run_toy(cfg), expected_run(cfg)
-    payload = build_payload("training", T=cfg.iterations, charts=training.training_charts(cfg, run, exp), columns=2)
-    return {"payload": payload, "above": "", "below": "", "predict": training.hard_prompt_question(run)}
-
-
-def training_view(grid: dict[str, tuple]) -> View:
-    combos = settings_of(grid)
-    defaults = {k: _nearest(grid[k], _default(k)) for k in grid}
-    presets = []
-    for name, changes in training.PRESETS.items():
-        values = {**defaults, **changes}
-        presets.append((name, values))
-        if values not in combos:
-            combos.append(values)  # a preset off the grid (lr_w = 0) is computed too
-    return View(
+def training_view() -> View:
+    return live_view(
         "training", "Training dynamics",
         "GRPO on a pool of prompts whose difficulty increases left to right. Prompt j is solved with probability "
         "p_j = σ(w + u_j − d_j): d_j a fixed difficulty, u_j the prompt's own parameter, w a shared skill every "
         "prompt's gradient moves (a stand-in for a network's shared weights). Each iteration samples G answers per "
         "prompt, computes group advantages and takes one policy-gradient step. Press Play: the charts replay the "
         "run in your browser.",
-        training_dims(grid), [(v, (lambda v=v: training_entry(v))) for v in combos], defaults=defaults,
-        what="The 24-prompt toy in the player: accuracy over seeds, zero-gradient groups, each prompt's p_j, "
-             "KL and entropy; live over G, β and the std scaling, plus the app's presets.",
-        presets=presets, classroom={"columns": 3, "height": training.HEIGHTS[1]},
+        "The 24-prompt toy in the player: accuracy over seeds, zero-gradient groups, each prompt's p_j, KL and "
+        "entropy; every control of the app's page, computed in your browser, and the app's presets.",
+        live="training", controls=training.CONTROLS, fixed=training.page_config({}), presets=training.PRESETS,
+        classroom_columns=3, fold_intro=True,
     )  # fmt: skip
 
 
-def _default(key: str):
-    fld = training.CONTROLS[key][0]
-    return getattr(training.page_config({}), fld)
-
-
-def _nearest(values: tuple, x):
-    """x if the grid has it, else the nearest grid value (the first one for a choice)."""
-    if x in values:
-        return x
-    if all(isinstance(v, (int, float)) for v in values) and isinstance(x, (int, float)):
-        return min(values, key=lambda v: abs(v - x))
-    return values[0]
-
-
-def std_entry(G: int) -> dict:
-    lr, seed = ToyConfig().lr, 0
-    runs = std_scaling.std_comparison(std_scaling.std_config(G, lr, seed))
-    intro, caption = std_scaling.std_words(runs, lr)
-    payload = build_payload("std_scaling", T=len(runs["with std"]["accuracy"]) - 1, columns=2,
-                            charts=std_scaling.std_charts(runs))
+def std_static(G: int) -> dict:
+    """Exercise 15.4 at group size G: the table of mean |A| with c of G correct, and the predict question."""
     cs = np.arange(G + 1)
     with_std, without = mean_abs_advantage(cs, G, scale="group"), mean_abs_advantage(cs, G, scale="none")
     question = {"question": f"A group of G = {G} has 1 correct answer. With the std division, what is its mean |A|? "
                             f"(A group with {G // 2} correct has {with_std[G // 2]:.2f}.)",
-                "answer": round(float(with_std[1]), 2), "tolerance": 0.05, "fmt": "{:.2f}",
+                "answer": round(float(with_std[1]), 2), "tolerance": 0.05, "fmt": "{:.2f}", "lo": 0,
                 "explain": f"Without the std it would be {without[1]:.2f}."}
     table = {"title": f"Exercise 15.4: the mean |A| of a group with c of {G} correct",
              "columns": ["c", "with std (GRPO)", "without std"],
              "rows": [[str(c), f"{a:.3f}", f"{b:.3f}"] for c, a, b in zip(cs, with_std, without, strict=True)]}
-    return {"payload": payload, "above": intro, "below": caption, "predict": question, "tables": [table]}
+    return {"question": question, "tables": [table]}
 
 
-def std_view(Gs: tuple = (2, 4, 8, 16, 32, 64)) -> View:
-    return View(
+def std_view() -> View:
+    g = next(c for c in std_scaling.CONTROLS if c.key == "G")
+    return live_view(
         "std_scaling", "Std scaling (Exercise 15.4): what it does to training",
         "Dividing by the group std makes every group with any signal equally loud: the squares of its advantages "
         "always sum to G. That changes two things at once: how the prompts are weighted against each other, and "
         "how big the steps are. Two comparisons take them apart.",
-        [_dim("G", "Group size G", Gs, _num)], [({"G": G}, (lambda G=G: std_entry(G))) for G in Gs],
-        defaults={"G": _nearest(Gs, ToyConfig().group_size)},
-        what="Exercise 15.4's two comparisons in the player: the same learning rate (different step sizes) and "
-             "the same first step (the reweighting alone).",
+        "Exercise 15.4's two comparisons in the player: the same learning rate (different step sizes) and the "
+        "same first step (the reweighting alone), at any G, learning rate and seed.",
+        live="std", controls=std_scaling.CONTROLS, fixed=std_scaling.std_config(g.default, 0.2, 0),
+        static_key="G", static={str(G): std_static(G) for G in range(g.lo, g.hi + 1)},
     )  # fmt: skip
 
 
-def sharpen_entry(G: int) -> dict:
-    h = train(SharpenConfig(group_size=G))
-    payload = build_payload("sharpen", T=h.config.iterations, columns=2, charts=passk.sharpen_charts(h))
-    return {"payload": payload, "above": "", "below": passk.sharpen_caption(h), "predict": None}
-
-
-def sharpen_view(Gs: tuple = (4, 8, 16, 32, 64)) -> View:
-    return View(
+def sharpen_view() -> View:
+    return live_view(
         "sharpen", "pass@k: the sharpening toy",
         "One set of strategy logits is shared by two problems: a common strategy solves problem A, a rare one "
         "cracks problem B. GRPO sharpens the common strategy: pass@1 rises while pass@64 falls.",
-        [_dim("sG", "Sharpening toy: group size G", Gs, _num)],
-        [({"sG": G}, (lambda G=G: sharpen_entry(G))) for G in Gs],
-        defaults={"sG": _nearest(Gs, SharpenConfig().group_size)},
-        what="A strategy policy shared by two problems: pass@1 rises while pass@64 falls, and the entropy with it.",
+        "A strategy policy shared by two problems: pass@1 rises while pass@64 falls, and the entropy with it, at "
+        "any group size, length and seed.",
+        live="sharpen", controls=[c for c in passk.CONTROLS if c.config is SharpenConfig], fixed=SharpenConfig(),
     )  # fmt: skip
 
 
@@ -266,10 +230,9 @@ def tinylm_view() -> View | None:
 def default_views() -> list[View]:
     """The default lesson: what `python -m sim lesson build OUT` builds without flags."""
     from sim.lesson.exercise_views import kl_view, one_group_view, problems_view
-    from sim.lesson.grid import DEFAULT_GRID
     from sim.lesson.recorded import tinylm_run_view
 
-    views = [training_view(DEFAULT_GRID), one_group_view(), kl_view(), std_view(), estimator_view(), problems_view(),
+    views = [training_view(), one_group_view(), kl_view(), std_view(), estimator_view(), problems_view(),
              sharpen_view(),
              wasted_view(), tinylm_run_view(), tinylm_view()]
     return [v for v in views if v is not None]

@@ -58,11 +58,16 @@ def _trace_spec(tr: Trace, arrays: _Arrays, T: int) -> dict:
     if isinstance(tr, Line):
         if tr.reveal not in REVEALS:
             raise ValueError(f"Line {tr.name!r}: reveal must be one of {REVEALS}, got {tr.reveal!r}")
-        return {
+        spec = {
             "kind": "line", "y": arrays.ref(tr.y, 1, f"Line {tr.name!r}"), "x0": int(tr.x0), "reveal": tr.reveal,
             "name": tr.name, "color": tr.color, "width": tr.width, "dash": tr.dash, "stackgroup": tr.stackgroup,
             "fill": tr.fill, "showlegend": tr.showlegend,
         }  # fmt: skip
+        if tr.x is not None:
+            if np.shape(tr.x) != np.shape(tr.y) or tr.reveal != "full":
+                raise ValueError(f"Line {tr.name!r}: x needs one value per y and reveal='full'")
+            spec["x"] = arrays.ref(tr.x, 1, f"Line {tr.name!r} x")
+        return spec
     if isinstance(tr, Band):
         if np.shape(tr.lo) != np.shape(tr.hi):
             raise ValueError(f"Band {tr.name!r}: lo {np.shape(tr.lo)} and hi {np.shape(tr.hi)} differ")
@@ -107,8 +112,10 @@ def build_payload(
     report: bool = False,
     plotly_url: str = "",
     meta: dict | None = None,
+    bar: bool = True,
 ) -> dict:
-    """The JSON-ready dict the browser receives: settings, chart specs and each array once."""
+    """The JSON-ready dict the browser receives: settings, chart specs and each array once. bar=False: no
+    Play bar (charts that do not change with t)."""
     if int(T) < 1:
         raise ValueError(f"T must be at least 1 iteration, got {T}")
     if not charts:
@@ -123,11 +130,20 @@ def build_payload(
             "height": int(c.height), "span": max(1, min(int(c.span), columns)), "caption": c.caption or "",
             "legend": bool(c.legend), "traces": [_trace_spec(tr, arrays, int(T)) for tr in c.traces],
         })  # fmt: skip
-    return {
+        if c.x_log:
+            specs[-1]["x_log"] = True
+        if c.x_ticks is not None:
+            specs[-1]["x_ticks"] = [float(v) for v in c.x_ticks]
+        if c.vlines:
+            specs[-1]["vlines"] = [[float(x), str(label)] for x, label in c.vlines]
+    payload = {
         "v": 1, "key": key, "T": int(T), "columns": int(columns), "speed": float(speed), "classroom": bool(classroom),
         "label": label, "report": bool(report), "plotly_url": plotly_url, "meta": dict(meta or {}),
         "charts": specs, "arrays": arrays.items,
     }  # fmt: skip
+    if not bar:
+        payload["bar"] = False
+    return payload
 
 
 def payload_bytes(payload: dict) -> int:

@@ -22,6 +22,8 @@ How each trace is revealed at iteration t (series index i is iteration x0 + i):
   Band                 a filled lo..hi band up to t
   Bars                 row t of a (T+1, P) array, coloured by a (T+1, P) category array
   Heatmap              columns (iterations) <= t of a (T+1, P) array; later columns are covered
+A line with its own x (`Line(y, name, x=ks, reveal="full")`) is drawn against that x, whole: a chart of such
+lines (pass@k against k, on `x_log`) stays the same while the player plays.
 Titles may contain {t} and {T}. All text is shown as plain text.
 """
 
@@ -58,6 +60,7 @@ class Line:
     stackgroup: str | None = None  # lines sharing a stackgroup are stacked as filled areas
     fill: str | None = None  # Plotly fill, e.g. "tozeroy"
     showlegend: bool = True
+    x: np.ndarray | None = None  # (n,) x values of a line drawn against something else (k, p): reveal="full"
 
 
 @dataclass(frozen=True)
@@ -114,3 +117,6 @@ class Chart:
     span: int = 1  # grid columns this chart spans
     caption: str | None = None  # plain text under the chart
     legend: bool = True
+    x_log: bool = False  # a log x axis (x_range then in log10 units, as Plotly takes it)
+    x_ticks: tuple[float, ...] | None = None  # the x axis's tick values (default: the axis's own)
+    vlines: tuple[tuple[float, str], ...] = ()  # dotted vertical markers (x, label)

@@ -24,9 +24,9 @@ it rises to about 0.6 (0.625).
 from sim.toy.history import STEP_METRICS, ToyHistory, clip_summary, first_above, history_rows, seed_band
 from sim.toy.model import ToyConfig, gave_signal, make_difficulties, memory_mb, policy
 from sim.toy.reference import reference_update, run_toy_reference
-from sim.toy.runs import expected_run, run_toy
+from sim.toy.runs import check_table, expected_run, run_toy
 from sim.toy.update import advantage_table, count_update
 
-__all__ = ["STEP_METRICS", "ToyConfig", "ToyHistory", "advantage_table", "clip_summary", "count_update",
+__all__ = ["STEP_METRICS", "ToyConfig", "ToyHistory", "advantage_table", "check_table", "clip_summary", "count_update",
            "expected_run", "first_above", "gave_signal", "history_rows", "make_difficulties", "memory_mb", "policy",
            "reference_update", "run_toy", "run_toy_reference", "seed_band"]

@@ -250,3 +250,6 @@ def _expected_folded(cfg: ToyConfig, table: Table | None) -> ToyHistory:
         h.counts[:] = G * pols[0]
         h.answers[:] = G * P
         return h.finish()
+
+
+check_table = _check_table  # the app checks a student's advantage table before the browser trains with it

@@ -8,8 +8,14 @@ import dataclasses
 from sim.exercises import first_step_size, matched_lr
 from sim.player.spec import COLORS, Chart, Line
 from sim.toy import ToyConfig, first_above, run_toy
+from sim.views.controls import Num
 
 STD_SEEDS = 16
+CONTROLS = [  # the page's controls (the app's sidebar, a lesson's page)
+    Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
+    Num.of(ToyConfig, "lr", "lr", "Learning rate with std (toy)", lo=0.05, hi=2.0, fmt="%.2f"),
+    Num.of(ToyConfig, "seed", "seed", "Seed", hi=9999),
+]
 HARD = 0.1  # "the hardest prompt has started to learn" once its p passes this
 RUN_COLORS = {"with std": COLORS["main"], "without std, same lr": COLORS["grey"],
               "without std, same first step": COLORS["pin"]}

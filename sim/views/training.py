@@ -10,22 +10,33 @@ import numpy as np
 
 from sim.player.spec import COLORS, Band, Bars, Chart, Heatmap, Line, rgba
 from sim.toy import ToyConfig, ToyHistory, clip_summary, first_above, gave_signal, seed_band
+from sim.views.controls import Choice, Flag, Num, build_config, defaults
 
 BETAS = (0.0, 0.001, 0.01, 0.04, 0.1)  # the page's choices of β
 BETA_LABELS = {0.0: "TRL default", 0.001: "R1-Zero", 0.04: "DeepSeekMath"}
-# The page's controls by URL key: (ToyConfig field, label as the page words it). A lesson's --grid uses these
-# keys; tests/test_lesson.py checks the labels and the defaults against the page's own widgets.
-CONTROLS = {
-    "G": ("group_size", "Group size G"), "beta": ("beta", "KL coefficient β"),
-    "scale": ("scale", "Divide the advantages by"), "baseline": ("baseline", "Baseline"),
-    "lr": ("lr", "Learning rate on each prompt's u_j"), "lr_w": ("lr_w", "Learning rate on the shared skill w"),
-    "mu": ("mu", "Updates per batch μ"), "eps": ("clip_eps", "Clip ε"),
-    "eps_high": ("clip_eps_high", "Clip ε high (CISPO: ε_max)"), "loss": ("loss_type", "Policy loss"),
-    "dyn": ("dynamic_sampling", "Dynamic sampling (DAPO)"),
-    "d_min": ("d_min", "Difficulty of the easiest prompt"), "d_max": ("d_max", "Difficulty of the hardest prompt"),
-    "seed": ("seed", "Seed"), "seeds": ("n_seeds", "Seeds in the band"), "T": ("iterations", "Iterations"),
-}  # fmt: skip
-PAGE_DEFAULTS = {"lr_w": ToyConfig().lr, "n_seeds": 16}  # where the page's default differs from ToyConfig's
+# The page's controls, in the sidebar's order: the app draws them (pages/training.py), a lesson writes them into
+# its page; their URL keys are the presets' keys.
+CONTROLS = [
+    Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
+    Choice.of(ToyConfig, "beta", "beta", "KL coefficient β", options=BETAS, labels=BETA_LABELS),
+    Choice.of(ToyConfig, "scale", "scale", "Divide the advantages by"),
+    Choice.of(ToyConfig, "baseline", "baseline", "Baseline"),
+    Num.of(ToyConfig, "lr", "lr", "Learning rate on each prompt's u_j", lo=0.05, hi=2.0, fmt="%.2f"),
+    Num.of(ToyConfig, "lr_w", "lr_w", "Learning rate on the shared skill w", hi=2.0, default=ToyConfig().lr,
+           fmt="%.2f", help="the chapter's toy moves w and u_j at the same rate; 0 switches the shared skill off"),
+    Num.of(ToyConfig, "mu", "mu", "Updates per batch μ", hi=8, help="μ > 1 reuses the batch; then the clip matters"),
+    Num.of(ToyConfig, "clip_eps", "eps", "Clip ε", lo=0.05, hi=0.5, fmt="%.2f"),
+    Choice.of(ToyConfig, "clip_eps_high", "eps_high", "Clip ε high (CISPO: ε_max)", options=(None, 0.28, 5),
+              labels={None: "= ε", 0.28: "DAPO clip-higher", 5: "CISPO's ε_max (TRL)"}),
+    Choice.of(ToyConfig, "loss_type", "loss", "Policy loss", help="with μ > 1: PPO's clip silences an answer "
+              "whose ratio left the range; CISPO caps its weight and keeps its gradient"),
+    Flag.of(ToyConfig, "dynamic_sampling", "dyn", "Dynamic sampling (DAPO)"),
+    Num.of(ToyConfig, "d_min", "d_min", "Difficulty of the easiest prompt", lo=-10.0, hi=10.0, fmt="%.1f"),
+    Num.of(ToyConfig, "d_max", "d_max", "Difficulty of the hardest prompt", lo=-10.0, hi=15.0, fmt="%.1f"),
+    Num.of(ToyConfig, "seed", "seed", "Seed", hi=9999),
+    Num.of(ToyConfig, "n_seeds", "seeds", "Seeds in the band", hi=64, default=16),
+    Num.of(ToyConfig, "iterations", "T", "Iterations", lo=50, hi=500),
+]
 PRESETS = {  # name -> the settings it changes, by URL key (the rest go back to their defaults)
     "Chapter defaults": {},
     "No shared skill (lr_w = 0)": {"lr_w": 0.0},
@@ -38,11 +49,12 @@ PRESETS = {  # name -> the settings it changes, by URL key (the rest go back to 
 
 
 def page_config(values: dict) -> ToyConfig:
-    """The config the page runs for these URL values (keys of CONTROLS); the others at the page's defaults."""
-    unknown = sorted(set(values) - set(CONTROLS))
+    """The config the page runs for these URL values (keys of CONTROLS), the others at the page's defaults."""
+    keys = {c.key for c in CONTROLS}
+    unknown = sorted(set(values) - keys)
     if unknown:
-        raise ValueError(f"not a Training dynamics setting: {', '.join(unknown)} (one of {', '.join(CONTROLS)})")
-    return ToyConfig(**{**PAGE_DEFAULTS, **{CONTROLS[k][0]: v for k, v in values.items()}})
+        raise ValueError(f"not a Training dynamics setting: {', '.join(unknown)} (one of {', '.join(keys)})")
+    return build_config(ToyConfig, CONTROLS, {**defaults(CONTROLS), **values})
 
 
 NOT_DRAWN, NO_SIGNAL, SIGNAL = 0, 1, 2  # bar colours: before any group / all answers equal / mixed rewards

@@ -1,0 +1,112 @@
+// The player's chart declarations in JavaScript: sim/player/spec.py's Chart, Line, Band, Bars and Heatmap, and
+// sim/player/encode.py's payload, for charts whose arrays are computed in the page. The payload is the one the
+// player draws (assets/player.js); its arrays are typed arrays with a shape ({v, shape}) instead of base64, so a
+// page hands the player what it computed without encoding it. Plain data, no DOM, no plotting library.
+//
+//   const charts = [Chart("Mean accuracy (G = 8)", [Line(mean, "mean of the seeds", {color: COLORS.main})],
+//                         {y_title: "accuracy", y_range: [0, 1]})];
+//   player.load(buildPayload("training", {T: 200, charts}));
+
+export const COLORS = { main: "#1f77b4", pin: "#ff7f0e", good: "#2ca02c", bad: "#d62728", grey: "#7f7f7f",
+  expected: "#111111" }; // prettier-ignore
+export const REVEALS = ["upto", "full"];
+
+// "#1f77b4", 0.2 -> "rgba(31,119,180,0.2)" (alpha written as Python's str() writes it)
+export function rgba(hex, alpha) {
+  const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+  return `rgba(${r},${g},${b},${alpha})`;
+}
+
+// An array with its shape: a typed or plain array (1-D), {v, shape}, or the engine's {data, shape}.
+export function nd(a, shape) {
+  if (a && a.v && a.shape) return a;
+  if (a && a.data && a.shape) return { v: a.data, shape: a.shape };
+  const v = ArrayBuffer.isView(a) ? a : Float64Array.from(a);
+  return { v, shape: shape || a.shape || [v.length] };
+}
+
+// ---- the declarations (keyword options as in Python, the same defaults) ----
+export function Line(y, name, o = {}) {
+  return { kind: "line", y: nd(y), name, reveal: o.reveal ?? "upto", x0: o.x0 ?? 0, color: o.color ?? null,
+    width: o.width ?? 2.0, dash: o.dash ?? null, stackgroup: o.stackgroup ?? null, fill: o.fill ?? null,
+    showlegend: o.showlegend ?? true, x: o.x === undefined || o.x === null ? null : nd(o.x) }; // prettier-ignore
+}
+
+export function Band(lo, hi, name, o = {}) {
+  return { kind: "band", lo: nd(lo), hi: nd(hi), name, x0: o.x0 ?? 0, color: o.color ?? "rgba(31,119,180,0.2)" };
+}
+
+export function Bars(y, o = {}) {
+  return { kind: "bars", y: nd(y), categories: o.categories ? nd(o.categories) : null, colors: o.colors ?? ["#1f77b4"],
+    names: o.names ?? [""], x: o.x ?? null }; // prettier-ignore
+}
+
+export function Heatmap(z, o = {}) {
+  return { kind: "heatmap", z: nd(z), x0: o.x0 ?? 0, zmin: o.zmin ?? 0.0, zmax: o.zmax ?? 1.0,
+    colorscale: o.colorscale ?? "Viridis", colorbar_title: o.colorbar_title ?? "" }; // prettier-ignore
+}
+
+export function Chart(title, traces, o = {}) {
+  return { title, traces, x_title: o.x_title ?? "iteration", y_title: o.y_title ?? "", y_range: o.y_range ?? null,
+    x_range: o.x_range ?? null, height: o.height ?? 340, span: o.span ?? 1, caption: o.caption ?? null,
+    legend: o.legend ?? true, x_log: o.x_log ?? false, x_ticks: o.x_ticks ?? null, vlines: o.vlines ?? [] }; // prettier-ignore
+}
+
+// ---- the payload: sim/player/encode.py's build_payload, arrays kept as they are ----
+function traceSpec(tr, arrays, T) {
+  const ref = (a, ndim, what) => {
+    if (a.shape.length !== ndim || a.v.length === 0) throw new Error(`${what}: expected a non-empty ${ndim}-D array`);
+    arrays.push(a);
+    return arrays.length - 1;
+  };
+  if (tr.kind === "line") {
+    if (!REVEALS.includes(tr.reveal)) throw new Error(`Line ${tr.name}: reveal must be one of ${REVEALS}`);
+    const spec = { kind: "line", y: ref(tr.y, 1, `Line ${tr.name}`), x0: tr.x0, reveal: tr.reveal, name: tr.name,
+      color: tr.color, width: tr.width, dash: tr.dash, stackgroup: tr.stackgroup, fill: tr.fill,
+      showlegend: tr.showlegend }; // prettier-ignore
+    if (tr.x) {
+      if (tr.x.v.length !== tr.y.v.length) throw new Error(`Line ${tr.name}: x and y differ in length`);
+      spec.x = ref(tr.x, 1, `Line ${tr.name} x`);
+    }
+    return spec;
+  }
+  if (tr.kind === "band") {
+    if (tr.lo.v.length !== tr.hi.v.length) throw new Error(`Band ${tr.name}: lo and hi differ`);
+    return { kind: "band", lo: ref(tr.lo, 1, `Band ${tr.name}`), hi: ref(tr.hi, 1, `Band ${tr.name}`), x0: tr.x0,
+      name: tr.name, color: tr.color }; // prettier-ignore
+  }
+  if (tr.kind === "bars") {
+    if (tr.colors.length !== tr.names.length) throw new Error("Bars: as many colors as names");
+    if (tr.y.shape[0] < T + 1) throw new Error(`Bars y: needs a row for each iteration 0..${T}`);
+    const spec = { kind: "bars", y: ref(tr.y, 2, "Bars y"), colors: [...tr.colors], names: [...tr.names] };
+    if (tr.categories) spec.categories = ref(tr.categories, 2, "Bars categories");
+    const P = tr.y.shape[1];
+    spec.x = tr.x ? [...tr.x] : Array.from({ length: P }, (_, j) => j);
+    return spec;
+  }
+  if (tr.kind === "heatmap") {
+    return { kind: "heatmap", z: ref(tr.z, 2, "Heatmap z"), x0: tr.x0, zmin: tr.zmin, zmax: tr.zmax,
+      colorscale: tr.colorscale, colorbar_title: tr.colorbar_title }; // prettier-ignore
+  }
+  throw new Error(`not a player trace: ${tr.kind}`);
+}
+
+export function buildPayload(key, o) {
+  const T = o.T;
+  const columns = o.columns ?? 2;
+  if (!(T >= 1)) throw new Error(`T must be at least 1 iteration, got ${T}`);
+  if (!o.charts || !o.charts.length) throw new Error("the player needs at least one chart");
+  const arrays = [];
+  const charts = o.charts.map((c) => {
+    const spec = { title: c.title, x_title: c.x_title, y_title: c.y_title, y_range: c.y_range, x_range: c.x_range,
+      height: c.height, span: Math.max(1, Math.min(c.span, columns)), caption: c.caption || "", legend: c.legend,
+      traces: c.traces.map((tr) => traceSpec(tr, arrays, T)) }; // prettier-ignore
+    if (c.x_log) spec.x_log = true;
+    if (c.x_ticks) spec.x_ticks = c.x_ticks;
+    if (c.vlines && c.vlines.length) spec.vlines = c.vlines;
+    return spec;
+  });
+  return { v: 1, key, T, columns, speed: o.speed ?? 16, classroom: !!o.classroom, label: o.label ?? "iteration {t} / {T}",
+    report: !!o.report, plotly_url: o.plotly_url ?? "", meta: o.meta ?? {}, charts, arrays,
+    bar: o.bar ?? true }; // prettier-ignore
+}

@@ -1,0 +1,145 @@
+// Predict, then reveal, in the page: ui/predict.py's number question for a view computed in the browser (the
+// answer comes from the run on screen). The same words as the app's: "Predict first.", "Your guess", "Reveal",
+// then "Your guess 100, the chapter's answer 96: off by 4 (4% of the answer), close ±19." Every text goes in with
+// textContent. The pure parts (formatting, closeness, the accepted range) have no DOM: node's tests run them
+// against ui/predict.py.
+//
+//   const box = new PredictBox(parent, () => showCharts());   // then() runs once the answer is revealed
+//   box.ask(question);   // question: hard_prompt_question's {question, answer, tolerance, fmt, lo, hi, explain}
+
+import { format } from "./pyformat.js";
+
+const COMPACT = 1e6; // from this size on a number is shown as 1.23e+08 whatever the page's format
+
+// "{:.0f}" -> ".0f"
+const spec = (fmt) => /^\{:(.*)\}$/.exec(fmt)?.[1] ?? "";
+
+// ui/predict._fmt: x in the page's format, compact when huge, never "-0"
+export function fmtNumber(x, fmt, unit = null) {
+  x = x + 0.0;
+  if (Object.is(x, -0)) x = 0;
+  let text = Math.abs(x) < COMPACT ? format(x, spec(fmt)) : format(x, ".3g");
+  if (/^-0*\.?0*%?$/.test(text)) text = text.slice(1);
+  return text + (unit || "");
+}
+
+// ui/predict.answer_range: the guesses a question accepts
+export function answerRange(answer, unit, lo, hi) {
+  const span = 1000 * Math.max(1.0, Math.abs(answer));
+  const low = lo === null || lo === undefined ? (unit === "%" ? 0.0 : -span) : lo;
+  const high = hi === null || hi === undefined ? (unit === "%" ? 100.0 : span) : hi;
+  return [low, high];
+}
+
+// ui/predict.closeness
+export function closeness(guess, answer, tolerance) {
+  const abs_err = Math.abs(guess - answer);
+  return { abs_err, rel_err: answer !== 0 ? abs_err / Math.abs(answer) : null, close: abs_err <= tolerance };
+}
+
+function relText(rel) {
+  if (rel === null) return "";
+  return rel < 10 ? ` (${format(rel, ".0%")} of the answer)` : ` (${fmtNumber(rel, "{:.3g}")} times the answer)`;
+}
+
+// The line the app shows once a number is revealed (its Markdown bold as plain text): [close, text]
+export function verdict(q, guess) {
+  const tol = q.tolerance ?? (q.answer !== 0 ? 0.05 * Math.abs(q.answer) : 0.01);
+  const c = closeness(guess, q.answer, tol);
+  const fmt = q.fmt ?? "{:.4g}";
+  const text = `Your guess ${fmtNumber(guess, fmt, q.unit)}, the chapter's answer ${fmtNumber(q.answer, fmt, q.unit)}: ` +
+    `off by ${fmtNumber(c.abs_err, fmt, q.unit)}${relText(c.rel_err)}, ${c.close ? "close" : "not within"} ` +
+    `±${fmtNumber(tol, fmt, q.unit)}.`; // prettier-ignore
+  return [c.close, text];
+}
+
+// The warning for a guess outside the accepted range, or null
+export function outside(q, guess) {
+  const [lo, hi] = answerRange(q.answer, q.unit, q.lo, q.hi);
+  if (Number.isFinite(guess) && guess >= lo && guess <= hi) return null;
+  const fmt = q.fmt ?? "{:.4g}";
+  return `A guess must be a number from ${fmtNumber(lo, fmt, q.unit)} to ${fmtNumber(hi, fmt, q.unit)}; ` +
+    `${fmtNumber(guess, fmt, q.unit)} is outside that range. Try again.`; // prettier-ignore
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// The box: a question, a number input and Reveal; after the reveal the verdict, the explanation and Guess again.
+// revealed stays true (for any later question of the page: another setting) until Guess again.
+export class PredictBox {
+  constructor(parent, onReveal) {
+    this.box = el("div", "gp-predict");
+    this.box.hidden = true;
+    parent.appendChild(this.box);
+    this.onReveal = onReveal;
+    this.revealed = false;
+    this.guess = null;
+  }
+
+  ask(q) {
+    this.q = q;
+    this.box.hidden = !q;
+    this.box.replaceChildren();
+    if (!q) return;
+    const p = el("p");
+    p.append(el("strong", "", "Predict first. "), document.createTextNode(q.question));
+    this.box.append(p);
+    if (this.revealed && this.guess !== null) return this.showAnswer();
+    const label = el("label", "gp-guess-label", "Your guess" + (q.unit && q.unit.trim() ? ` (${q.unit.trim()})` : ""));
+    const input = el("input", "gp-guess");
+    input.type = "number";
+    input.step = "any";
+    input.placeholder = "type a number";
+    input.id = `gp-guess-${Math.random().toString(36).slice(2)}`;
+    label.htmlFor = input.id;
+    if (this.guess !== null) input.value = String(this.guess);
+    const warn = el("p", "gp-warn");
+    warn.hidden = true;
+    const reveal = el("button", "gp-btn", "Reveal");
+    reveal.type = "button";
+    const check = () => {
+      const g = input.value.trim() === "" ? NaN : input.valueAsNumber;
+      const why = Number.isNaN(g) ? null : outside(q, g);
+      warn.textContent = why || "";
+      warn.hidden = !why;
+      this.guess = Number.isNaN(g) || why ? null : g;
+      reveal.disabled = this.guess === null;
+      reveal.title = this.guess === null ? "enter a guess first" : "";
+    };
+    input.addEventListener("input", check);
+    reveal.addEventListener("click", () => {
+      if (this.guess === null) return;
+      this.revealed = true;
+      this.showAnswer();
+      this.onReveal();
+    });
+    check();
+    this.box.append(label, input, warn, reveal, el("p", "gp-caption", "The answer (and the chart) appear once you have guessed."));
+  }
+
+  showAnswer() {
+    const [close, text] = verdict(this.q, this.guess);
+    const line = el("p", close ? "gp-close" : "gp-far", text);
+    const again = el("button", "gp-btn", "Guess again");
+    again.type = "button";
+    again.addEventListener("click", () => {
+      this.revealed = false;
+      this.guess = null;
+      this.ask(this.q);
+      this.onReveal();
+    });
+    this.box.append(line);
+    if (this.q.explain) this.box.append(el("p", "", this.q.explain));
+    this.box.append(again);
+  }
+
+  // may the charts show? (no question, or revealed)
+  get open() {
+    return !this.q || this.revealed;
+  }
+}

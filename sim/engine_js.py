@@ -57,7 +57,7 @@ def _field(f: dataclasses.Field) -> dict:
                 "allowed": f"{'(' if spec.low_open else '['}{spec.lo}, {spec.hi}]", "step": _value(spec.step)}
     if spec.kind == "choice":
         out |= {"choices": _value(spec.choices), "choices_repr": repr(spec.choices),
-                "labels": {str(c): spec.label(c) for c in spec.choices}}
+                "labels": {str(c): spec.option_label(c) for c in spec.choices}}
     return out
 
 

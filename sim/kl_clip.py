@@ -25,7 +25,8 @@ class ClipView:
     """The settings of the objectives compared on the KL-and-clipping page (the shared declarations)."""
 
     clip_eps: float = grpo_setting("clip_eps")
-    clip_eps_high: float | None = grpo_setting("clip_eps_high", 0.28)  # DAPO's clip-higher
+    clip_eps_high: float | None = grpo_setting(  # DAPO's clip-higher
+        "clip_eps_high", 0.28, label="Clip ε high (clip-higher; CISPO's cap is 1 + ε high)")
     delta: float | None = grpo_setting("delta", 2.0)
     sapo_temperature_pos: float = grpo_setting("sapo_temperature_pos")
     sapo_temperature_neg: float = grpo_setting("sapo_temperature_neg")

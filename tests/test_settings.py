@@ -117,7 +117,7 @@ def test_setting_refuses_a_bad_declaration():
         setting(1, "x")
     with pytest.raises(ValueError, match="default must be in"):
         setting(5, "x", lo=0, hi=1)
-    assert Setting("h", kind="choice", choices=(0, 1), labels={0: "zero"}).label(0) == "zero"
+    assert Setting("h", kind="choice", choices=(0, 1), labels={0: "zero"}).option_label(0) == "zero"
 
 
 @pytest.mark.integration

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from sim.lab.runner import LAB_ENV, Comparison, lab_from_env
+from sim.lab.runner import LAB_ENV, Comparison, lab_from_env, mismatched  # noqa: F401  (re-exported)
 from sim.validate import neutral
-from ui.server import current
 
 SWITCH_KEY = "use_lab"
 
 
-def lab_switch():
+def lab_switch(server):
     """The server's Lab if the student switched it on (sidebar toggle, off by default), else None."""
-    lab, problem = lab_from_env(pool=current().lab_pool)
+    lab, problem = lab_from_env(pool=server.lab_pool)
     if problem:
         with st.sidebar:
             st.error(f"{LAB_ENV} is set but cannot be used:", icon=":material/error:")
@@ -53,21 +52,3 @@ def verdict(comparison: Comparison, what: str, *, lab=None, task: str | None = N
                 st.caption("What the lab's check for this task says:")
                 st.text(neutral(result.message, keep_newlines=True))
     return comparison.ok
-
-
-def mismatched(comparison: Comparison) -> list[bool]:
-    """Per value, whether the student's differs (flattened; all False when there is nothing to compare)."""
-    flags = comparison.report.get("mismatch")
-    if flags is None:
-        return []
-    out: list[bool] = []
-
-    def walk(x):
-        if isinstance(x, list):
-            for y in x:
-                walk(y)
-        else:
-            out.append(bool(x))
-
-    walk(flags)
-    return out

@@ -16,7 +16,6 @@ chart it goes through `chart_text` (Plotly reads <b>, <a href> and entities in l
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,28 +24,7 @@ import streamlit as st
 from sim.datafile import MAX_BYTES, DataError, cell_text
 from sim.paths import ASSETS
 from sim.toy import ToyConfig, ToyHistory, expected_run, run_toy
-from sim.validate import neutral
-
-
-def show_text(text: str) -> None:
-    """Text that came from outside, as plain text (st.text), invisible characters escaped, lines kept."""
-    st.text(neutral(text, keep_newlines=True))
-
-
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>$|~#:"})
-
-
-def md(text: str) -> str:
-    """The project's own words (a finding, a caption built from numbers) for st.markdown with nothing in them
-    read as Markdown, HTML, LaTeX ($) or a Streamlit directive (:red[...], :material/x:). Never for text from a
-    file: that goes through show_text."""
-    return text.translate(_MD_SPECIAL)
-
-
-def chart_text(text: str, limit: int = 40) -> str:
-    """A label from outside for a Plotly chart: cut, invisible characters escaped, then HTML-escaped, so that
-    `<b>x</b>` is drawn as those seven characters."""
-    return html.escape(cell_text(text, limit), quote=False)
+from ui.text import chart_text, md, show_text  # noqa: F401  (re-exported for the pages)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

@@ -239,6 +239,26 @@ export function hard_prompt_question(cfg, run) {
   }; // prettier-ignore
 }
 
+// ---- Your prompts (sim/views/your_data.py): the toy on a visitor's pool ----
+
+// Training dynamics' charts for the toy whose prompts are the pool, with titles and the groups caption about this
+// pool (which side its dead groups are on, first and last)
+export function pool_charts(cfg, run, exp, reduction, pool_size, o = {}) {
+  const charts = training_charts(cfg, run, exp, { big: !!o.big });
+  const wrong = seedMean(run.metrics.frac_all_wrong);
+  const right = seedMean(run.metrics.frac_all_correct);
+  const side = (t) => (wrong.at(t) >= right.at(t) ? "mostly all wrong, red" : "mostly all correct, green");
+  const zero = `No gradient: ${f(wrong[0] + right[0], ".0%")} of groups at first (${side(0)}), ` +
+    `${f(last(wrong) + last(right), ".0%")} at the end (${side(-1)}). Dashed: mean_j p_j^G + (1 − p_j)^G.`; // prettier-ignore
+  const what = cfg.n_prompts === pool_size ? `your ${f(pool_size, ",.0f")} prompts`
+    : `${cfg.n_prompts} quantiles of your ${f(pool_size, ",.0f")} prompts`; // prettier-ignore
+  charts[0] = { ...charts[0], title: `Mean accuracy over ${what} (G = ${cfg.group_size})` };
+  charts[1] = { ...charts[1], caption: zero };
+  charts[2] = { ...charts[2], x_title: "prompt j (easy → hard, by the base model's rate)",
+    caption: charts[2].caption + ` The toy's prompts: ${reduction}.` }; // prettier-ignore
+  return charts;
+}
+
 // ---- Std scaling (sim/views/std_scaling.py): `runs` is the engine's comparison, by run name ----
 export const STD_SEEDS = 16;
 const RUN_COLORS = { "with std": COLORS.main, "without std, same lr": COLORS.grey,

@@ -1,4 +1,4 @@
-""""Use my lab code": a page's switch that runs the student's lab functions beside the reference.
+""""Use my lab code": a page's switch that runs the student's lab functions beside the reference; and the Lab page.
 
 The lab is the file the server was started with (GRPO_LAB_DIR, see sim/lab/runner.py); nothing from the
 browser chooses code. Without the setting the switch is not drawn and `lab_switch` returns None. A student
@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from sim.lab.runner import LAB_ENV, Comparison, lab_from_env, mismatched  # noqa: F401  (re-exported)
+from sim.lab.checks import CASES, TASKS
+from sim.lab.runner import LAB_ENV, TIMEOUT_ENV, Comparison, lab_from_env, mismatched  # noqa: F401  (re-exported)
 from sim.validate import neutral
+from sim.views.lab import COMMANDS, EQUATIONS, VIEW, WHAT
+from ui.page import open_page
 
 SWITCH_KEY = "use_lab"
 
@@ -52,3 +55,69 @@ def verdict(comparison: Comparison, what: str, *, lab=None, task: str | None = N
                 st.caption("What the lab's check for this task says:")
                 st.text(neutral(result.message, keep_newlines=True))
     return comparison.ok
+
+
+# ---- the Lab page ----
+
+_MD_SPECIAL = "\\`*_{}[]#|$~"
+
+
+def md_escape(text: str) -> str:
+    """Plain text for st.markdown: every Markdown/LaTeX special character escaped."""
+    return "".join("\\" + c if c in _MD_SPECIAL else c for c in text)
+
+
+def show_results(lab) -> None:
+    st.subheader("Your lab file")
+    st.code(str(lab.path), language=None)
+    with st.spinner("Running the checks in a separate process…"):
+        problem = lab.load()
+        results = [] if problem else lab.check_all()
+    if problem:
+        st.error("Your file could not be loaded:", icon=":material/error:")
+        st.code(neutral(problem.message, keep_newlines=True), language=None, wrap_lines=True)
+        return
+    n_pass = sum(r.passed for r in results)
+    st.markdown(f"**{n_pass} of {len(results)} tasks pass.** The checks rerun when the file changes.")
+    for r in results:
+        info = TASKS[r.task]
+        with st.container(border=True):
+            mark = ":green[:material/check_circle: pass]" if r.passed else ":red[:material/cancel: fail]"
+            st.markdown(f"**Task {info.number}: {info.title}** (`{info.func}`) {mark}")
+            if r.passed:
+                st.caption(f"all {r.n_cases} checks pass")
+            else:
+                st.text(neutral(r.message, keep_newlines=True))  # from the student's code: plain text only
+                if r.case:
+                    st.caption(f"failing check: {md_escape(neutral(r.case))}")
+    st.button("Run the checks again", key="lab_rerun")
+
+
+def lab_page(server) -> None:
+    """The page: the lab configured for this server (GRPO_LAB_DIR) and its checks, then each task."""
+    open_page(server, VIEW.title, VIEW.intro.md)
+    lab, problem = lab_from_env(pool=server.lab_pool)
+    if problem:
+        st.error("The lab configured for this server cannot be used:", icon=":material/error:")
+        st.code(neutral(problem, keep_newlines=True), language=None, wrap_lines=True)
+    elif lab is not None:
+        show_results(lab)
+    else:
+        st.info(
+            f"To see your own checks here, start the server with `{LAB_ENV}` set to your lab directory, e.g. "
+            f"`{LAB_ENV}=my-lab streamlit run app.py` (optionally `{TIMEOUT_ENV}=15`, seconds per task). Code is only "
+            "ever loaded from the server's disk, never from the browser.",
+            icon=":material/info:",
+        )
+
+    st.subheader("Run it on your machine")
+    st.code(COMMANDS, language="bash")
+
+    for task, info in TASKS.items():
+        st.subheader(f"Task {info.number}: {info.title}")
+        st.code(info.signature, language="python")
+        st.markdown(WHAT[task])
+        for eq in EQUATIONS[task]:
+            st.latex(eq)
+        st.markdown("**Checks**, in order (the first failure is reported):")
+        st.markdown("\n".join(f"{i}. {md_escape(c.asserts)}" for i, c in enumerate(CASES[task], 1)))

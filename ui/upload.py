@@ -23,7 +23,6 @@ import streamlit as st
 
 from sim.datafile import MAX_BYTES, DataError, cell_text
 from sim.paths import ASSETS
-from sim.toy import ToyConfig, ToyHistory, expected_run, run_toy
 from ui.text import chart_text, md, show_text  # noqa: F401  (re-exported for the pages)
 
 
@@ -68,16 +67,3 @@ def user_file(key: str, label: str, types: tuple[str, ...], parse: Callable[[byt
 def file_line(name: str, what: str) -> None:
     """One plain-text line naming the file shown."""
     show_text(f"{what}: {name}")
-
-
-def private_toy_runs(cfg: ToyConfig) -> tuple[ToyHistory, ToyHistory]:
-    """(run_toy(cfg), expected_run(cfg)) for a config built from a visitor's own data (the Your prompts page:
-    difficulties from their file), computed in this session's script run and kept in this session's state only
-    (the last one), never in a cache shared across sessions: another session cannot hit it or learn it exists.
-    ValueError when the engine refuses the setting."""
-    held = st.session_state.get("_private_toy_runs")
-    if held is not None and held[0] == cfg:
-        return held[1]
-    runs = (run_toy(cfg), expected_run(cfg))
-    st.session_state["_private_toy_runs"] = (cfg, runs)
-    return runs

@@ -88,7 +88,7 @@ def render(blocks: Sequence, server) -> None:
 
 def _draw(b, server) -> None:
     if isinstance(b, Heading):
-        st.subheader(b.text)
+        st.subheader(b.text) if b.level <= 2 else st.markdown(f"#### {md(b.text)}")
     elif isinstance(b, Text):
         st.markdown(b.md if b.md is not None else md(b.text))
     elif isinstance(b, Formula):
@@ -103,7 +103,7 @@ def _draw(b, server) -> None:
             else:
                 col.metric(label, value)
     elif isinstance(b, Charts):
-        player(server, b.key, T=1, charts=list(b.charts), columns=b.columns, classroom=presenter(), bar=False)
+        player(server, b.key, T=b.T, charts=list(b.charts), columns=b.columns, classroom=presenter(), bar=b.T > 1)
     elif isinstance(b, Table):
         if b.title:
             st.markdown(f"**{md(b.title)}**")

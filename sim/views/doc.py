@@ -17,12 +17,13 @@ nicer rendition (Markdown, LaTeX) of a text or formula is declared beside it (`m
 the plain text.
 
 Blocks (`to_json` is what a lesson and the JavaScript twin hold):
-  Heading(text)                      a section's heading
+  Heading(text, level)               a section's heading (level 2), or a part's (3)
   Text(text, md=None)                a paragraph; `md`: the app's Markdown for it (with $math$)
   Formula(latex, text)               an equation: LaTeX in the app, the plain text in a lesson
   Caption(text)                      small print under a chart or a table
   Metrics([(label, value, delta?)])  a row of numbers, already formatted
-  Charts(key, charts, columns)       charts of the one chart spec (sim/player/spec.py), drawn whole
+  Charts(key, charts, columns, T)    charts of the one chart spec (sim/player/spec.py), drawn whole (or played
+                                     over T iterations by the player)
   Table(key, columns, rows, title)   a small table; cells are numbers or text
   Note(text, tone)                   a boxed remark: "info", "success", "warning" or "error"
   Ask(key, question, then)           predict, then reveal: `then` waits for a guess in predict mode (?predict=1)
@@ -47,6 +48,7 @@ from sim.views.controls import to_json as control_json
 @dataclass(frozen=True)
 class Heading:
     text: str
+    level: int = 2  # 2: a section; 3: a part of one
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class Charts:
     key: str
     charts: Sequence[Chart]
     columns: int = 1
+    T: int = 1  # > 1: charts over a run's iterations, with the player's Play bar (a recorded run replayed)
 
 
 @dataclass(frozen=True)
@@ -232,7 +235,7 @@ def to_json(blocks: Sequence, *, charts: Callable | None = None) -> list[dict]:
 
 
 def chart_payload(b: Charts) -> dict:
-    return build_payload(b.key, T=1, charts=b.charts, columns=b.columns, bar=False)
+    return build_payload(b.key, T=b.T, charts=b.charts, columns=b.columns, bar=b.T > 1)
 
 
 def _cell(c):

@@ -383,7 +383,7 @@ function logFactorial(n) {
 }
 
 // (G+1,) log C(G, k) for k = 0..G.
-function logChoose(G) {
+export function logChoose(G) {
   const out = new Float64Array(G + 1);
   const lfG = logFactorial(G);
   for (let k = 0; k <= G; k++) out[k] = lfG - logFactorial(k) - logFactorial(G - k);

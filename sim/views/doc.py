@@ -229,6 +229,8 @@ def to_json(blocks: Sequence, *, charts: Callable | None = None) -> list[dict]:
                         "rows": [[_cell(c) for c in row] for row in b.rows]})
         elif isinstance(b, Live):
             out.append({"kind": "live", "key": b.key, "request": dict(b.request)})
+        elif isinstance(b, (Text, Formula)):  # a lesson shows the plain text (the app: md, latex)
+            out.append({"kind": type(b).__name__.lower(), "text": b.text})
         else:
             out.append({"kind": type(b).__name__.lower(), **{k: v for k, v in vars(b).items()}})
     return out

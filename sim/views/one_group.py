@@ -112,7 +112,7 @@ def one_group(rewards, scale: str = "group", loss_type: str = "grpo") -> dict:
                   ("std, population (chapter)", f"{chapter['std_population']:.3f}"),
                   ("std, sample (TRL)", f"{chapter['std_sample']:.3f}"),
                   ("sum of advantages", f"{round(float(chapter['advantages'].sum()), 6) + 0.0:+.3f}")],
-        "loss": [("loss at ratio 1", f"{chapter['loss']:.4f}"),
+        "loss": [("loss at ratio 1", f"{round(chapter['loss'], 4) + 0.0:.4f}"),  # 0.0000, never -0.0000
                  ("gradient norm ‖∂L/∂log π‖", f"{chapter['grad_norm']:.4f}")],
     }
     return {"chapter": chapter, "trl": trl, "responses": responses, "weights": weights, "effect": effect,

@@ -10,8 +10,7 @@
 // payload: assets/doc.js draws them.
 
 import { Band, BarSeries, Chart, COLORS, Heatmap, Line, rgba } from "./chart_spec.js";
-import { crossoverK, expectedMeanAbsAdvantage, meanAbsAdvantage, meanPassAtKKnownP, passAtKKnownP,
-  sharpenConfig, toyConfig } from "./engine.js"; // prettier-ignore
+import { crossoverK, expectedMeanAbsAdvantage, meanAbsAdvantage, meanPassAtKKnownP, passAtKKnownP, sharpenConfig, toyConfig } from "./engine.js";
 import * as X from "./exercises.js";
 import { linspace } from "./numpy.js";
 import { format as f, repr } from "./pyformat.js";

@@ -28,6 +28,8 @@ from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
 from sim.views.doc import View, chart_payload, to_json
 
 MARKER = ".grpo-lesson"  # marks a folder this command wrote (the only kind --force replaces)
+# the names of views that are now part of one, still accepted by --views
+ALIASES = {"passk_estimator": "passk", "passk_problems": "passk", "sharpen": "passk", "tinylm_run": "tinylm"}
 TAGS = {"page": "computed in your browser", "recorded": "recorded runs"}
 
 
@@ -145,6 +147,18 @@ def build(out: Path, views: list[View], *, force: bool = False, summary: str = "
             "seconds": time.perf_counter() - start}
 
 
+def views_for(names: str) -> list[View]:
+    """The Views named in `names` (comma-separated, in that order, each once; the old names of views that are now
+    a part of one select it); ValueError for an unknown name."""
+    from sim.views.catalog import NAMES, view
+
+    wanted = [ALIASES.get(v.strip(), v.strip()) for v in names.split(",") if v.strip()]
+    unknown = [n for n in wanted if n not in NAMES]
+    if unknown or not wanted:
+        raise ValueError(f"--views: unknown view {(unknown or [''])[0][:40]!r}; choose from {', '.join(NAMES)}")
+    return [view(n) for n in dict.fromkeys(wanted)]
+
+
 def lesson_zip(view_names: str | None = None, task=None) -> bytes:
     """The default lesson (every view) as the bytes of grpo-lesson.zip, built in a temporary folder; view_names:
     only these views (comma-separated, as the CLI's --views). With a sim.procs Task, task.emit((views done, of
@@ -152,7 +166,6 @@ def lesson_zip(view_names: str | None = None, task=None) -> bytes:
     import io
     import zipfile
 
-    from sim.lesson.cli import views_for
     from sim.views.catalog import views as all_views
 
     views = all_views() if view_names is None else views_for(view_names)

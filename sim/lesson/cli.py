@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 GONE = ("--grid", "--max-settings", "--max-mb")  # the Training grid's flags, before the views computed in the page
-ALIASES = {"passk_estimator": "passk", "passk_problems": "passk", "sharpen": "passk", "tinylm_run": "tinylm"}
+
 
 
 class ArgError(Exception):
@@ -35,6 +35,12 @@ def _views() -> tuple[str, ...]:
     return NAMES
 
 
+def views_for(names: str) -> list:
+    from sim.lesson.build import views_for as chosen
+
+    return chosen(names)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m sim lesson", description="Build a lesson: the playground's views as static "
                     "files (open OUT/index.html from disk, or serve OUT with any static file server).")
@@ -49,17 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--force", action="store_true", help="replace OUT if it is a lesson built before")
     b.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser
-
-
-def views_for(names: str) -> list:
-    """The Views named in `names` (comma-separated, in that order, each once); ValueError for an unknown name."""
-    from sim.views.catalog import view
-
-    wanted = [ALIASES.get(v.strip(), v.strip()) for v in names.split(",") if v.strip()]
-    unknown = [n for n in wanted if n not in _views()]
-    if unknown or not wanted:
-        raise ValueError(f"--views: unknown view {(unknown or [''])[0][:40]!r}; choose from {', '.join(_views())}")
-    return [view(n) for n in dict.fromkeys(wanted)]
 
 
 def progress(stream, every_s: float = 2.0):

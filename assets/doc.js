@@ -24,8 +24,10 @@ export class DocView {
     this.stats = (window.grpoDoc = window.grpoDoc || { shows: 0, charts: 0 });
   }
 
+  // Draw the blocks; the promise settles once the views the engine computes are on screen (or refused)
   show(blocks) {
     this.used = new Set();
+    this.pending = [];
     this.root.replaceChildren(...this.nodes(blocks));
     for (const [key, k] of this.kept) {
       if (this.used.has(key)) continue;
@@ -34,6 +36,7 @@ export class DocView {
       this.kept.delete(key);
     }
     this.stats.shows += 1;
+    return Promise.all(this.pending);
   }
 
   nodes(blocks) {
@@ -143,9 +146,10 @@ export class DocView {
     const json = JSON.stringify(r);
     if (k.shown !== json) { // another control of the page changed: this part computes nothing again
       k.shown = json;
-      k.live.show({ ...r, big: classroom, classroom, predict, plotly_url, plotly_help,
+      k.done = k.live.show({ ...r, big: classroom, classroom, predict, plotly_url, plotly_help,
         columns: classroom ? r.classroom_columns ?? r.columns : r.columns }); // prettier-ignore
     }
+    this.pending.push(k.done);
     return k.node;
   }
 

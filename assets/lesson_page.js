@@ -223,9 +223,11 @@ export function main() {
       return;
     }
     $("ls-error").hidden = true;
-    doc.show(blocks);
-    lesson.shown = { ...state };
-    lesson.changes += 1;
+    doc.show(blocks).then(() => {
+      if (current !== state) return; // a newer setting is on its way
+      lesson.shown = { ...state };
+      lesson.changes += 1;
+    });
   }
 
   function changed() {

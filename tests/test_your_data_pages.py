@@ -130,9 +130,6 @@ def pool_csv() -> bytes:
 
 
 def test_an_uploaded_pool_is_planned_and_its_prompts_stay_plain(monkeypatch):
-    from sim import jobs
-    from ui.server import current
-
     at = upload(page("your_prompts.py", G="16"), "pool.csv", pool_csv())
     assert not at.exception and not at.error
     shown = "\n".join(texts(at))
@@ -144,12 +141,11 @@ def test_an_uploaded_pool_is_planned_and_its_prompts_stay_plain(monkeypatch):
     assert all(h not in body for h in HOSTILE)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Prompts"] == "67" and metrics["Never solved (c = 0)"] == f"{len(HOSTILE) + 4}"
-    # the toy on this pool: one toy prompt per prompt, computed for this session, not in the shared cache
+    # the toy on this pool: one toy prompt per prompt, computed for this session and kept in its state only
     data = player_data(at)
     assert "your 67 prompts (G = 16)" in data["charts"][0]["title"]
     cfg, _ = at.session_state["_private_toy_runs"]
     assert cfg.n_prompts == 67 and cfg.group_size == 16
-    assert current().work.cached(jobs.toy_run, (cfg,)) == (False, None)
 
 
 def test_a_bad_pool_says_which_line_and_field():

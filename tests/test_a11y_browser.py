@@ -246,6 +246,15 @@ def check_charts_are_figures(page) -> None:
             expect(box).to_have_accessible_description(caption)
 
 
+def check_toolbar_shows_on_focus(page, chart: str) -> None:
+    """Tab reaches a chart's Plotly toolbar (zoom, pan, download), and the focused button becomes visible (the
+    toolbar is transparent until a hover or a focus; it fades in over 0.3 s)."""
+    tab_to(page, f"{chart} .modebar-btn")
+    page.wait_for_function("""() => { let o = 1;  // the opacity the focused button is painted with
+      for (let e = document.activeElement; e; e = e.parentElement) o *= parseFloat(getComputedStyle(e).opacity);
+      return o > 0.99; }""", timeout=5_000)
+
+
 def test_app_player_by_keyboard(browser, server):
     ctx, page = open_page(browser, f"{server}/training", SMALL)
     try:
@@ -259,6 +268,7 @@ def test_app_player_by_keyboard(browser, server):
         settle(page)
         check_player_by_keyboard(page)
         check_charts_are_figures(page)
+        check_toolbar_shows_on_focus(page, ".gp-plot")
     finally:
         ctx.close()
 
@@ -367,5 +377,6 @@ def test_lesson_static_view_by_keyboard(browser, lesson_dir):
         for i in range(figures.count()):
             expect(figures.nth(i)).to_have_role("figure")
             expect(figures.nth(i)).not_to_have_accessible_name("")
+        check_toolbar_shows_on_focus(page, ".ls-plot")
     finally:
         ctx.close()

@@ -454,7 +454,7 @@
       box.replaceChildren();
       figPlots = [];
       figShape = shape;
-      for (const row of rows) {
+      rows.forEach((row, r) => {
         const section = document.createElement("section");
         section.className = "ls-figsection";
         const h = document.createElement("h2");
@@ -463,17 +463,21 @@
         const grid = document.createElement("div");
         grid.className = "ls-figrow";
         grid.style.gridTemplateColumns = `repeat(${row.columns}, minmax(0, 1fr))`;
+        const cap = document.createElement("p");
+        cap.className = "ls-caption";
+        cap.id = `ls-figcaption-${r}`;
         for (let i = 0; i < row.figures.length; i++) {
           const d = document.createElement("div");
           d.className = "ls-plot";
+          // a figure named by its chart's title (below), the row's caption its text equivalent
+          d.setAttribute("role", "figure");
+          d.setAttribute("aria-describedby", cap.id);
           grid.append(d);
           figPlots.push(d);
         }
-        const cap = document.createElement("p");
-        cap.className = "ls-caption";
         section.append(h, text, grid, cap);
         box.append(section);
-      }
+      });
     }
     rows.forEach((row, i) => {
       const [h, text, , cap] = box.children[i].children;
@@ -484,6 +488,7 @@
     });
     if (!rows.length) return;
     const figs = rows.flatMap((r) => r.figures);
+    figs.forEach((f, i) => figPlots[i].setAttribute("aria-label", f.title));
     plotly().then(
       (P) => {
         if (draw !== figDraw) return; // a newer setting is on its way

@@ -12,6 +12,7 @@ const PLAYERS = new WeakMap(); // Streamlit's element -> Player
 window.grpoPlayers = window.grpoPlayers || {}; // key -> counters, read by the browser tests
 const SPEEDS = [1, 2, 5, 10, 16, 20, 30, 45, 60, 120]; // iterations per second
 const DISPLAY_FPS = 60; // up to this speed every iteration is drawn
+let ids = 0; // ids that tie each chart to its title and caption (aria-labelledby, aria-describedby)
 
 export default function (component) {
   const { data, parentElement, setStateValue } = component;
@@ -26,6 +27,8 @@ export default function (component) {
     PLAYERS.delete(parentElement);
   };
 }
+
+const ownsSpace = (target) => target.tagName === "BUTTON" || target.tagName === "SELECT";
 
 // ---- the player: bar, charts, clock ----
 export class Player {
@@ -56,7 +59,7 @@ export class Player {
     });
     this.resizer.observe(this.grid);
     this.root.addEventListener("keyup", (e) => {
-      if (e.key === " " && e.target.tagName !== "SELECT") e.preventDefault(); // no second toggle via click
+      if (e.key === " " && !ownsSpace(e.target)) e.preventDefault(); // no second toggle via click
     });
   }
 
@@ -88,6 +91,7 @@ export class Player {
     this.timeline.addEventListener("input", () => this.seek(Number(this.timeline.value)));
     this.timeline.addEventListener("change", () => this.report());
     this.label = el("span", "gp-label");
+    this.label.setAttribute("aria-atomic", "true"); // a live region while paused (updateBar): Step reads it out
     this.bar.append(this.playBtn, this.backBtn, this.stepBtn, this.resetBtn, speedLabel, this.timeline, this.label);
   }
 
@@ -162,11 +166,18 @@ export class Player {
       const box = el("div", "gp-chart");
       const title = el("div", "gp-title");
       const plot = el("div", "gp-plot");
+      // each chart a figure named by its title, its caption the text equivalent of what it draws
+      const n = ++ids;
+      title.id = `gp-title-${n}`;
+      box.setAttribute("role", "figure");
+      box.setAttribute("aria-labelledby", title.id);
       const cover = el("div", "gp-cover");
       cover.hidden = true;
       const plotBox = el("div", "gp-plotbox");
       plotBox.append(plot, cover);
       const caption = el("div", "gp-caption");
+      caption.id = `gp-caption-${n}`;
+      box.setAttribute("aria-describedby", caption.id);
       box.append(title, plotBox, caption);
       this.grid.appendChild(box);
       return { box, title, plot, cover, caption, mounted: false };
@@ -234,9 +245,11 @@ export class Player {
     }, 300);
   }
 
+  // Space plays or pauses, the arrows step, wherever focus is in the player, except on a control that owns the key:
+  // a button's Space is its own click (Step, Back, Reset), the timeline's arrows move it, the speed list's its own.
   onKey(e) {
     const onTimeline = e.target === this.timeline;
-    if (e.key === " " && e.target.tagName !== "SELECT") {
+    if (e.key === " " && !ownsSpace(e.target)) {
       e.preventDefault();
       this.playing ? this.pause() : this.play();
     } else if ((e.key === "ArrowRight" || e.key === "ArrowLeft") && !onTimeline && e.target.tagName !== "SELECT") {
@@ -248,6 +261,7 @@ export class Player {
   updateBar() {
     this.playBtn.textContent = this.playing ? "❚❚ Pause" : "▶ Play";
     this.playBtn.setAttribute("aria-label", this.playing ? "Pause" : "Play");
+    this.label.setAttribute("aria-live", this.playing ? "off" : "polite"); // not one announcement per frame
     this.root.dataset.playing = this.playing ? "1" : "0";
   }
 
@@ -286,6 +300,7 @@ export class Player {
     this.dirty = false;
     this.shown = t;
     this.timeline.value = String(t);
+    this.timeline.setAttribute("aria-valuetext", `iteration ${t} of ${this.T}`);
     this.label.textContent = fillIn(this.data.label, t, this.T);
     let done;
     try {

@@ -8,9 +8,7 @@
 Prints medians over repeats of wall time and of process CPU time (CPU time is the steadier figure on a
 shared machine: it does not count time spent waiting for a core, though a busy neighbour still slows
 every instruction: the load average is printed before and after), and the minimum CPU time (the figure
-closest to an idle machine). The repeated runs of one config find its first draws' uniforms in sim/rng.py's
-cache (as the app's runs of one seed at new settings do); "the first run of a seed" times runs without it.
-The targets:
+closest to an idle machine). The targets:
   a 300-iteration run with 64 seeds (G = 8) under 50 ms; cost at G = 64 within 1.5x of G = 8;
   at least 20x the straightforward per-answer version at G = 64.
 --check exits 1 when one is missed by more than 2x; --write-docs writes the figures into docs/benchmarks.md.
@@ -29,7 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from scripts.benchdoc import Report, add_arguments, machine  # noqa: E402
-from sim import rng  # noqa: E402
 from sim.binomial import binomial_sampler  # noqa: E402
 from sim.toy import ToyConfig, expected_run, run_toy, run_toy_reference  # noqa: E402
 from sim.toy.runs import _run_general  # noqa: E402
@@ -95,16 +92,6 @@ def main(argv: list[str] | None = None) -> int:
         setting[name] = cpu
         print(f"  {name:<13} {1e3 * wall:7.1f} ms wall {1e3 * cpu:7.1f} ms CPU (min {1e3 * low:.1f})")
 
-    print("\nthe first run of a seed (sim/rng.py's cache of the first draws' uniforms cleared before each run)")
-    cold = {}
-    for name, cfg in (("300 iterations x 64 seeds", ToyConfig(n_seeds=64, iterations=300)), ("the page default", page)):
-        def first_run(cfg=cfg):
-            rng._CACHE.clear()
-            run_toy(cfg)
-        wall, cpu, low = measure(first_run, repeats)
-        cold[name] = cpu
-        print(f"  {name:<26} {1e3 * wall:7.1f} ms wall {1e3 * cpu:7.1f} ms CPU (min {1e3 * low:.1f})")
-
     n_ref = 3 if args.tiny else 10 if args.quick else 30
     print(f"\nstraightforward path, run_toy_reference (every answer, sim.grpo + autograd), {n_ref} iterations")
     print(f"  {'G':>3} {'seeds':>5} {'wall ms':>9} {'CPU ms':>9} {'seed-iter/s (CPU)':>18}")
@@ -122,9 +109,6 @@ def main(argv: list[str] | None = None) -> int:
     report.add("the Training page's default setting: run_toy (CPU)", round(1e3 * setting["run_toy"], 1), "ms")
     report.add("the Training page's default setting: expected_run (CPU)", round(1e3 * setting["expected_run"], 1),
                "ms")
-    report.add("a seed's first run, 300 iterations × 64 seeds (sim/rng.py's cache cleared, CPU)",
-               round(1e3 * cold["300 iterations x 64 seeds"], 1), "ms")
-    report.add("a seed's first run, the page's default (CPU)", round(1e3 * cold["the page default"], 1), "ms")
     for S in seeds:
         report.add(f"cost at G = 64 over G = 8, {S} seed{'s' * (S > 1)}", round(fast[64, S] / fast[8, S], 2), "×",
                    target=1.5)

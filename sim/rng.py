@@ -38,15 +38,11 @@ Since a toy seed's key is seed + s, seed s of a band does not depend on how many
 of a band from seed 0 is the 1-seed run with seed 7 (so bands from seeds 0 and 1 share 15 of 16 runs).
 
 Cost. numpy computes a round as five passes over stacked (2, ...) uint64 arrays: about 15-20 ns a uniform here,
-against about 2 for numpy's own generator, so the toy's first run of a seed costs more than it did (64 seeds x
-300 iterations: about 47 ms against 39). The first draws depend on the seed alone, not on G, lr or beta, so
-toy_first_uniforms keeps them in a small cache (32 MB): a run of a seed at new settings, what the app's pages
-ask for, does not compute them again.
+against about 2 for numpy's own generator (64 seeds x 300 iterations: about 47 ms a run against 39). No cache:
+the pages run the toy in the browser (assets/engine.js); sim's runs are the CLI's, the exports' and the tests'.
 """
 
 from __future__ import annotations
-
-import collections
 
 import numpy as np
 
@@ -144,48 +140,7 @@ BLOCKS_PER_CALL = 8192  # Philox blocks computed at once, at most: past this its
 
 def toy_first_uniforms(seed: int, n_seeds: int, t0: int, n: int, n_prompts: int) -> np.ndarray:
     """(n, S, P): the uniforms of the first draw of iterations t0..t0+n-1 (c2 = 0) of seeds seed..seed+S-1, per
-    seed and prompt (read-only). They depend on nothing else in a config, so the toy's loops, which ask for the
-    same chunks of iterations every run, find them in a small cache when only G, lr, beta... change."""
-    key = (seed, n_seeds, t0, n, n_prompts)
-    found = _CACHE.get(key)
-    if found is None:
-        found = _first_uniforms(seed, n_seeds, t0, n, n_prompts)
-        _CACHE.put(key, found)
-    return found
-
-
-class _Chunks:
-    """A least-recently-used cache of read-only arrays, at most `max_bytes` in all (a run of 256 seeds x 300
-    iterations holds 15 MB of first-draw uniforms; a larger array is not kept)."""
-
-    def __init__(self, max_bytes: int):
-        self.max_bytes, self.bytes, self.items = max_bytes, 0, collections.OrderedDict()
-
-    def get(self, key):
-        found = self.items.get(key)
-        if found is not None:
-            self.items.move_to_end(key)
-        return found
-
-    def put(self, key, array: np.ndarray) -> None:
-        if array.nbytes > self.max_bytes or key in self.items:
-            return
-        self.items[key] = array
-        self.bytes += array.nbytes
-        while self.bytes > self.max_bytes:
-            self.bytes -= self.items.popitem(last=False)[1].nbytes
-
-    def clear(self) -> None:
-        self.items.clear()
-        self.bytes = 0
-
-
-CACHE_MB = 32
-_CACHE = _Chunks(CACHE_MB * 2**20)
-
-
-def _first_uniforms(seed: int, n_seeds: int, t0: int, n: int, n_prompts: int) -> np.ndarray:
-    """toy_first_uniforms, computed with the seeds first (the order in which the key's xor is fastest), at most
+    seed and prompt, computed with the seeds first (the order in which the key's xor is fastest), at most
     BLOCKS_PER_CALL blocks at a time."""
     keys = toy_keys(seed, n_seeds)
     S, P, B = n_seeds, n_prompts, (n_prompts + 1) // 2
@@ -198,9 +153,7 @@ def _first_uniforms(seed: int, n_seeds: int, t0: int, n: int, n_prompts: int) ->
         t = np.arange(t0 + a, t0 + min(a + step, n), dtype=_U64)[None, :, None]  # (1, m, 1)
         bits = _uniform_bits(*_rounds(c0, t, 0, TOY, k0, k1))  # (2, S, m, B)
         np.multiply(bits.transpose(2, 1, 3, 0), 2.0**-53, out=u[a : a + step])  # (m, S, B, 2)
-    out = u.reshape(n, S, 2 * B)[..., :P]
-    out.flags.writeable = False  # (cached) shared by every caller
-    return out
+    return u.reshape(n, S, 2 * B)[..., :P]
 
 
 def toy_refill_uniforms(keys: tuple, t: int, rounds: np.ndarray, seeds: np.ndarray, slots: np.ndarray

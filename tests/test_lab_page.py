@@ -7,6 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from sim.lab.checks import CASES
+from tests.fixtures.apptest import copy_texts
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "lab"
@@ -37,7 +38,8 @@ def test_without_lab_dir_shows_tasks_checks_and_commands(monkeypatch):
     assert [s.value for s in at.subheader] == ["Run it on your machine", "Task 2: Group advantages",
                                                "Task 3: The k3 estimator", "Task 4: The GRPO loss"]
     assert len(at.get("latex")) >= 4
-    code = "\n".join(c.value for c in at.code)
+    code = "\n".join(copy_texts(at))  # plain text with a Copy button (ui/copy_text.py), not st.code's colours
+    assert not at.code
     assert "python -m sim lab new my-lab" in code and "python -m sim lab check my-lab/tasks.py" in code
     assert "RL_SOLUTIONS=1 python -m pytest -q" in code
     assert "grpo_loss(logp, old_logp, ref_logp, adv, mask, clip_eps=0.2, beta=0.04)" in code

@@ -61,19 +61,7 @@ def test_toy_layout_seed_s_is_key_seed_plus_s():
     # computed a few iterations at a time (BLOCKS_PER_CALL): the same numbers as one stream at a time
     many = rng.toy_first_uniforms(3, 700, 0, 2, 23)  # 700 seeds x 12 blocks > BLOCKS_PER_CALL
     np.testing.assert_array_equal(many[1, 699], rng.stream_uniforms(702, 0, 1, 0, rng.TOY, 23))
-    # the cache hands out read-only arrays: a caller cannot change what the next run draws
-    assert not band.flags.writeable and rng.toy_first_uniforms(0, 16, 5, 3, 24) is band
 
-
-def test_the_uniforms_cache_keeps_the_most_recent_chunks_within_its_bytes():
-    cache = rng._Chunks(max_bytes=3 * 800)
-    for i in range(4):
-        cache.put(i, np.zeros(100))  # 800 bytes each
-    assert cache.get(0) is None and cache.get(1) is not None and cache.bytes == 2400
-    cache.put(4, np.zeros(100))  # 1 was used last: 2 goes
-    assert cache.get(2) is None and cache.get(1) is not None
-    cache.put(5, np.zeros(1000))  # larger than the whole cache: not kept, nothing evicted
-    assert cache.get(5) is None and cache.bytes == 2400
     big = 2**63 - 1
     k0, k1 = rng.toy_keys(big, 2)
     assert [int(k0[1]), int(k1[1])] == [0, 2**31]  # 2**63: low word 0, high word 2**31

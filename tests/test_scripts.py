@@ -68,10 +68,10 @@ def test_bench_toy_tiny():
 @pytest.mark.e2e
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
 def test_bench_engine_tiny():
-    done = run("bench_engine.py", "--tiny")
-    assert done.returncode == 0, done.stderr[-3000:]
+    done = run("bench_engine.py", "--tiny", "--check")
+    assert done.returncode in (0, 1), done.stderr[-3000:]  # 1: a target missed by over 2x (not this test's job)
     assert "node: runToy + expectedRun" in done.stdout and "Chromium: runToy + expectedRun" in done.stdout
-    assert "against the targets" in done.stdout
+    assert "≤ 25 ms" in done.stdout and "check: " in done.stdout
 
 
 @pytest.mark.integration

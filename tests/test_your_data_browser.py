@@ -1,5 +1,6 @@
 """Your run and Your prompts in Chromium: a file uploaded on each page is read, its findings and charts render (Your
-prompts' toy computed in the page), and text from the file (a column named `<b>x</b>`, a prompt `**x**`) shows literally: no bold, no link, no markup.
+prompts' toy computed in the page), and text from the file (a column named `<b>x</b>`, a prompt `**x**`) shows
+literally: no bold, no link, no markup.
 Run: python -m pytest tests/test_your_data_browser.py -m e2e
 """
 

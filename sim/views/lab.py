@@ -12,9 +12,10 @@ EQUATIONS = {
     ],
     "k3_kl": [r"u = \frac{\pi_{ref}(y_t)}{\pi_\theta(y_t)},\qquad k_3 = u - \log u - 1 \;\ge 0,\qquad"
               r" \frac{\partial k_3}{\partial \log \pi_\theta} = 1 - u"],
-    "grpo_loss": [
-        r"\rho_t = \exp\big(\log\pi_\theta(y_t) - \log\pi_{old}(y_t)\big),\qquad \text{obj}_t = \min\big(\rho_t \hat A,"
-        r"\ \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\,\hat A\big) - \beta\, k_3",
+    "grpo_loss": [  # ρ and obj on lines of their own: together they ran past a presenter's screen (?classroom=1)
+        r"\rho_t = \exp\big(\log\pi_\theta(y_t) - \log\pi_{old}(y_t)\big)",
+        r"\text{obj}_t = \min\big(\rho_t \hat A,\ \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\,\hat A\big)"
+        r" - \beta\, k_3",
         r"\mathcal{L} = -\frac{1}{B}\sum_{i=1}^{B} \frac{1}{|y^{(i)}|} \sum_{t=1}^{|y^{(i)}|} \text{obj}_{i,t}",
     ],
 }
@@ -28,10 +29,10 @@ WHAT = {
     "`mask` is 1 on real tokens, 0 on padding. Per token: ratio, clipped surrogate (with the **min**), minus β·k3 "
     "(call your `k3_kl`). Average over each response's real tokens, then over responses, and return the negative.",
 }
-COMMANDS = """python -m sim lab new my-lab                 # fresh stubs: tasks.py, test_tasks.py, README.md
-python -m sim lab check my-lab/tasks.py      # one line per task: pass, or what is wrong
-cd my-lab && python -m pytest -q             # the same checks as pytest tests
-RL_SOLUTIONS=1 python -m pytest -q           # the reference solutions: all pass"""
+COMMANDS = """python -m sim lab new my-lab             # stubs: tasks.py, test_tasks.py, README.md
+python -m sim lab check my-lab/tasks.py  # one line per task: pass, or what is wrong
+cd my-lab && python -m pytest -q         # the same checks as pytest tests
+RL_SOLUTIONS=1 python -m pytest -q       # the reference solutions: all pass"""
 
 VIEW = View(
     "lab", "Lab: GRPO's formulas, by you",

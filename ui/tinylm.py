@@ -207,8 +207,9 @@ def tinylm_page(server) -> None:
     on = control(ON)
     if not on:
         classroom_link_builder(list(VIEW.controls))
-        st.info("Below: the two presets as recorded. Switch the trainer on to run GRPO yourself; your run appears "
-                "here, above the records.")  # fmt: skip
+        with st.container(key="app_only_trainer"):  # a lesson has no trainer (the drift test skips this part)
+            st.info("Below: the two presets as recorded. Switch the trainer on to run GRPO yourself; your run "
+                    "appears here, above the records.")  # fmt: skip
         recorded_runs(server)
         st.stop()
     with st.sidebar:

@@ -86,6 +86,10 @@ export class DocView {
 
   table(b) {
     const box = el("div", "ls-tablebox");
+    // a wide table scrolls in its box (presenter sizes, a narrow column): the box is a named region Tab can reach
+    box.tabIndex = 0;
+    box.setAttribute("role", "region");
+    box.setAttribute("aria-label", b.title || `table: ${b.columns.join(", ")}`);
     if (b.title) box.append(el("p", "ls-table-title", b.title));
     const t = el("table", "ls-table");
     const head = t.createTHead().insertRow();

@@ -87,7 +87,7 @@ export function main() {
       const out = steps > 200 ? el("input", "ls-number") : el("output");
       if (steps > 200) {
         Object.assign(out, { type: "number", min: String(c.lo), max: String(c.hi), step: String(c.step) });
-        out.setAttribute("aria-label", c.label);
+        out.setAttribute("aria-label", `${c.label}: type a number`); // not the slider's name: two controls, two names
       } else out.htmlFor = id;
       const shownValue = (v) => {
         const text = valueText(c, v);

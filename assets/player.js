@@ -147,6 +147,9 @@ export class Player {
       slot.box.style.gridColumn = `span ${v.spec.span}`;
       slot.caption.textContent = v.spec.caption;
       slot.caption.hidden = !v.spec.caption;
+      // described by its caption, the chart's text equivalent (a chart without one has no description)
+      if (v.spec.caption) slot.box.setAttribute("aria-describedby", slot.caption.id);
+      else slot.box.removeAttribute("aria-describedby");
     });
     this.T = T;
     this.t = Math.min(this.t, T);
@@ -176,8 +179,7 @@ export class Player {
       const plotBox = el("div", "gp-plotbox");
       plotBox.append(plot, cover);
       const caption = el("div", "gp-caption");
-      caption.id = `gp-caption-${n}`;
-      box.setAttribute("aria-describedby", caption.id);
+      caption.id = `gp-caption-${n}`; // aria-describedby: set in apply() while the chart has a caption
       box.append(title, plotBox, caption);
       this.grid.appendChild(box);
       return { box, title, plot, cover, caption, mounted: false };

@@ -116,11 +116,13 @@ def navigation() -> st.navigation:
 if __name__ == "__main__":  # a session's script run
     # A local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.
     st.set_page_config(page_title="GRPO Playground", page_icon=str(ASSETS / "icon.png"), layout="wide")
-    st.session_state[SERVER_KEY] = served()  # handed to the page (ui/host.py), which passes it on
+    server = st.session_state[SERVER_KEY] = served()  # handed to the page (ui/host.py), which passes it on
     try:
         navigation().run()
     finally:
-        leave(st.session_state[SERVER_KEY])  # the page's place in the server's gate (ui/work.py) goes to the next
+        # the page's place in the server's gate (ui/work.py) goes to the next. `server`, not st.session_state: read
+        # there after st.stop() (TinyLM's page, trainer off) it never reached the gate, whose place stayed taken
+        leave(server)
 else:  # imported by the server that `streamlit run app.py` starts: warm up, then serve this file's sessions
     from ui.presenter import make_key
     from ui.server import Server

@@ -250,8 +250,6 @@ def test_a_view_shows_the_same_words_in_the_app_and_in_a_lesson(browser, server,
     if view.lesson == "page":  # a recorded view's controls run the app's trainer (TinyLM): the lesson replays
         assert app["counts"]["controls"] == len(view.controls)
     # every question, asked first in predict mode (?predict=1), each answered in turn
-    if view.lesson == "recorded":
-        return  # TinyLM asks none (and the app's TinyLM page at ?predict=1 never settles: reported, not fixed here)
     app_q, lesson_q = app_reading(browser, server, name, view), lesson_reading(browser, page_file, view)
     assert app_q["questions"] == lesson_q["questions"], f"app {app_q['questions']}, lesson {lesson_q['questions']}"
     assert len(app_q["questions"]) >= len(asks(view.document())), app_q["questions"]

@@ -15,6 +15,14 @@ import { Player } from "./player.js";
 import { el } from "./player_charts.js";
 import { answerLine, PredictBox } from "./predict.js";
 
+export function rowCaption(blocks, i) {
+  for (const b of blocks.slice(i + 1)) {
+    if (b.kind === "caption") return b.text;
+    if (b.kind === "heading" || b.kind === "charts") break;
+  }
+  return "";
+}
+
 export class DocView {
   constructor(parent, { classroom = false, predict = false, plotly_url = "", plotly_help = "" } = {}) {
     this.root = el("div", "ls-doc");
@@ -39,11 +47,13 @@ export class DocView {
     return Promise.all(this.pending);
   }
 
+  // the caption that follows a row of charts (before the next heading or charts) describes those of its charts
+  // that have no caption of their own (ui/view.py's row_caption)
   nodes(blocks) {
-    return blocks.map((b) => this.node(b));
+    return blocks.map((b, i) => this.node(b, b.kind === "charts" ? rowCaption(blocks, i) : ""));
   }
 
-  node(b) {
+  node(b, rowCaption = "") {
     if (b.kind === "heading") return el(b.level > 2 ? "h3" : "h2", "ls-heading", b.text);
     if (b.kind === "text") return el("p", "ls-text", b.text);
     if (b.kind === "formula") return el("p", "ls-formula", b.text);
@@ -51,7 +61,7 @@ export class DocView {
     if (b.kind === "note") return el("div", `ls-box ls-${b.tone}`, b.text);
     if (b.kind === "metrics") return this.metrics(b);
     if (b.kind === "table") return this.table(b);
-    if (b.kind === "charts") return this.charts(b);
+    if (b.kind === "charts") return this.charts(b, rowCaption);
     if (b.kind === "ask") return this.ask(b);
     if (b.kind === "live") return this.live(b);
     if (b.kind === "columns") {
@@ -104,7 +114,7 @@ export class DocView {
   }
 
   // a Charts block: computed in the page (its charts) or by sim (its payload, arrays in base64)
-  charts(b) {
+  charts(b, rowCaption = "") {
     const k = this.keep(`charts:${b.key}`, () => {
       const node = el("div", "ls-charts");
       return { node, player: new Player(node, () => {}) };
@@ -112,7 +122,8 @@ export class DocView {
     const T = b.payload ? b.payload.T : b.T;
     const payload = b.payload ? { ...b.payload } : buildPayload(b.key, { T, charts: b.charts, columns: b.columns,
       bar: T > 1 }); // prettier-ignore
-    Object.assign(payload, { classroom: this.o.classroom, plotly_url: this.o.plotly_url, plotly_help: this.o.plotly_help });
+    Object.assign(payload, { classroom: this.o.classroom, plotly_url: this.o.plotly_url, plotly_help: this.o.plotly_help,
+      row_caption: rowCaption }); // prettier-ignore
     k.player.load(payload);
     this.stats.charts += 1;
     return k.node;

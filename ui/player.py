@@ -84,7 +84,8 @@ def plotly_url(server) -> str | None:
     return f"/{base}/{rel}" if base else f"/{rel}"
 
 
-def player(server, key: str, *, on_t_change: Callable[[], None] | None = None, **options) -> int | None:
+def player(server, key: str, *, on_t_change: Callable[[], None] | None = None, row_caption: str = "",
+           **options) -> int | None:
     """Draw the player: a bar (Play/Pause, Step, Reset, speed, timeline) above the charts.
 
     options are build_payload's (sim/player/encode.py): T, charts, columns, speed, classroom, label, meta.
@@ -93,6 +94,7 @@ def player(server, key: str, *, on_t_change: Callable[[], None] | None = None, *
     on_t_change: if given, the browser reports t when playing stops (Pause, Step, Reset, end of a
         scrub; never while playing) and this callback runs; the return value is that t (None before).
     meta (an option): keep it the same across reruns of the same setting: any change counts as new data.
+    row_caption: the caption the page shows below the charts; it describes those without a caption of their own.
     """
     if server.plotly_url() is None and not st.get_option("server.enableStaticServing"):
         st.error(
@@ -106,6 +108,8 @@ def player(server, key: str, *, on_t_change: Callable[[], None] | None = None, *
         st.error(f"The player could not put Plotly.js into the app's static/ folder: {e}")
         return None
     payload = build_payload(key, report=on_t_change is not None, plotly_url=url, **options)
+    if row_caption:
+        payload["row_caption"] = row_caption
     kwargs = {"on_t_change": on_t_change} if on_t_change is not None else {}
     result = _COMPONENT(key=key, data=payload, **kwargs)
     t = getattr(result, "t", None) if on_t_change is not None else None

@@ -82,11 +82,24 @@ def presets(view: View) -> None:
 
 def render(blocks: Sequence, server) -> None:
     """Draw a document's blocks in order (see the module's docstring for the mapping)."""
-    for b in blocks:
-        _draw(b, server)
+    for i, b in enumerate(blocks):
+        _draw(b, server, row_caption=row_caption(blocks, i) if isinstance(b, Charts) else "")
 
 
-def _draw(b, server) -> None:
+def row_caption(blocks: Sequence, i: int) -> str:
+    """The caption that follows the charts at blocks[i], before the next heading or charts (""): it describes
+    (aria-describedby) those of its charts without a caption of their own (assets/player.js; a lesson's
+    assets/doc.js `rowCaption` reads it the same way)."""
+    for b in blocks[i + 1:]:
+        if isinstance(b, Caption):
+            return b.text
+        if isinstance(b, (Heading, Charts)):
+            break
+    return ""
+
+
+def _draw(b, server, row_caption: str = "") -> None:
+    """One block; `row_caption`: see row_caption()."""
     if isinstance(b, Heading):
         st.subheader(b.text) if b.level <= 2 else st.markdown(f"#### {md(b.text)}")
     elif isinstance(b, Text):
@@ -103,7 +116,8 @@ def _draw(b, server) -> None:
             else:
                 col.metric(label, value)
     elif isinstance(b, Charts):
-        player(server, b.key, T=b.T, charts=list(b.charts), columns=b.columns, classroom=presenter(), bar=b.T > 1)
+        player(server, b.key, T=b.T, charts=list(b.charts), columns=b.columns, classroom=presenter(), bar=b.T > 1,
+               row_caption=row_caption)
     elif isinstance(b, Table):
         if b.title:
             st.markdown(f"**{md(b.title)}**")

@@ -1,9 +1,10 @@
 """GRPO Playground: `streamlit run app.py`. Navigation and the home page; each page is a thin view over sim/.
 
-This file has two roles. Each session runs it as its script (`__main__`): navigation and the home page.
-`streamlit run app.py` first imports it to find the st.App at the bottom: that creates the process's one
-ui.server.Server (the routes of Plotly.js and of the browser's bundle, the warm-up before the first visitor, the
-gate of script runs).
+This file has two roles. `streamlit run app.py` first imports it to find the st.App at the bottom: that creates
+the process's one ui.server.Server (the routes of Plotly.js and of the browser's bundle, the warm-up before the
+first visitor, the gate of script runs, the TinyLM runs, the lab's sandbox). Then each session runs it as its
+script (`__main__`): it hands that Server to the session (ui/host.py) and runs the navigation, whose page passes
+it on to whatever needs it.
 """
 
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from sim.paths import ASSETS
+from ui.host import SERVER_KEY, bare_server
 from ui.page import apply_style
 from ui.presenter import claim
 from ui.work import leave
@@ -55,8 +57,15 @@ EXERCISES = [
 ]
 
 
+def served():
+    """The Server `streamlit run` built when it imported this file (the module `app`), or a bare one for a run
+    without it (AppTest of the app)."""
+    served = getattr(sys.modules.get("app"), "server", None)
+    return served if served is not None else bare_server()
+
+
 def home() -> None:
-    claim()  # ?presenter=KEY (ui/presenter.py)
+    claim(served())  # ?presenter=KEY (ui/presenter.py)
     apply_style()
     st.title("GRPO Playground")
     st.markdown(
@@ -107,10 +116,13 @@ def navigation() -> st.navigation:
 if __name__ == "__main__":  # a session's script run
     # A local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.
     st.set_page_config(page_title="GRPO Playground", page_icon=str(ASSETS / "icon.png"), layout="wide")
+    server = st.session_state[SERVER_KEY] = served()  # handed to the page (ui/host.py), which passes it on
     try:
         navigation().run()
     finally:
-        leave()  # the page's place in the server's gate (ui/work.py) goes to the next run
+        # the page's place in the server's gate (ui/work.py) goes to the next. `server`, not st.session_state: read
+        # there after st.stop() (TinyLM's page, trainer off) it never reached the gate, whose place stayed taken
+        leave(server)
 else:  # imported by the server that `streamlit run app.py` starts: warm up, then serve this file's sessions
     from ui.presenter import make_key
     from ui.server import Server
@@ -124,5 +136,5 @@ else:  # imported by the server that `streamlit run app.py` starts: warm up, the
     # interval each way: measured 18.9 ms per thread start at Python's 5 ms, 4.1 ms at 1 ms (a class changing
     # 20 settings a second would block the loop 0.4 s in every second at 5 ms).
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    server = Server.create(gated=True, presenter_key=key)
+    server = Server(gated=True, presenter_key=key)
     app = st.App("app.py", lifespan=server.lifespan, routes=server.routes())

@@ -1,5 +1,5 @@
-// The player's chart declarations in JavaScript: sim/player/spec.py's Chart, Line, Band, Bars and Heatmap, and
-// sim/player/encode.py's payload, for charts whose arrays are computed in the page. The payload is the one the
+// The one chart spec in JavaScript: sim/player/spec.py's Chart, Line, Band, Bars, BarSeries and Heatmap, and
+// sim/player/encode.py's payload, for charts whose arrays are computed in the page (any x axis, as in Python). The payload is the one the
 // player draws (assets/player.js); its arrays are typed arrays with a shape ({v, shape}) instead of base64, so a
 // page hands the player what it computed without encoding it. Plain data, no DOM, no plotting library.
 //
@@ -26,14 +26,27 @@ export function nd(a, shape) {
 }
 
 // ---- the declarations (keyword options as in Python, the same defaults) ----
+export const LINE_DEFAULTS = { mode: "lines", size: 8.0, symbol: null, symbols: null, marker_colors: null,
+  outline: null, text: null, text_position: "top left", hover: true }; // prettier-ignore
+export const MODES = ["lines", "markers", "lines+markers"];
+
 export function Line(y, name, o = {}) {
-  return { kind: "line", y: nd(y), name, reveal: o.reveal ?? "upto", x0: o.x0 ?? 0, color: o.color ?? null,
+  const line = { kind: "line", y: nd(y), name, reveal: o.reveal ?? "upto", x0: o.x0 ?? 0, color: o.color ?? null,
     width: o.width ?? 2.0, dash: o.dash ?? null, stackgroup: o.stackgroup ?? null, fill: o.fill ?? null,
     showlegend: o.showlegend ?? true, x: o.x === undefined || o.x === null ? null : nd(o.x) }; // prettier-ignore
+  for (const [k, d] of Object.entries(LINE_DEFAULTS)) line[k] = o[k] ?? d;
+  return line;
 }
 
 export function Band(lo, hi, name, o = {}) {
-  return { kind: "band", lo: nd(lo), hi: nd(hi), name, x0: o.x0 ?? 0, color: o.color ?? "rgba(31,119,180,0.2)" };
+  return { kind: "band", lo: nd(lo), hi: nd(hi), name, x0: o.x0 ?? 0, color: o.color ?? "rgba(31,119,180,0.2)",
+    x: o.x === undefined || o.x === null ? null : nd(o.x), showlegend: o.showlegend ?? false }; // prettier-ignore
+}
+
+// One bar per x, drawn whole: colors one or one per bar; o.hatch a Plotly pattern ("/"), o.width in x units
+export function BarSeries(x, y, name, o = {}) {
+  return { kind: "barseries", x: [...x], y: nd(y), name, colors: o.colors ?? "#1f77b4", opacity: o.opacity ?? 1.0,
+    hatch: o.hatch ?? null, width: o.width ?? null }; // prettier-ignore
 }
 
 export function Bars(y, o = {}) {
@@ -43,14 +56,25 @@ export function Bars(y, o = {}) {
 
 export function Heatmap(z, o = {}) {
   return { kind: "heatmap", z: nd(z), x0: o.x0 ?? 0, zmin: o.zmin ?? 0.0, zmax: o.zmax ?? 1.0,
-    colorscale: o.colorscale ?? "Viridis", colorbar_title: o.colorbar_title ?? "" }; // prettier-ignore
+    colorscale: o.colorscale ?? "Viridis", colorbar_title: o.colorbar_title ?? "",
+    x: o.x === undefined || o.x === null ? null : nd(o.x), y: o.y === undefined || o.y === null ? null : nd(o.y) }; // prettier-ignore
 }
 
 export function Chart(title, traces, o = {}) {
   return { title, traces, x_title: o.x_title ?? "iteration", y_title: o.y_title ?? "", y_range: o.y_range ?? null,
     x_range: o.x_range ?? null, height: o.height ?? 340, span: o.span ?? 1, caption: o.caption ?? null,
-    legend: o.legend ?? true, x_log: o.x_log ?? false, x_ticks: o.x_ticks ?? null, vlines: o.vlines ?? [] }; // prettier-ignore
+    legend: o.legend ?? true, x_log: o.x_log ?? false, x_ticks: o.x_ticks ?? null, vlines: o.vlines ?? [],
+    y_log: o.y_log ?? false, y_ticks: o.y_ticks ?? null, tick_text: o.tick_text ?? [null, null], hlines: o.hlines ?? [],
+    shade: o.shade ?? [], barmode: o.barmode ?? "overlay" }; // prettier-ignore
 }
+
+// Is the chart drawn over a run's iterations (revealed up to t) rather than over its own x? (encode.timeline)
+export function timeline(c) {
+  return c.traces.some((tr) => tr.kind === "bars" || (["line", "band", "heatmap"].includes(tr.kind) && !tr.x));
+}
+
+// A bar's x as sent: numbers stay numbers, anything else is text (encode._label)
+const label = (v) => (typeof v === "number" ? v : String(v));
 
 // ---- the payload: sim/player/encode.py's build_payload, arrays kept as they are ----
 function traceSpec(tr, arrays, T) {
@@ -68,12 +92,29 @@ function traceSpec(tr, arrays, T) {
       if (tr.x.v.length !== tr.y.v.length) throw new Error(`Line ${tr.name}: x and y differ in length`);
       spec.x = ref(tr.x, 1, `Line ${tr.name} x`);
     }
+    if (!MODES.includes(tr.mode)) throw new Error(`Line ${tr.name}: mode must be one of ${MODES}`);
+    for (const [k, d] of Object.entries(LINE_DEFAULTS)) {
+      const v = Array.isArray(tr[k]) ? [...tr[k]] : tr[k];
+      if (JSON.stringify(v) !== JSON.stringify(d)) spec[k] = v;
+    }
     return spec;
   }
   if (tr.kind === "band") {
     if (tr.lo.v.length !== tr.hi.v.length) throw new Error(`Band ${tr.name}: lo and hi differ`);
-    return { kind: "band", lo: ref(tr.lo, 1, `Band ${tr.name}`), hi: ref(tr.hi, 1, `Band ${tr.name}`), x0: tr.x0,
+    const spec = { kind: "band", lo: ref(tr.lo, 1, `Band ${tr.name}`), hi: ref(tr.hi, 1, `Band ${tr.name}`), x0: tr.x0,
       name: tr.name, color: tr.color }; // prettier-ignore
+    if (tr.x) spec.x = ref(tr.x, 1, `Band ${tr.name} x`);
+    if (tr.showlegend) spec.showlegend = true;
+    return spec;
+  }
+  if (tr.kind === "barseries") {
+    const n = tr.y.v.length;
+    const colors = typeof tr.colors === "string" ? Array(n).fill(tr.colors) : [...tr.colors];
+    if (tr.x.length !== n || colors.length !== n) throw new Error(`BarSeries ${tr.name}: one x and colour per bar`);
+    const spec = { kind: "barseries", x: tr.x.map(label), y: ref(tr.y, 1, `BarSeries ${tr.name}`), name: tr.name,
+      colors, opacity: tr.opacity, hatch: tr.hatch }; // prettier-ignore
+    if (tr.width !== null) spec.width = ref(nd(typeof tr.width === "number" ? Array(n).fill(tr.width) : tr.width), 1, "width");
+    return spec;
   }
   if (tr.kind === "bars") {
     if (tr.colors.length !== tr.names.length) throw new Error("Bars: as many colors as names");
@@ -85,8 +126,13 @@ function traceSpec(tr, arrays, T) {
     return spec;
   }
   if (tr.kind === "heatmap") {
-    return { kind: "heatmap", z: ref(tr.z, 2, "Heatmap z"), x0: tr.x0, zmin: tr.zmin, zmax: tr.zmax,
+    const spec = { kind: "heatmap", z: ref(tr.z, 2, "Heatmap z"), x0: tr.x0, zmin: tr.zmin, zmax: tr.zmax,
       colorscale: tr.colorscale, colorbar_title: tr.colorbar_title }; // prettier-ignore
+    if (tr.x) {
+      spec.x = ref(tr.x, 1, "Heatmap x");
+      spec.y = ref(tr.y, 1, "Heatmap y");
+    }
+    return spec;
   }
   throw new Error(`not a player trace: ${tr.kind}`);
 }
@@ -102,8 +148,15 @@ export function buildPayload(key, o) {
       height: c.height, span: Math.max(1, Math.min(c.span, columns)), caption: c.caption || "", legend: c.legend,
       traces: c.traces.map((tr) => traceSpec(tr, arrays, T)) }; // prettier-ignore
     if (c.x_log) spec.x_log = true;
-    if (c.x_ticks) spec.x_ticks = c.x_ticks;
+    if (c.x_ticks) spec.x_ticks = [...c.x_ticks];
     if (c.vlines && c.vlines.length) spec.vlines = c.vlines;
+    if (!timeline(c)) spec.timeline = false;
+    if (c.y_log) spec.y_log = true;
+    if (c.y_ticks) spec.y_ticks = [...c.y_ticks];
+    if (c.tick_text && (c.tick_text[0] || c.tick_text[1])) spec.tick_text = c.tick_text.map((t) => (t ? t.map(String) : null));
+    if (c.hlines && c.hlines.length) spec.hlines = c.hlines;
+    if (c.shade && c.shade.length) spec.shade = c.shade;
+    if (c.barmode && c.barmode !== "overlay") spec.barmode = c.barmode;
     return spec;
   });
   return { v: 1, key, T, columns, speed: o.speed ?? 16, classroom: !!o.classroom, label: o.label ?? "iteration {t} / {T}",

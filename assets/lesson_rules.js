@@ -1,11 +1,12 @@
 // GRPO Playground lesson: the rules a lesson page applies to its link and to its data, with no DOM (node's test
-// imports this module; sim/lesson/build.py inlines it, its `export`s dropped, at the top of the lesson's lesson.js).
+// imports this module; the lesson's page script, assets/lesson_page.js, imports it).
 //
 // The link is user input: read by the app's rules (ui/controls.py). A key given twice in the query (or twice in
-// the hash) takes its last value, with a note; the hash wins over the query (it is what the page rewrites);
-// numbers are decimal only (no 0x10, 0b10, Infinity); anything shown back is cut to 40 characters and its
-// invisible characters escaped as sim/validate.py's `neutral` does. Data is parsed as JSON, never run, and an
-// entry of the wrong shape is refused with the "rebuild" message.
+// the hash) takes its last value, with a note, except a control that holds several values (`multi`: One group's
+// picked answers, `pick=1&pick=4`, as Streamlit writes it); the hash wins over the query (it is what the page
+// rewrites); numbers are decimal only (no 0x10, 0b10, Infinity); anything shown back is cut to 40 characters and
+// its invisible characters escaped as sim/validate.py's `neutral` does. Data is parsed as JSON, never run, and a
+// document of the wrong shape is refused with the "rebuild" message.
 
 export const TRUE = ["1", "true", "yes", "on"];
 export const FLAGS = ["classroom", "hide", "predict"]; // the page's own keys: the only ones the contents page carries
@@ -41,9 +42,11 @@ export function decimal(raw) {
   return typeof raw === "string" && DECIMAL.test(raw) ? Number(raw) : NaN;
 }
 
-// The link's parameters: {values: Map key -> value, fromHash: Set of keys the hash gave, notes: [text]}
-export function readLink(search, hash) {
+// The link's parameters: {values: Map key -> value, lists: Map key -> every value (the part that gave it last),
+// fromHash: Set of keys the hash gave, notes: [text]}. Keys in `multi` hold several values, with no note.
+export function readLink(search, hash, multi = []) {
   const values = new Map();
+  const lists = new Map();
   const fromHash = new Set();
   const notes = [];
   for (const [part, text] of [["query", search], ["hash", hash]]) {
@@ -54,11 +57,29 @@ export function readLink(search, hash) {
     }
     for (const [k, vs] of all) {
       values.set(k, vs[vs.length - 1]);
+      lists.set(k, vs);
       if (part === "hash") fromHash.add(k);
-      if (vs.length > 1) notes.push(`${shown(k)} is given ${vs.length} times (${shown(vs.join(", "))}); using the last one`);
+      if (vs.length > 1 && !multi.includes(k)) {
+        notes.push(`${shown(k)} is given ${vs.length} times (${shown(vs.join(", "))}); using the last one`);
+      }
     }
   }
-  return { values, fromHash, notes };
+  return { values, lists, fromHash, notes };
+}
+
+// A Picks control's values from the link (`pick=1&pick=4`, or `pick=1,4`): whole numbers from 1 up to `most`, in
+// order, each once; [picks, note or null] (a value that is none of them is dropped, and said)
+export function picksFromLink(key, raw, most) {
+  const out = new Set();
+  const bad = [];
+  for (const part of raw.flatMap((r) => String(r).split(","))) {
+    if (part.trim() === "") continue;
+    const x = decimal(part);
+    if (Number.isInteger(x) && x >= 1 && x <= most) out.add(x);
+    else bad.push(part);
+  }
+  const note = bad.length ? `URL parameter ${key}=${shown(bad.join(","))} is not a whole number from 1 to ${most}; left out` : null;
+  return [[...out].sort((a, b) => a - b), note];
 }
 
 // Names in ?hide=: comma-separated, each a control's key (letters, digits, _)
@@ -84,7 +105,10 @@ export function carryQuery(search) {
 // The hash a view writes for its state: the setting, then the page's flags the hash carried (classroom, hide, predict)
 export function linkHash(state, flags) {
   const h = new URLSearchParams();
-  for (const [k, v] of Object.entries(state)) h.set(k, String(v));
+  for (const [k, v] of Object.entries(state)) {
+    if (Array.isArray(v)) for (const x of v) h.append(k, String(x)); // a Picks control: once per number
+    else h.set(k, String(v));
+  }
   if (flags.classroom) h.set("classroom", "1");
   if (flags.hide && flags.hide.length) h.set("hide", flags.hide.join(","));
   if (flags.predict) h.set("predict", "1");
@@ -94,39 +118,48 @@ export function linkHash(state, flags) {
 // ---- data: parsed, then checked for the shape the page draws (a problem's text, or null) ----
 const isObject = (x) => typeof x === "object" && x !== null && !Array.isArray(x);
 const isList = (x, each) => Array.isArray(x) && x.every(each);
-const optional = (x, ok) => x === undefined || x === null || ok(x);
 const isText = (x) => typeof x === "string";
+const TEXTS = ["heading", "text", "formula", "caption", "note"];
 
-export function entryProblem(entry) {
-  if (!isObject(entry)) return "it is not an object";
-  for (const k of ["above", "below"]) if (!optional(entry[k], isText)) return `its ${k} is not text`;
-  const table = (t) => isObject(t) && isText(t.title) && isList(t.columns, isText) && isList(t.rows, Array.isArray);
-  if (!optional(entry.tables, (x) => isList(x, table))) return "its tables are not tables";
-  const row = (r) => isObject(r) && Array.isArray(r.figures) && r.figures.every((f) => isObject(f) && Array.isArray(f.traces));
-  if (!optional(entry.figures, (x) => isList(x, row))) return "its charts are not charts";
-  if (!optional(entry.payload, (p) => isObject(p) && Array.isArray(p.charts))) return "its player data is not player data";
-  const question = (q) => isObject(q) && ["number", "choice"].includes(q.kind) && isText(q.question);
-  if (!optional(entry.predict, (x) => isList(x, question))) return "its questions are not questions";
+// A document (sim/views/doc.py's blocks, as a recorded view's page holds them): the problem, or null
+export function docProblem(doc) {
+  if (!Array.isArray(doc)) return "it is not a list of blocks";
+  for (const b of doc) {
+    if (!isObject(b) || !isText(b.kind)) return "a block is not a block";
+    if (TEXTS.includes(b.kind) && !isText(b.text)) return `its ${b.kind} is not text`;
+    if (b.kind === "metrics" && !isList(b.items, (i) => isList(i, isText))) return "its numbers are not numbers";
+    if (b.kind === "table" && !(isList(b.columns, isText) && isList(b.rows, Array.isArray))) return "its tables are not tables";
+    if (b.kind === "charts" && !(isObject(b.payload) && Array.isArray(b.payload.charts) && Array.isArray(b.payload.arrays))) {
+      return "its charts are not charts";
+    }
+    if (b.kind === "ask" && !(isObject(b.question) && isText(b.question.question))) return "its questions are not questions";
+    const inner = b.kind === "ask" ? [b.then] : b.kind === "columns" ? b.columns : [];
+    for (const blocks of inner) {
+      const problem = docProblem(blocks);
+      if (problem) return problem;
+    }
+    if (![...TEXTS, "metrics", "table", "charts", "ask", "columns"].includes(b.kind)) return `a ${shown(b.kind)} block is not a recorded view's`;
+  }
   return null;
 }
 
-// The text of a <script type="application/json"> block as an entry: [entry, null] or [null, problem]
-export function parseEntry(text) {
-  let entry;
+// The text of a <script type="application/json"> block as a document: [doc, null] or [null, problem]
+export function parseDoc(text) {
+  let doc;
   try {
-    entry = JSON.parse(text);
+    doc = JSON.parse(text);
   } catch (e) {
     return [null, "it is not JSON"];
   }
-  const problem = entryProblem(entry);
-  return problem ? [null, problem] : [entry, null];
+  const problem = docProblem(doc);
+  return problem ? [null, problem] : [doc, null];
 }
 
+// A view page's manifest (sim.views.doc.View.manifest): the problem, or null
 export function manifestProblem(m) {
-  if (!isObject(m)) return "it is not an object";
-  const dim = (d) => isObject(d) && isText(d.key) && isList(d.names, isText) && Array.isArray(d.values) && d.values.length === d.names.length;
-  if (!isList(m.dims, dim)) return "its controls are not controls";
-  if (!isList(m.settings, (s) => isObject(s) && isText(s.id) && isObject(s.values))) return "its settings are not settings";
-  if (!isObject(m.defaults) || !Array.isArray(m.presets) || !Array.isArray(m.extras)) return "it lacks its defaults";
+  if (!isObject(m) || !isText(m.view) || !isText(m.title)) return "it is not a view's";
+  if (!isList(m.controls, (c) => isObject(c) && isText(c.key) && isText(c.label))) return "its controls are not controls";
+  if (!isList(m.presets, (p) => isObject(p) && isText(p.name) && isObject(p.values))) return "its presets are not presets";
+  if (!["page", "recorded"].includes(m.kind)) return "it is not computed in the page nor recorded";
   return null;
 }

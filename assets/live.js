@@ -167,6 +167,10 @@ export function viewOf(request, runs) {
   if (view === "sharpen") {
     return { T: config.iterations, charts: V.sharpen_charts(config, runs.h), above: "", below: V.sharpen_caption(config, runs.h) };
   }
+  if (view === "your_prompts") {
+    const charts = V.pool_charts(config, runs.run, runs.exp, request.reduction, request.pool_size, { big: !!request.big });
+    return { T: config.iterations, charts, above: "", below: "" };
+  }
   // passk_toy: the expected run's p at iteration 0 and T (seed 0)
   const p = nd(runs.exp.p);
   const [T1, , P] = p.shape;

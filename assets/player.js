@@ -49,7 +49,11 @@ export class Player {
     this.buildBar();
     this.msg = el("div", "gp-msg");
     this.grid = el("div", "gp-charts");
-    this.root.append(this.bar, this.msg, this.grid);
+    // the caption a host shows below the row (data.row_caption): the description of its charts without their own
+    this.rowCaption = el("div", "gp-row-caption");
+    this.rowCaption.id = `gp-row-caption-${++ids}`;
+    this.rowCaption.hidden = true;
+    this.root.append(this.bar, this.msg, this.grid, this.rowCaption);
     parent.appendChild(this.root);
     this.onKey = this.onKey.bind(this);
     this.root.addEventListener("keydown", this.onKey);
@@ -142,11 +146,16 @@ export class Player {
     if (shape !== this.shape) this.buildCharts(data.charts.length);
     this.shape = shape;
     this.views = data.charts.map((spec, i) => new ChartView(spec, arrays, T, style));
+    this.rowCaption.textContent = data.row_caption || "";
     this.views.forEach((v, i) => {
       const slot = this.slots[i];
       slot.box.style.gridColumn = `span ${v.spec.span}`;
       slot.caption.textContent = v.spec.caption;
       slot.caption.hidden = !v.spec.caption;
+      // described by its caption, the chart's text equivalent: its own, else the row's (none: no description)
+      const described = v.spec.caption ? slot.caption.id : data.row_caption ? this.rowCaption.id : null;
+      if (described) slot.box.setAttribute("aria-describedby", described);
+      else slot.box.removeAttribute("aria-describedby");
     });
     this.T = T;
     this.t = Math.min(this.t, T);
@@ -176,8 +185,7 @@ export class Player {
       const plotBox = el("div", "gp-plotbox");
       plotBox.append(plot, cover);
       const caption = el("div", "gp-caption");
-      caption.id = `gp-caption-${n}`;
-      box.setAttribute("aria-describedby", caption.id);
+      caption.id = `gp-caption-${n}`; // aria-describedby: set in apply() while the chart has a caption
       box.append(title, plotBox, caption);
       this.grid.appendChild(box);
       return { box, title, plot, cover, caption, mounted: false };

@@ -1,6 +1,6 @@
 // GRPO Playground player, part 1 of 2 (player.js imports it; sim/player/bundle.py joins them for a page):
-// loading Plotly.js, decoding the arrays, and ChartView, which turns one chart's spec into Plotly traces
-// for iteration t.
+// loading Plotly.js, decoding the arrays, and ChartView, which turns one chart's spec (sim/player/spec.py, any x
+// axis) into Plotly traces for iteration t. A chart over another axis than the iterations is the same at every t.
 //
 // Cheap frames: layouts carry `transition: {duration: 0}`, so Plotly.react redraws only the traces
 // (its animation path) instead of re-laying out the whole chart; bars are one trace per category
@@ -98,7 +98,7 @@ export class ChartView {
     this.spec = spec;
     this.T = T;
     this.parts = spec.traces.map((tr) => ({ ...tr, ...this.prepare(tr, arrays) }));
-    this.heat = this.parts.find((p) => p.kind === "heatmap");
+    this.heat = this.parts.find((p) => p.kind === "heatmap" && !p.axes); // a heatmap over iterations: covered after t
     this.layoutBase = this.makeLayout(style);
     this.maskColor = style.background;
   }
@@ -110,7 +110,16 @@ export class ChartView {
     }
     if (tr.kind === "band") {
       const lo = arrays[tr.lo].v;
-      return { lov: lo, hiv: arrays[tr.hi].v, xv: iota(lo.length, tr.x0) };
+      return { lov: lo, hiv: arrays[tr.hi].v, xv: tr.x === undefined ? iota(lo.length, tr.x0) : arrays[tr.x].v,
+        whole: tr.x !== undefined }; // prettier-ignore
+    }
+    if (tr.kind === "barseries") return { yv: arrays[tr.y].v, wv: tr.width === undefined ? null : arrays[tr.width].v };
+    if (tr.kind === "heatmap" && tr.x !== undefined) {
+      // z (n_x, n_y) row-major -> Plotly z: n_y rows of n_x columns, over x and y, drawn whole
+      const { v, shape } = arrays[tr.z];
+      const [nx, ny] = shape;
+      const z = Array.from({ length: ny }, (_, j) => Float32Array.from({ length: nx }, (_, i) => v[i * ny + j]));
+      return { z, xv: arrays[tr.x].v, yv: arrays[tr.y].v, axes: true };
     }
     if (tr.kind === "bars") {
       const P = arrays[tr.y].shape[1];
@@ -127,18 +136,38 @@ export class ChartView {
     const s = this.spec;
     const font = { size: style.tick, color: style.text, family: style.font };
     const axisTitle = { size: style.axisTitle };
-    const hasBars = this.parts.some((p) => p.kind === "bars");
-    const xr = s.x_range || (hasBars || s.x_log ? null : this.heat ? [-0.5, this.T + 0.5] : [0, this.T]);
+    const hasBars = this.parts.some((p) => p.kind === "bars" || p.kind === "barseries");
+    const heatmaps = this.parts.some((p) => p.kind === "heatmap");
+    const overT = s.timeline !== false && !hasBars; // drawn over the run's iterations: 0..T
+    const xr = s.x_range || (overT ? (this.heat ? [-0.5, this.T + 0.5] : [0, this.T]) : null);
     const xaxis = { title: { text: s.x_title, font: axisTitle }, zeroline: false, ...range(xr) };
+    const yaxis = { title: { text: s.y_title, font: axisTitle }, ...range(s.y_range) };
+    const [xText, yText] = s.tick_text || [null, null];
     if (s.x_log) xaxis.type = "log";
-    if (s.x_ticks) Object.assign(xaxis, { tickvals: s.x_ticks, ticktext: s.x_ticks.map(String) });
-    // dotted markers at fixed x (k = 64), with their label at the top
+    if (s.x_ticks) Object.assign(xaxis, { tickvals: s.x_ticks, ticktext: xText || s.x_ticks.map(String) });
+    if (s.y_log) yaxis.type = "log";
+    if (s.y_ticks) Object.assign(yaxis, { tickvals: s.y_ticks, ticktext: yText || s.y_ticks.map(String) });
+    // dotted markers at fixed x (k = 64) or y (the exact KL), with their label at the top; shaded x ranges
+    const logX = (x) => (s.x_log ? Math.log10(x) : x);
+    const logY = (y) => (s.y_log ? Math.log10(y) : y);
     const vlines = s.vlines || [];
+    const hlines = s.hlines || [];
+    const shade = s.shade || [];
     const marks = {
-      shapes: vlines.map(([x]) => ({ type: "line", xref: "x", yref: "paper", x0: x, x1: x, y0: 0, y1: 1,
-        line: { dash: "dot", width: 1.5, color: "#7f7f7f" } })),
-      annotations: vlines.map(([x, text]) => ({ x: s.x_log ? Math.log10(x) : x, xref: "x", y: 1, yref: "paper",
-        text, showarrow: false, xanchor: "right", yanchor: "top" })),
+      shapes: [
+        ...shade.map(([x0, x1, color]) => ({ type: "rect", xref: "x", yref: "paper", x0, x1, y0: 0, y1: 1,
+          fillcolor: color, line: { width: 0 }, layer: "below" })),
+        ...vlines.map(([x]) => ({ type: "line", xref: "x", yref: "paper", x0: x, x1: x, y0: 0, y1: 1,
+          line: { dash: "dot", width: 1.5, color: "#7f7f7f" } })),
+        ...hlines.map(([y, , dash]) => ({ type: "line", xref: "paper", yref: "y", x0: 0, x1: 1, y0: y, y1: y,
+          line: { dash: dash || "dot", width: 1.5, color: "#7f7f7f" } })),
+      ],
+      annotations: [
+        ...vlines.filter(([, text]) => text).map(([x, text]) => ({ x: logX(x), xref: "x", y: 1, yref: "paper",
+          text, showarrow: false, xanchor: "right", yanchor: "top" })),
+        ...hlines.filter(([, text]) => text).map(([y, text]) => ({ x: 1, xref: "paper", y: logY(y), yref: "y",
+          text, showarrow: false, xanchor: "right", yanchor: "bottom" })),
+      ],
     }; // prettier-ignore
     return {
       height: s.height,
@@ -146,13 +175,13 @@ export class ChartView {
       font,
       paper_bgcolor: "rgba(0,0,0,0)",
       plot_bgcolor: style.background,
-      showlegend: s.legend && !this.heat,
+      showlegend: s.legend && !heatmaps,
       legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", font: { size: style.legend } },
-      hovermode: hasBars || this.heat ? "closest" : "x unified",
+      hovermode: hasBars || heatmaps ? "closest" : "x unified",
       xaxis,
       ...marks,
-      yaxis: { title: { text: s.y_title, font: axisTitle }, ...range(s.y_range) },
-      barmode: "overlay",
+      yaxis,
+      barmode: s.barmode || "overlay",
       uirevision: "keep", // zoom and legend clicks survive every frame and new data
       transition: { duration: 0 }, // data-only updates take Plotly's animation path (traces only)
     };
@@ -163,15 +192,31 @@ export class ChartView {
     for (const p of this.parts) {
       if (p.kind === "line") {
         const n = p.reveal === "full" ? p.yv.length : upto(t, p.x0, p.yv.length);
-        out.push({
-          type: "scatter", mode: "lines", name: p.name, showlegend: p.showlegend,
+        const mode = p.mode || "lines";
+        const tr = {
+          type: "scatter", mode: p.text ? `${mode}+text` : mode, name: p.name, showlegend: p.showlegend,
           x: p.xv.subarray(0, n), y: p.yv.subarray(0, n),
           line: { color: p.color || undefined, width: p.width, dash: p.dash || "solid" },
           stackgroup: p.stackgroup || undefined, fill: p.fill || undefined,
-        }); // prettier-ignore
+        }; // prettier-ignore
+        if (mode !== "lines") {
+          tr.marker = { size: p.size ?? 8, color: p.marker_colors || p.color || undefined,
+            symbol: p.symbols || p.symbol || undefined }; // prettier-ignore
+          if (p.outline) tr.marker.line = { width: 2, color: p.outline };
+        }
+        if (p.text) Object.assign(tr, { text: p.text, textposition: p.text_position || "top left", cliponaxis: false,
+          textfont: { color: p.color || undefined } }); // prettier-ignore
+        if (p.hover === false) tr.hoverinfo = "skip";
+        out.push(tr);
+      } else if (p.kind === "barseries") {
+        const marker = { color: p.colors, opacity: p.opacity };
+        if (p.hatch) marker.pattern = { shape: p.hatch };
+        const tr = { type: "bar", x: p.x, y: p.yv, name: p.name, marker };
+        if (p.wv) tr.width = p.wv;
+        out.push(tr);
       } else if (p.kind === "band") {
         // one closed polygon (hi forwards, lo backwards): one trace instead of two
-        const n = upto(t, p.x0, p.lov.length);
+        const n = p.whole ? p.lov.length : upto(t, p.x0, p.lov.length);
         const x = new Float32Array(2 * n);
         const y = new Float32Array(2 * n);
         for (let i = 0; i < n; i++) {
@@ -180,7 +225,7 @@ export class ChartView {
           y[2 * n - 1 - i] = p.lov[i];
         }
         out.push({ type: "scatter", mode: "lines", x, y, fill: "toself", fillcolor: p.color, line: { width: 0 },
-          name: p.name, hoverinfo: "skip" }); // prettier-ignore
+          name: p.name, hoverinfo: "skip", showlegend: !!p.showlegend }); // prettier-ignore
       } else if (p.kind === "bars") {
         const row = Math.min(t, p.yv.length / p.P - 1) * p.P;
         const y = p.yv.subarray(row, row + p.P);
@@ -190,6 +235,9 @@ export class ChartView {
           out.push({ type: "bar", x: p.x, y: yc, name: p.names[c] || "", marker: { color },
             showlegend: !!p.names[c], hovertemplate: `%{y:.3f}<extra>${p.names[c] || ""}</extra>` }); // prettier-ignore
         });
+      } else if (p.axes) {
+        out.push({ type: "heatmap", x: p.xv, y: p.yv, z: p.z, zmin: p.zmin, zmax: p.zmax, colorscale: p.colorscale,
+          colorbar: { title: { text: p.colorbar_title } } }); // prettier-ignore
       } else {
         out.push({ type: "heatmap", x: p.xv, z: p.z, zmin: p.zmin, zmax: p.zmax, colorscale: p.colorscale,
           colorbar: { title: { text: p.colorbar_title } }, hovertemplate: "iteration %{x}<br>row %{y}<br>%{z:.3f}<extra></extra>" }); // prettier-ignore
@@ -200,7 +248,8 @@ export class ChartView {
 
   // Only a heatmap or lines drawn whole: nothing for Plotly to redraw when t moves (a heatmap's cover does it).
   get staticFrames() {
-    return this.parts.every((p) => p.kind === "heatmap" || (p.kind === "line" && p.reveal === "full"));
+    return this.parts.every((p) => p.kind === "heatmap" || p.kind === "barseries" || (p.kind === "band" && p.whole) ||
+      (p.kind === "line" && p.reveal === "full")); // prettier-ignore
   }
 
   // Move the cover over the heatmap's columns after t. Pixels come from Plotly's own axis (l2p) and

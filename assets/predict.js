@@ -1,11 +1,12 @@
-// Predict, then reveal, in the page: ui/predict.py's number question for a view computed in the browser (the
-// answer comes from the run on screen). The same words as the app's: "Predict first.", "Your guess", "Reveal",
-// then "Your guess 100, the chapter's answer 96: off by 4 (4% of the answer), close ±19." Every text goes in with
-// textContent. The pure parts (formatting, closeness, the accepted range) have no DOM: node's tests run them
-// against ui/predict.py.
+// Predict, then reveal, in the page: ui/predict.py's question (a number or a choice) for a view drawn in the browser.
+// The same words as the app's: "Predict first.", "Your guess", "Reveal", then "Your guess 100, the chapter's answer
+// 96: off by 4 (4% of the answer), close ±19." or "Right: ..." / "Not quite: you picked ..."; outside predict mode
+// the one line "Chapter's answer: 96.0%. explain". Every text goes in with textContent. The pure parts (formatting,
+// closeness, the accepted range) have no DOM: node's tests run them against ui/predict.py.
 //
 //   const box = new PredictBox(parent, () => showCharts());   // then() runs once the answer is revealed
-//   box.ask(question);   // question: hard_prompt_question's {question, answer, tolerance, fmt, lo, hi, explain}
+//   box.ask(question);   // {question, answer, kind "number" | "choice", options, tolerance, unit, fmt, lo, hi, explain}
+//   box.answerLine(question)  // outside predict mode: "Chapter's answer: ..." as a caption
 
 import { format } from "./pyformat.js";
 
@@ -53,6 +54,22 @@ export function verdict(q, guess) {
   return [c.close, text];
 }
 
+// ui/predict._answer_text: the answer as the page writes it
+export function answerText(q) {
+  return (q.kind ?? "number") === "number" ? fmtNumber(q.answer, q.fmt ?? "{:.4g}", q.unit) : String(q.answer);
+}
+
+// The line the app shows outside predict mode (its Markdown bold as plain text)
+export function answerLine(q) {
+  return `Chapter's answer: ${answerText(q)}.${q.explain ? ` ${q.explain}` : ""}`;
+}
+
+// The line once a choice is revealed: [right, text]
+export function choiceVerdict(q, pick) {
+  const right = pick === q.answer;
+  return [right, right ? `Right: ${q.answer}.` : `Not quite: you picked “${pick}”; the chapter's answer is ${q.answer}.`];
+}
+
 // The warning for a guess outside the accepted range, or null
 export function outside(q, guess) {
   const [lo, hi] = answerRange(q.answer, q.unit, q.lo, q.hi);
@@ -90,6 +107,7 @@ export class PredictBox {
     p.append(el("strong", "", "Predict first. "), document.createTextNode(q.question));
     this.box.append(p);
     if (this.revealed && this.guess !== null) return this.showAnswer();
+    if (q.kind === "choice") return this.askChoice(q);
     const label = el("label", "gp-guess-label", "Your guess" + (q.unit && q.unit.trim() ? ` (${q.unit.trim()})` : ""));
     const input = el("input", "gp-guess");
     input.type = "number";
@@ -122,8 +140,36 @@ export class PredictBox {
     this.box.append(label, input, warn, reveal, el("p", "gp-caption", "The answer (and the chart) appear once you have guessed."));
   }
 
+  // a choice: the options as radio buttons under "Your answer"
+  askChoice(q) {
+    const fs = el("fieldset", "gp-choice");
+    fs.append(el("legend", "", "Your answer"));
+    const name = `gp-choice-${Math.random().toString(36).slice(2)}`;
+    const reveal = el("button", "gp-btn", "Reveal");
+    reveal.type = "button";
+    reveal.disabled = this.guess === null;
+    q.options.forEach((o, i) => {
+      const r = el("input");
+      Object.assign(r, { type: "radio", name, id: `${name}-${i}`, value: String(i), checked: this.guess === o });
+      r.addEventListener("change", () => {
+        this.guess = o;
+        reveal.disabled = false;
+      });
+      const l = el("label", "gp-option", o);
+      l.htmlFor = r.id;
+      fs.append(r, l);
+    });
+    reveal.addEventListener("click", () => {
+      if (this.guess === null) return;
+      this.revealed = true;
+      this.showAnswer();
+      this.onReveal();
+    });
+    this.box.append(fs, reveal, el("p", "gp-caption", "The answer (and the chart) appear once you have guessed."));
+  }
+
   showAnswer() {
-    const [close, text] = verdict(this.q, this.guess);
+    const [close, text] = this.q.kind === "choice" ? choiceVerdict(this.q, this.guess) : verdict(this.q, this.guess);
     const line = el("p", close ? "gp-close" : "gp-far", text);
     const again = el("button", "gp-btn", "Guess again");
     again.type = "button";

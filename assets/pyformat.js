@@ -8,8 +8,9 @@
 //   format(1234.5, ",.0f") -> "1,234"
 //   repr(0.1) -> "0.1", repr(2) -> "2.0": str() of a Python float; String(n) for a Python int
 //
-// The spec is the part of a Python format spec this project uses: [,][.precision][f|%|g|e]. A number that is
-// negative or -0.0 keeps its sign ("-0.00"), as Python's does; nan and inf print as Python prints them.
+// The spec is the part of a Python format spec this project uses: [+][,][.precision][f|%|g|e]. A number that is
+// negative or -0.0 keeps its sign ("-0.00"), as Python's does, and "+" writes the sign of the others ("+0.083");
+// nan and inf print as Python prints them.
 
 // |x| (finite, >= 0) with `frac` decimals, rounded half to even on its exact value. toFixed rounds the exact
 // value too, but a tie goes to the larger digit; a tie is possible only when |x| * 2^(frac+1) is an odd integer.
@@ -69,19 +70,19 @@ function twoDigitExp(e) {
   return (e < 0 ? "-" : "+") + String(Math.abs(e)).padStart(2, "0");
 }
 
-const SPEC = /^(,)?(?:\.(\d+))?([fge%])?$/;
+const SPEC = /^(\+)?(,)?(?:\.(\d+))?([fge%])?$/;
 
 export function format(x, spec = "") {
   if (typeof x !== "number") throw new TypeError(`format: not a number: ${x}`);
   if (spec === "") return repr(x);
   const m = SPEC.exec(spec);
   if (!m) throw new Error(`format: unsupported spec ${JSON.stringify(spec)}`);
-  const [, comma, precText, type = "g"] = m;
-  if (!m[3] && precText === undefined) return repr(x);
+  const [, plus, comma, precText, type = "g"] = m;
+  if (!m[4] && precText === undefined) return (plus && !(x < 0 || Object.is(x, -0)) ? "+" : "") + repr(x);
   let prec = precText === undefined ? 6 : Number(precText);
   if (type === "%") x *= 100;
-  if (!Number.isFinite(x)) return special(x) + (type === "%" ? "%" : "");
-  const sign = x < 0 || Object.is(x, -0) ? "-" : "";
+  const sign = x < 0 || Object.is(x, -0) ? "-" : plus && !Number.isNaN(x) ? "+" : "";
+  if (!Number.isFinite(x)) return (Number.isNaN(x) && plus ? "+" : sign === "+" ? "+" : "") + special(x) + (type === "%" ? "%" : "");
   const ax = Math.abs(x);
   let body;
   if (type === "f" || type === "%") {

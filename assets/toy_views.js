@@ -12,29 +12,10 @@
 import { Band, Bars, Chart, COLORS, Heatmap, Line, nd, rgba } from "./chart_spec.js";
 import { crossoverK as crossover_k, firstAbove as first_above, meanPassAtKKnownP as mean_pass_at_k_known_p,
   passAtKKnownP as pass_at_k_known_p } from "./engine.js";
+import { pairwise, percentileRows } from "./numpy.js";
 import { format as f, repr } from "./pyformat.js";
 
 // ---- what a view reads off a run: numpy's arithmetic, so the numbers are Python's to the last bit ----
-
-// numpy's pairwise sum of n values a[start + i * stride] (what x.sum(axis=-1) does along a row)
-function pairwise(a, start, n, stride) {
-  if (n < 8) {
-    let res = 0.0;
-    for (let i = 0; i < n; i++) res += a[start + i * stride];
-    return res;
-  }
-  if (n <= 128) {
-    const r = [0, 1, 2, 3, 4, 5, 6, 7].map((j) => a[start + j * stride]);
-    let i = 8;
-    for (; i < n - (n % 8); i += 8) for (let j = 0; j < 8; j++) r[j] += a[start + (i + j) * stride];
-    let res = r[0] + r[1] + (r[2] + r[3]) + (r[4] + r[5] + (r[6] + r[7]));
-    for (; i < n; i++) res += a[start + i * stride];
-    return res;
-  }
-  let n2 = Math.floor(n / 2);
-  n2 -= n2 % 8;
-  return pairwise(a, start, n2, stride) + pairwise(a, start + n2 * stride, n - n2, stride);
-}
 
 // x.mean(axis=1) of x (n, S), or of x[:, :, j] for x (n, S, P): (n,)
 export function seedMean(x, j = null) {
@@ -55,26 +36,6 @@ export function seedColumn(x, s = 0) {
   const out = new Float64Array(n * P);
   for (let t = 0; t < n; t++) out.set(a.v.subarray((t * S + s) * P, (t * S + s + 1) * P), t * P);
   return { v: out, shape: [n, P] };
-}
-
-// np.percentile(row, q) (method "linear") of each row of x (n, S)
-function percentileRows(x, q) {
-  const a = nd(x);
-  const [n, S] = a.shape;
-  const out = new Float64Array(n);
-  const virtual = (S - 1) * (q / 100);
-  for (let t = 0; t < n; t++) {
-    const row = Float64Array.from(a.v.subarray(t * S, (t + 1) * S)).sort();
-    let prev = Math.floor(virtual);
-    let next = prev + 1;
-    if (virtual >= S - 1) prev = next = -1;
-    const gamma = virtual - prev;
-    const lo = row.at(prev);
-    const hi = row.at(next);
-    const diff = hi - lo;
-    out[t] = gamma >= 0.5 ? hi - diff * (1 - gamma) : lo + diff * gamma;
-  }
-  return out;
 }
 
 // sim.toy.seed_band: mean and the 10..90% band over seeds of x (n, S)
@@ -237,6 +198,26 @@ export function hard_prompt_question(cfg, run) {
     explain: "It waits until the shared skill w, pushed by the other prompts, makes it sometimes " +
       "solvable: RL can only reinforce answers the model sometimes produces.",
   }; // prettier-ignore
+}
+
+// ---- Your prompts (sim/views/your_data.py): the toy on a visitor's pool ----
+
+// Training dynamics' charts for the toy whose prompts are the pool, with titles and the groups caption about this
+// pool (which side its dead groups are on, first and last)
+export function pool_charts(cfg, run, exp, reduction, pool_size, o = {}) {
+  const charts = training_charts(cfg, run, exp, { big: !!o.big });
+  const wrong = seedMean(run.metrics.frac_all_wrong);
+  const right = seedMean(run.metrics.frac_all_correct);
+  const side = (t) => (wrong.at(t) >= right.at(t) ? "mostly all wrong, red" : "mostly all correct, green");
+  const zero = `No gradient: ${f(wrong[0] + right[0], ".0%")} of groups at first (${side(0)}), ` +
+    `${f(last(wrong) + last(right), ".0%")} at the end (${side(-1)}). Dashed: mean_j p_j^G + (1 − p_j)^G.`; // prettier-ignore
+  const what = cfg.n_prompts === pool_size ? `your ${f(pool_size, ",.0f")} prompts`
+    : `${cfg.n_prompts} quantiles of your ${f(pool_size, ",.0f")} prompts`; // prettier-ignore
+  charts[0] = { ...charts[0], title: `Mean accuracy over ${what} (G = ${cfg.group_size})` };
+  charts[1] = { ...charts[1], caption: zero };
+  charts[2] = { ...charts[2], x_title: "prompt j (easy → hard, by the base model's rate)",
+    caption: charts[2].caption + ` The toy's prompts: ${reduction}.` }; // prettier-ignore
+  return charts;
 }
 
 // ---- Std scaling (sim/views/std_scaling.py): `runs` is the engine's comparison, by run name ----

@@ -7,6 +7,7 @@
 //   std         Std scaling's three runs (sim/views/std_scaling.std_comparison)
 //   sharpen     the sharpening toy's run
 //   passk_toy   the toy's expected run at the chapter's defaults, T = 200 (pass@k before and after)
+//   your_prompts  the toy on a visitor's pool (explicit difficulties): its run and expected run
 //
 // A request is {view, config, pinned: {label, config} | null, table: [[A_correct...], [A_wrong...]] | null}, every
 // config keyed by the engine's (sim's) field names. The engine validates each config and throws sim's message
@@ -15,7 +16,7 @@
 import { expectedRun, runSharpen, runToy, stdComparison } from "./engine.js";
 import { TOY_T } from "./toy_views.js";
 
-export const VIEWS = ["training", "std", "sharpen", "passk_toy"];
+export const VIEWS = ["training", "std", "sharpen", "passk_toy", "your_prompts"];
 const KEEP = 8; // expected runs kept
 
 // The expected run draws nothing: its seed and band do not enter (sim's expected_key), so a student trying seeds
@@ -50,6 +51,7 @@ export function viewRuns(request) {
   if (view === "std") return { runs: stdComparison(config) };
   if (view === "sharpen") return { h: runSharpen(config) };
   if (view === "passk_toy") return { exp: expectedRun({ iterations: TOY_T }) };
+  if (view === "your_prompts") return { run: runToy(config), exp: expectedRunOf(config) };
   throw new Error(`not a live view: ${view}`);
 }
 

@@ -132,7 +132,8 @@ def browser(out: Path, tries: int, views: set[str]) -> dict:
                 big_engine += e
                 ctx.close()
             for name, key, moves, into in (("std_scaling", "std", [("G", g) for g in (9, 10, 11, 12, 8)], std),
-                                           ("sharpen", "sharpen", [("sG", g) for g in (9, 10, 11, 12, 8)], sharpen)):
+                                           ("passk", "sharpen", [("sG", g) for g in (9, 10, 11, 12, 8)], sharpen)):
+                # (the sharpening toy is a part of pass@k's page, its player keyed "sharpen")
                 if name not in views:
                     continue
                 ctx = b.new_context(viewport={"width": 1280, "height": 800})

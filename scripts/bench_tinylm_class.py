@@ -162,13 +162,36 @@ class Student:
             self.errors.append(f"exception: {el.exception.message[:200]}")
         elif kind == "alert" and el.alert.format == 1:  # ERROR
             self.errors.append(f"error: {el.alert.body[:200]}")
-        elif kind == "plotly_chart" and self.clicked_at is not None:
-            title = json.loads(el.plotly_chart.spec)["layout"].get("title", {}).get("text", "")
+        elif kind == "bidi_component" and self.clicked_at is not None:  # the player (ui/player.py): its payload
+            payload = player_payload(el.bidi_component.json)
+            if payload is None:
+                return
+            titles = [c.get("title", "") for c in payload.get("charts", [])]
             now = time.perf_counter() - self.clicked_at
-            if title == "reward" and self.first_chart is None:
+            if payload.get("key") == "tl_live_charts" and self.first_chart is None:
                 self.first_chart = now
-            elif title.startswith("pass@k on") and self.finished is None:
+            elif any(t.startswith("pass@k on") for t in titles) and self.finished is None:
                 self.finished = now
+
+
+def player_payload(text: str) -> dict | None:
+    """The player's payload (sim/player build_payload: key, charts, ...) in a component's JSON, or None."""
+    try:
+        found = [json.loads(text or "null")]
+    except ValueError:
+        return None
+    while found:
+        x = found.pop()
+        if isinstance(x, dict):
+            if "charts" in x and "key" in x:
+                return x
+            found += list(x.values())
+        elif isinstance(x, str) and x[:1] == "{":  # data sent as a JSON string inside the JSON
+            try:
+                found.append(json.loads(x))
+            except ValueError:
+                pass
+    return None
 
 
 def cpu_seconds(pid: int) -> float:

@@ -141,3 +141,17 @@ def binomial_sampler(group_size: int) -> BinomialSampler:
     """The cached BinomialSampler for G: the 8 most recent G (4 MB at G = 8, 19 MB at G = 64, 67 MB at
     G = 1024), so moving a G slider back and forth in the app does not rebuild tables (40-150 ms each)."""
     return BinomialSampler(group_size)
+
+
+def inverse_cdf(U: np.ndarray, n: int, p: float) -> np.ndarray:
+    """k = min{k : U < F(k; p)} for each uniform U, F the Binomial(n, p) CDF (scipy's bdtr): the exact inverse
+    CDF transform, the draw BinomialSampler makes for the same U, without its tables (for a few draws at each of
+    many n: the KL page's Monte Carlo). assets/engine.js binomialInverse walks the same CDF; the two pick the same
+    k except where U is within float rounding of a CDF value."""
+    if p <= 0.0:
+        return np.zeros(np.shape(U), dtype=np.int64)
+    if p >= 1.0:
+        return np.full(np.shape(U), n, dtype=np.int64)
+    cdf = np.minimum(bdtr(np.arange(n + 1), n, p), 1.0)  # (n+1,)
+    cdf[n] = 1.0
+    return np.searchsorted(cdf, np.asarray(U), side="right").astype(np.int64)

@@ -57,7 +57,7 @@ def _field(f: dataclasses.Field) -> dict:
                 "allowed": f"{'(' if spec.low_open else '['}{spec.lo}, {spec.hi}]", "step": _value(spec.step)}
     if spec.kind == "choice":
         out |= {"choices": _value(spec.choices), "choices_repr": repr(spec.choices),
-                "labels": {str(c): spec.label(c) for c in spec.choices}}
+                "labels": {str(c): spec.option_label(c) for c in spec.choices}}
     return out
 
 
@@ -67,8 +67,7 @@ def declarations() -> dict:
     from sim.toy import STEP_METRICS
     from sim.toy import model as toy_model
     from sim.toy.history import STATE_METRICS, UPDATE_METRICS
-    from sim.views import passk, std_scaling, training
-    from sim.views.controls import to_json
+    from sim.views import passk, std_scaling
 
     return {
         "ToyConfig": [_field(f) for f in dataclasses.fields(toy_model.ToyConfig)],
@@ -79,8 +78,6 @@ def declarations() -> dict:
                                  "STATE_METRICS": STATE_METRICS},
         "std_scaling": {"STD_SEEDS": std_scaling.STD_SEEDS, "HARD": std_scaling.HARD},
         "passk": {"KS": [int(k) for k in passk.KS]},
-        "training": {"CONTROLS": [to_json(c) for c in training.CONTROLS], "PRESETS": training.PRESETS,
-                     "HARD": training.HARD, "BETAS": training.BETAS},
     }
 
 

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from sim.binomial import inverse_cdf
 from sim.grpo import clipped_surrogate, k1_kl, k2_kl, k3_kl, policy_loss
+from sim.rng import KL, check_key, key_words, stream_uniforms
 from sim.settings import grpo_setting, validate
 
 CHAPTER_P_OLD, CHAPTER_P_NEW = 0.40, 0.50  # "the probability of 5 in response 1 has risen from 0.40 to 0.50"
@@ -25,7 +27,8 @@ class ClipView:
     """The settings of the objectives compared on the KL-and-clipping page (the shared declarations)."""
 
     clip_eps: float = grpo_setting("clip_eps")
-    clip_eps_high: float | None = grpo_setting("clip_eps_high", 0.28)  # DAPO's clip-higher
+    clip_eps_high: float | None = grpo_setting(  # DAPO's clip-higher
+        "clip_eps_high", 0.28, label="Clip ε high (clip-higher; CISPO's cap is 1 + ε high)")
     delta: float | None = grpo_setting("delta", 2.0)
     sapo_temperature_pos: float = grpo_setting("sapo_temperature_pos")
     sapo_temperature_neg: float = grpo_setting("sapo_temperature_neg")
@@ -145,17 +148,39 @@ def clip_example(p_old: float, p_new: float, advantage: float, clip_eps: float) 
     }
 
 
+def token_counts(n: int, pi: np.ndarray, repeats: int, seed: int = 0) -> np.ndarray:
+    """(R, V) how often each of the V tokens is drawn among n tokens sampled from pi, R times: a multinomial, as a
+    chain of conditional binomials (token v takes Binomial(n - tokens so far, pi_v / (1 - pi so far)) of the
+    rest, the last token what is left), each by the inverse CDF of a uniform from the portable generator
+    (sim/rng.py: key seed, c3 KL, c1 n, c2 v; uniform r for repeat r). So a seed gives the same counts in the
+    browser (assets/exercises.js tokenCounts), and the estimates at one n do not depend on the other sizes."""
+    k0, k1 = key_words([seed])
+    V = pi.size
+    counts = np.zeros((repeats, V), dtype=np.int64)
+    left, mass = np.full(repeats, n, dtype=np.int64), 1.0
+    for v in range(V - 1):
+        U = stream_uniforms(k0[0], k1[0], n, v, KL, repeats)  # (R,)
+        p = min(max(pi[v] / mass, 0.0), 1.0) if mass > 0 else 0.0
+        for m in np.unique(left):  # the repeats with m tokens left share one CDF
+            rows = left == m
+            counts[rows, v] = inverse_cdf(U[rows], int(m), p)
+        left -= counts[:, v]
+        mass -= pi[v]
+    counts[:, V - 1] = left
+    return counts
+
+
 def kl_monte_carlo(pi, pi_ref, sample_sizes, *, repeats: int = 400, seed: int = 0) -> dict:
     """How k1, k2 and k3 estimate KL(pi || pi_ref) from n tokens sampled from pi (Schulman's comparison).
 
     pi and pi_ref are categorical distributions over the same V tokens (V,). For each n in
-    `sample_sizes` (N,), draw n tokens from pi `repeats` times; each estimate is the mean of the
-    per-token estimator over the n tokens (sim.grpo.k1_kl, k2_kl, k3_kl), computed from how often each
-    token was drawn (a multinomial count, the same statistic as summing token by token). Returns
-    {"exact": KL, "n": (N,), and per estimator {"mean", "std", "lo", "hi" (10/90% of the estimates),
-    "frac_negative"} each (N,)}. What it shows: k1 is unbiased but noisy and often negative, k2 is never
-    negative but biased, k3 is unbiased and never negative. Chapter's token: pi = (0.6, 0.4) against
-    pi_ref = (0.5, 0.5), KL = 0.6 log 1.2 + 0.4 log 0.8 = 0.0201.
+    `sample_sizes` (N,), draw n tokens from pi `repeats` times (token_counts: the portable generator, so the
+    browser's twin draws the same); each estimate is the mean of the per-token estimator over the n tokens
+    (sim.grpo.k1_kl, k2_kl, k3_kl), computed from how often each token was drawn (the same statistic as
+    summing token by token). Returns {"exact": KL, "n": (N,), and per estimator {"mean", "std", "lo", "hi"
+    (10/90% of the estimates), "frac_negative"} each (N,)}. What it shows: k1 is unbiased but noisy and often
+    negative, k2 is never negative but biased, k3 is unbiased and never negative. Chapter's token: pi = (0.6, 0.4)
+    against pi_ref = (0.5, 0.5), KL = 0.6 log 1.2 + 0.4 log 0.8 = 0.0201.
     """
     pi, ref = np.asarray(pi, dtype=float), np.asarray(pi_ref, dtype=float)
     if pi.shape != ref.shape or pi.ndim != 1 or np.any(pi <= 0) or np.any(ref <= 0):
@@ -165,15 +190,15 @@ def kl_monte_carlo(pi, pi_ref, sample_sizes, *, repeats: int = 400, seed: int = 
     ns = np.asarray(sample_sizes, dtype=int)
     if ns.ndim != 1 or ns.size == 0 or ns.min() < 1 or ns.max() > 100_000:
         raise ValueError("sample sizes must be integers in [1, 100000]")
-    rng = np.random.default_rng(seed)
+    check_key(seed)
     logp, logr = torch.log(torch.as_tensor(pi)), torch.log(torch.as_tensor(ref))  # (V,)
     per_token = {name: f(logp, logr).numpy() for name, f in (("k1", k1_kl), ("k2", k2_kl), ("k3", k3_kl))}  # (V,)
     out = {"exact": float(np.sum(pi * np.log(pi / ref))), "n": ns}
     stats = {name: {k: np.empty(ns.size) for k in ("mean", "std", "lo", "hi", "frac_negative")} for name in per_token}
     for i, n in enumerate(ns):
-        counts = rng.multinomial(n, pi, size=repeats)  # (R, V): how often each token was drawn in n samples
+        counts = token_counts(int(n), pi, repeats, seed)  # (R, V): how often each token was drawn in n samples
         for name, values in per_token.items():
-            est = counts @ values / n  # (R,) the mean of the per-token estimator over the n tokens
+            est = (counts * values).sum(axis=1) / n  # (R,) the mean of the per-token estimator over the n tokens
             s = stats[name]
             s["mean"][i], s["std"][i] = est.mean(), est.std()
             s["lo"][i], s["hi"][i] = np.percentile(est, 10), np.percentile(est, 90)

@@ -74,9 +74,10 @@ class PlanConfig:
     """The plan's settings. An invalid value raises ValueError naming the field."""
 
     group_size: int = setting(8, "answers G per prompt (TRL's num_generations): the row the report picks",
-                              lo=2, hi=64, integer=True, step=1)
+                              lo=2, hi=64, integer=True, step=1, key="G", label="Group size G")
     batch_prompts: int = setting(64, "prompts per batch (TRL: per_device_train_batch_size x gradient accumulation "
-                                 "x processes / num_generations)", lo=1, hi=65536, integer=True, step=1)
+                                 "x processes / num_generations)", lo=1, hi=65536, integer=True, step=1, key="B",
+                                 label="Prompts per batch B")
 
     def __post_init__(self) -> None:
         validate(self)

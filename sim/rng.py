@@ -29,6 +29,10 @@ The project's counter layout (assets/engine.js uses the same; docs/browser-engin
     the sharpening toy (sim/sharpen.py), SharpenConfig.seed = seed:
         key = seed, c3 = SHARPEN (1), c1 = the iteration i (0-based), c2 = the batch row b (group b)
         answer g of the group: uniform 2g picks its strategy, uniform 2g + 1 its 0/1 reward (block g)
+    the KL page's Monte Carlo (sim/kl_clip.kl_monte_carlo), its seed = seed:
+        key = seed, c3 = KL (2), c1 = the sample size n, c2 = the token v (0..V-2)
+        repeat r: uniform r draws how many of the n tokens not yet assigned are token v (a binomial, by the
+        inverse CDF: the tokens' counts are a chain of conditional binomials, a multinomial)
 
 Since a toy seed's key is seed + s, seed s of a band does not depend on how many seeds are run, and "seed 7"
 of a band from seed 0 is the 1-seed run with seed 7 (so bands from seeds 0 and 1 share 15 of 16 runs).
@@ -45,7 +49,7 @@ import numpy as np
 M0, M1 = 0xD2511F53, 0xCD9E8D57  # Philox4x32's multipliers
 W0, W1 = 0x9E3779B9, 0xBB67AE85  # its Weyl constants (the key schedule)
 ROUNDS = 10
-TOY, SHARPEN = 0, 1  # c3 of each simulation's streams
+TOY, SHARPEN, KL = 0, 1, 2  # c3 of each simulation's streams
 MAX_KEY = 2**64 - 1
 
 _MASK = np.uint64(0xFFFFFFFF)

@@ -50,9 +50,10 @@ class DiagnoseConfig:
     """The rules' settings. An invalid value raises ValueError naming the field."""
 
     group_size: int | None = setting(None, "answers G per prompt (TRL's num_generations); none: the file's, else 8",
-                                     lo=2, hi=1024, integer=True, step=1, optional=True)
+                                     lo=2, hi=1024, integer=True, step=1, optional=True, key="G",
+                                     label="Group size G (TRL's num_generations)")
     window: int = setting(0, "steps in the rolling mean the rules read (0: a twentieth of the steps, 1 to 50)",
-                          lo=0, hi=100_000, integer=True)
+                          lo=0, hi=100_000, integer=True, key="W", label="Rolling window W in steps (0: automatic)")
     zero_std_excess: float = setting(0.10, "zero_std_floor: frac_reward_zero_std above the Jensen floor by more "
                                      "than this", lo=0.0, hi=1.0, step=0.01)
     entropy_drop: float = setting(0.20, "entropy_falling: entropy below its start by more than this share",

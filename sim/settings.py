@@ -9,8 +9,11 @@
             validate(self)          # every field against its declaration
 
 From the same declaration come the engine's validation (`validate`), the command line's flags
-(`add_flags`, `from_args`) and, in ui/controls.py, the page's URL-bound widgets. So a value the page
-accepts from a URL, a value the CLI accepts and a value the engine accepts are one rule.
+(`add_flags`, `from_args`) and a page's controls (sim/views/controls.py): a setting also declares its URL key and
+its label, once (`key="G", label="Group size G"`; the key defaults to the field's name, and a config class may
+put a prefix before its keys, `URL_PREFIX = "tl_"`). So a value the page accepts from a URL, a value the CLI
+accepts and a value the engine accepts are one rule, and a link's `G=16` reaches `group_size` by the declaration,
+never by a table a page keeps.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ class Setting:
     choices: tuple = ()  # allowed values of a choice
     labels: Mapping | None = None  # display label per choice value (the value stays the engine's)
     optional: bool = False  # None is allowed (its meaning is in the help)
+    key: str | None = None  # the URL key of a page's control for it (None: the field's name); see control()
+    label: str | None = None  # how a page labels that control (None: the help)
 
     def check(self, name: str, value) -> None:
         """Raise ValueError naming the field and its allowed values if `value` is not accepted."""
@@ -69,7 +74,7 @@ class Setting:
         text = f"{what} in {lo}, {_num(self.hi)}]"
         return ("numbers, each " + text.split(" ", 1)[1]) if self.kind == "numbers" else text
 
-    def label(self, value) -> str:
+    def option_label(self, value) -> str:
         """How a page shows a choice value."""
         return str(self.labels.get(value, value)) if self.labels else str(value)
 
@@ -104,6 +109,15 @@ def setting(default, help: str, **kw) -> dataclasses.Field:
 def settings(cls_or_obj) -> dict[str, Setting]:
     """The declared settings of a config class (or instance), in field order."""
     return {f.name: f.metadata["setting"] for f in dataclasses.fields(cls_or_obj) if "setting" in f.metadata}
+
+
+def control(cls_or_obj, name: str) -> Setting:
+    """The declared setting of field `name` with its URL key and label resolved: the key as declared (or the
+    field's name) after the class's URL_PREFIX, the label as declared (or the help). Every control of every page
+    and lesson takes its key and label from here."""
+    spec = settings(cls_or_obj)[name]
+    prefix = getattr(cls_or_obj, "URL_PREFIX", "")
+    return dataclasses.replace(spec, key=prefix + (spec.key or name), label=spec.label or spec.help)
 
 
 def validate(obj) -> None:
@@ -202,31 +216,37 @@ LOSS_TYPE_LABELS = {"grpo": "grpo (per response)", "bnpo": "bnpo (token mean)", 
 IMPORTANCE_LEVEL_LABELS = {"token": "token (PPO, GRPO)", "sequence": "sequence (GSPO)"}
 DDOF_LABELS = {0: "population (chapter)", 1: "sample (TRL)"}
 
-_GRPO = {  # name: (default, Setting)
-    "baseline": ("mean", Setting("advantage baseline", kind="choice", choices=BASELINES, labels=BASELINE_LABELS)),
-    "scale": ("group", Setting("advantage divisor", kind="choice", choices=SCALES, labels=SCALE_LABELS)),
-    "ddof": (0, Setting("std convention", kind="choice", choices=DDOFS, labels=DDOF_LABELS)),
-    "eps": (1e-4, Setting("added to the std before dividing (0 gives the chapter's exact +-1)", lo=0.0, hi=1.0)),
+_GRPO = {  # name: (default, Setting), each with its URL key and its control's label
+    "baseline": ("mean", Setting("advantage baseline", kind="choice", choices=BASELINES, labels=BASELINE_LABELS,
+                                 key="baseline", label="Baseline")),
+    "scale": ("group", Setting("advantage divisor", kind="choice", choices=SCALES, labels=SCALE_LABELS,
+                               key="scale", label="Divide the advantages by")),
+    "ddof": (0, Setting("std convention", kind="choice", choices=DDOFS, labels=DDOF_LABELS, key="ddof",
+                        label="Std convention")),
+    "eps": (1e-4, Setting("added to the std before dividing (0 gives the chapter's exact +-1)", lo=0.0, hi=1.0,
+                          key="std_eps", label="ε added to the std")),  # "eps" in a link is the clip's ε
     "beta": (0.0, Setting("weight of the k3 KL penalty to the reference (TRL's default 0; DeepSeekMath 0.04)",
-                          lo=0.0, hi=100.0)),
+                          lo=0.0, hi=100.0, key="beta", label="KL coefficient β")),
     "mu": (1, Setting("inner gradient steps per batch (GRPO's mu, TRL's num_iterations); > 1 makes the clip matter",
-                      lo=1, hi=64, integer=True, step=1)),
+                      lo=1, hi=64, integer=True, step=1, key="mu", label="Updates per batch μ")),
     "clip_eps": (0.2, Setting("PPO clip range below 1, and above unless clip_eps_high is set (TRL's epsilon)",
-                              lo=0.0, hi=1.0, low_open=True, step=0.05)),
+                              lo=0.0, hi=1.0, low_open=True, step=0.05, key="eps", label="Clip ε")),
     "clip_eps_high": (None, Setting("clip range above 1 (none: clip_eps; DAPO's clip-higher 0.28); for cispo the cap "
                                     "on the weight itself (ScaleRL: 5) (TRL's epsilon_high)", lo=0.0, hi=10.0,
-                                    low_open=True, step=0.01, optional=True)),
+                                    low_open=True, step=0.01, optional=True, key="eps_high", label="Clip ε high")),
     "loss_type": ("grpo", Setting("loss: aggregation and objective (grpo is the chapter's; TRL's default is dapo)",
-                                  kind="choice", choices=LOSS_TYPES, labels=LOSS_TYPE_LABELS)),
+                                  kind="choice", choices=LOSS_TYPES, labels=LOSS_TYPE_LABELS, key="loss",
+                                  label="Loss type")),
     "importance_sampling_level": ("token", Setting(
         "one ratio per token, or one per response, the geometric mean (GSPO)", kind="choice",
-        choices=IMPORTANCE_LEVELS, labels=IMPORTANCE_LEVEL_LABELS)),
+        choices=IMPORTANCE_LEVELS, labels=IMPORTANCE_LEVEL_LABELS, key="is_level", label="Importance ratio")),
     "delta": (None, Setting("two-sided clip: cap the unclipped ratio at delta, which bounds A < 0 tokens "
-                            "(INTELLECT-2; none: off)", lo=1.0, hi=100.0, step=0.1, optional=True)),
+                            "(INTELLECT-2; none: off)", lo=1.0, hi=100.0, step=0.1, optional=True, key="delta",
+                            label="Two-sided clip δ (caps ρ for A < 0)")),
     "sapo_temperature_pos": (1.0, Setting("SAPO gate temperature for A > 0", lo=0.0, hi=100.0, low_open=True,
-                                          step=0.05)),
+                                          step=0.05, key="tau_pos", label="SAPO temperature τ, A > 0")),
     "sapo_temperature_neg": (1.05, Setting("SAPO gate temperature for A <= 0", lo=0.0, hi=100.0, low_open=True,
-                                           step=0.05)),
+                                           step=0.05, key="tau_neg", label="SAPO temperature τ, A < 0")),
     "vespo_k_pos": (2.0, Setting("VESPO power k for A >= 0 (down-weights ratios below 1)", lo=0.0, hi=100.0)),
     "vespo_lambda_pos": (3.0, Setting("VESPO decay lambda for A >= 0 (down-weights ratios above 1)", lo=0.0,
                                       hi=100.0)),
@@ -242,12 +262,16 @@ LOSS_FIELDS = ("loss_type", "beta", "clip_eps", "clip_eps_high", "importance_sam
 _UNSET = object()
 
 
-def grpo_setting(name: str, default=_UNSET, *, choices: tuple | None = None) -> dataclasses.Field:
-    """A config field for the shared GRPO setting `name`: its declared range, choices, help and default.
+def grpo_setting(name: str, default=_UNSET, *, choices: tuple | None = None, key: str | None = None,
+                 label: str | None = None) -> dataclasses.Field:
+    """A config field for the shared GRPO setting `name`: its declared range, choices, help, URL key, label and
+    default.
 
     `default` may differ from the shared one (it is checked against the shared range); `choices` may
-    narrow a choice to what this config's engine supports (a subset, never a new value). Ranges are
-    never widened or narrowed per config: a page narrows its slider instead (ui.controls.Num.of)."""
+    narrow a choice to what this config's engine supports (a subset, never a new value); `label` words the
+    control for a config whose engine reads the setting differently (the KL page's CISPO cap is 1 + ε high);
+    `key` keeps a config's older URL key (TinyLM's clip ε was always tl_clip). Ranges are never widened or
+    narrowed per config: a page narrows its slider instead (sim.views.controls.Num.of)."""
     if name not in _GRPO:
         raise ValueError(f"{name!r} is not a shared GRPO setting; one of {tuple(_GRPO)}")
     d, spec = _GRPO[name]
@@ -256,6 +280,8 @@ def grpo_setting(name: str, default=_UNSET, *, choices: tuple | None = None) -> 
         if spec.kind != "choice" or extra or not choices:
             raise ValueError(f"{name}: choices must be a non-empty subset of {spec.choices}, got {choices}")
         spec = dataclasses.replace(spec, choices=tuple(choices))
+    if label is not None or key is not None:
+        spec = dataclasses.replace(spec, label=label or spec.label, key=key or spec.key)
     d = d if default is _UNSET else default
     spec.check(name, d)
     return dataclasses.field(default=d, metadata={"setting": spec})

@@ -51,17 +51,19 @@ CHAPTER_P_AFTER = (0.98, 0.01)
 class SharpenConfig:
     success: tuple[tuple[float, ...], ...] = ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0))  # (P, K) P(correct | problem, strategy)
     init_probs: tuple[float, ...] = (0.6, 0.35, 0.05)  # (K,) base policy over strategies, softmax(theta_0)
-    group_size: int = setting(8, "answers G sampled per group", lo=2, hi=1024, integer=True, step=1)
+    group_size: int = setting(8, "answers G sampled per group", lo=2, hi=1024, integer=True, step=1, key="sG",
+                              label="Sharpening toy: group size G")
     groups_per_problem: int = setting(4, "groups of each problem per iteration (a batch of P x this groups)",
                                       lo=1, hi=1024, integer=True)
-    iterations: int = setting(100, "GRPO updates of the shared logits", lo=0, hi=100_000, integer=True, step=10)
+    iterations: int = setting(100, "GRPO updates of the shared logits", lo=0, hi=100_000, integer=True, step=10,
+                              key="sT", label="Sharpening toy: iterations")
     lr: float = setting(0.5, "plain gradient step on the logits: theta -= lr * grad", lo=0.0, hi=10.0, step=0.05)
     scale: str = grpo_setting("scale", choices=("group", "none"))  # counts: batch std would couple the groups
     ddof: int = grpo_setting("ddof")
     eps: float = grpo_setting("eps")
     k_eval: int = setting(64, 'the "large k" tracked in the history as pass@k_eval', lo=1, hi=100_000, integer=True)
     seed: int = setting(0, "seeds the portable generator (sim/rng.py) that samples strategies and rewards", lo=0,
-                        hi=2**63 - 1, integer=True, step=1)
+                        hi=2**63 - 1, integer=True, step=1, label="Seed")
 
     def __post_init__(self):
         S = np.asarray(self.success, dtype=float)

@@ -80,6 +80,8 @@ def _check_out(text: str | None) -> Path | None:
     (sim.files.check_writable: a directory, a symlink loop, a device, a long name, no such directory)."""
     if text is None:
         return None
+    if not isinstance(text, str):  # argparse (3.11) turns --out=-- into [] instead of the text "--"
+        raise ArgError("--out needs a file name ending in .csv or .json")
     out = Path(text)
     if out.suffix not in (".csv", ".json"):
         raise ArgError(f"--out must end in .csv or .json, got {shown_path(text)!r}")

@@ -8,8 +8,9 @@ same three ways. No rule is switched off (tests/fixtures/axe.py, DISABLED).
 
 The keyboard tests press keys as a user does (Tab, Enter, Space, the arrows, Home, End) and check what each control
 did: the player's Play, Back, Step, Reset, speed and timeline in the app and in a lesson, each chart a figure named
-by its title and described by its caption, the lesson's own controls and presets, and predict mode's guess and
-Reveal. docs/accessibility.md says what is checked and what is not.
+by its title and described by its caption (the app's and a lesson's charts alike: the shared player), the lesson's
+own controls and presets, and predict mode's guess and Reveal. docs/accessibility.md says what is checked and what
+is not.
 
 Run: heavy python -m pytest tests/test_a11y_browser.py -m e2e
 """
@@ -21,7 +22,8 @@ import re
 import pytest
 
 from tests.fixtures.axe import report, run_axe
-from tests.fixtures.serve import IDLE, browser_marks
+from tests.fixtures.drawn import QUIET, settle
+from tests.fixtures.serve import browser_marks
 
 pytestmark = browser_marks()
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
@@ -35,33 +37,8 @@ SMALL, PROJECTOR = {"width": 1280, "height": 800}, {"width": 1920, "height": 108
 MODES = [("", SMALL), ("?classroom=1", PROJECTOR), ("?classroom=1", SMALL), ("?predict=1", SMALL)]
 MODE_IDS = ["1280", "classroom-1920", "classroom-1280", "predict-1280"]
 APP_CASES = [(p, q, vp) for q, vp in MODES for p in APP_PAGES if q != "?predict=1" or p in PREDICT_PAGES]
-LESSON_PAGES = ["index", "training", "one_group", "kl_clip", "std_scaling", "passk_estimator", "passk_problems",
-                "sharpen", "wasted", "tinylm_run", "tinylm"]  # fmt: skip
-
-# The time of the page's last DOM change, kept from before its first script runs (an init script).
-QUIET = """window.__a11yChanged = performance.now();
-new MutationObserver(() => (window.__a11yChanged = performance.now()))
-  .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});"""
-QUIET_MS = 1000
-# Drawn: the page's title there, the app idle, every view computed in the page shown (or refused), a lesson's
-# setting shown (or its question asked), every visible chart drawn by Plotly, and no DOM change for QUIET_MS (a
-# Streamlit page is idle before its first script run, and draws its elements after).
-DRAWN = """() => {
-  if (!document.querySelector('h1') || performance.now() - window.__a11yChanged < QUIET_MS) return false;
-  if (document.querySelector('[data-testid=stApp]') && !document.querySelector(IDLE)) return false;
-  const live = Object.values(window.grpoLive || {});
-  if (document.querySelectorAll('.gp-live').length > live.length || live.some((s) => s.shown + s.errors === 0))
-    return false;
-  const asking = document.getElementById('ls-predict');  // a lesson page's question, before its answer
-  if (window.grpoLesson !== undefined && window.grpoLesson.shown === null && !(asking && !asking.hidden)) return false;
-  const plots = [...document.querySelectorAll('.gp-plot, .ls-plot, [data-testid=stPlotlyChart]')];
-  return plots.every((p) => p.offsetParent === null || p.querySelector('.main-svg'));
-}""".replace("IDLE", repr(IDLE)).replace("QUIET_MS", str(QUIET_MS))
-
-
-def settle(page) -> None:
-    page.wait_for_function(DRAWN, timeout=60_000, polling=200)
-
+# the contents and one page per view a lesson has (sim/views/catalog.py; the app-only views have none)
+LESSON_PAGES = ["index", "one_group", "training", "wasted", "std_scaling", "passk", "kl_clip", "tinylm"]
 
 # The tallest scrolling content: the document's, or a scroll container's (Streamlit's main area and its sidebar).
 CONTENT_HEIGHT = """() => Math.max(document.documentElement.scrollHeight, ...[...document.querySelectorAll('*')]
@@ -233,17 +210,27 @@ def check_player_by_keyboard(page) -> None:
     expect(page.locator(".gp-label")).to_contain_text("iteration 0 ")
 
 
-def check_charts_are_figures(page) -> None:
-    """Each chart of the player is a figure named by its title and described by its caption."""
+def check_charts_are_figures(page, every: bool = False) -> None:
+    """Each chart of the player (the app's and a lesson's) is a figure named by its title and described by its
+    caption, its text equivalent: its own, else the caption the page shows right below its row; a chart with
+    neither has no description (not an empty one). `every`: each chart on the page is described."""
     boxes = page.locator(".gp-chart")
     assert boxes.count() >= 1
+    described = 0
     for i in range(boxes.count()):
         box = boxes.nth(i)
         expect(box).to_have_role("figure")
         expect(box).to_have_accessible_name(box.locator(".gp-title").text_content())
         caption = box.locator(".gp-caption").text_content()
+        by = box.get_attribute("aria-describedby")
         if caption:
-            expect(box).to_have_accessible_description(caption)
+            assert by == box.locator(".gp-caption").get_attribute("id")
+        elif by is not None:  # the row's caption, which the page shows below the charts
+            caption = page.locator(f"#{by}").text_content()
+            assert caption, f"chart {i} is described by an empty element"
+        expect(box).to_have_accessible_description(caption)
+        described += bool(caption)
+    assert described == boxes.count() if every else described >= 1, f"{described} of {boxes.count()} described"
 
 
 def check_toolbar_shows_on_focus(page, chart: str) -> None:
@@ -273,6 +260,16 @@ def test_app_player_by_keyboard(browser, server):
         ctx.close()
 
 
+def test_app_kl_clip_charts_are_described(browser, server):
+    """KL and clipping in the app: every chart a figure described by its caption, the ones whose caption is the
+    paragraph below their row included (the same reading as a lesson's, test_lesson_kl_clip_by_keyboard)."""
+    ctx, page = open_page(browser, f"{server}/kl_clip", SMALL)
+    try:
+        check_charts_are_figures(page, every=True)
+    finally:
+        ctx.close()
+
+
 def test_app_predict_revealed_by_keyboard(browser, server):
     """Wasted groups' questions (ui/predict.py, Streamlit's widgets): type a guess, Tab to Reveal, Enter; the
     answer shows, and the page with an answer revealed has no violation either."""
@@ -293,20 +290,24 @@ def test_app_predict_revealed_by_keyboard(browser, server):
 
 
 def test_lesson_predict_revealed_by_keyboard(browser, lesson_dir):
-    """A lesson's question (assets/lesson.js): the guess, Reveal, the answer and the charts; no violation after."""
+    """A lesson's questions (assets/doc.js, assets/predict.js): the guess, Reveal, the answer, the next question and
+    the charts; no violation after."""
     ctx, page = open_page(browser, (lesson_dir / "wasted.html").as_uri() + "?predict=1", SMALL)
+    verdicts = page.locator("#ls-doc .gp-predict .gp-close, #ls-doc .gp-predict .gp-far")
     try:
-        while page.locator("#ls-predict button", has_text="Reveal").count():
-            tab_to(page, "#ls-predict input")
-            page.keyboard.type("60") if page.locator("#ls-predict input[type=number]").count() else \
-                page.keyboard.press("ArrowDown")  # a choice: the arrows pick one
-            tab_to(page, "#ls-predict button")
-            n = page.locator("#ls-predict .ls-close, #ls-predict .ls-far").count()
+        assert page.locator("#ls-doc .gp-chart:visible").count() == 0, "the charts wait for the answer"
+        # the question at G = 8, then the one its answer reveals (G = 64), each by the keyboard
+        for box in (".ls-doc > .ls-ask > .ls-question", ".ls-then .ls-question"):
+            tab_to(page, f"{box} input.gp-guess")
+            page.keyboard.type("60")
+            tab_to(page, f"{box} button:not([disabled])")
+            expect(page.locator(":focus")).to_have_text("Reveal")
+            n = verdicts.count()
             page.keyboard.press("Enter")
-            expect(page.locator("#ls-predict .ls-close, #ls-predict .ls-far")).to_have_count(n + 1)  # the verdict
-        assert page.locator("#ls-predict .ls-close, #ls-predict .ls-far").count() >= 1, "no question was answered"
-        page.wait_for_function("window.grpoLesson.shown !== null")
+            expect(verdicts).to_have_count(n + 1)  # the verdict
+        page.locator("#ls-doc .gp-chart:visible").first.wait_for()
         settle(page)
+        check_charts_are_figures(page)
         check_axe(page, "revealed")
     finally:
         ctx.close()
@@ -360,23 +361,37 @@ def test_lesson_live_view_by_keyboard(browser, lesson_dir):
         ctx.close()
 
 
-def test_lesson_static_view_by_keyboard(browser, lesson_dir):
-    """A lesson page of precomputed settings (KL and clipping): its select and range from the keyboard, and its
-    static charts are figures named by their titles."""
+def test_lesson_kl_clip_by_keyboard(browser, lesson_dir):
+    """A lesson page computed in the page (KL and clipping): its first and last ranges from the keyboard, each changing
+    the setting shown; its charts are figures named by their titles, described by their captions, and Tab reaches
+    their toolbar."""
     ctx, page = open_page(browser, (lesson_dir / "kl_clip.html").as_uri(), SMALL)
     try:
-        for selector, key in (("#ls-controls select", "ArrowDown"), ("#ls-controls input[type=range]", "ArrowRight")):
-            if page.locator(selector).count() == 0:
-                continue
-            before = page.evaluate("window.grpoLesson.shown")
+        for selector, key in (("#ls-controls .ls-control:first-child input[type=range]", "ArrowRight"),
+                              ("#ls-controls .ls-control:last-child input[type=range]", "ArrowLeft")):
+            assert page.locator(selector).count(), f"KL and clipping has no {selector}"
+            n = page.evaluate("window.grpoLesson.changes")
+            page.locator("body").focus()
             tab_to(page, selector)
             page.keyboard.press(key)
-            page.wait_for_function(f"window.grpoLesson.shown !== {before!r}")
-        figures = page.locator(".ls-plot")
-        assert figures.count() >= 1
-        for i in range(figures.count()):
-            expect(figures.nth(i)).to_have_role("figure")
-            expect(figures.nth(i)).not_to_have_accessible_name("")
-        check_toolbar_shows_on_focus(page, ".ls-plot")
+            page.wait_for_function(f"window.grpoLesson.changes > {n}")
+        settle(page)
+        check_charts_are_figures(page, every=True)  # its captions are paragraphs below each row of charts
+        check_toolbar_shows_on_focus(page, ".gp-plot")
+    finally:
+        ctx.close()
+
+
+def test_lesson_seed_box_and_slider_have_their_own_names(browser, lesson_dir):
+    """Training dynamics' seed: a slider and a number box to type into, two controls with two accessible names."""
+    ctx, page = open_page(browser, (lesson_dir / "training.html").as_uri(), SMALL)
+    try:
+        box = page.locator("#ls-controls input.ls-number")
+        assert box.count() >= 1
+        for i in range(box.count()):
+            slider = box.nth(i).locator("xpath=preceding-sibling::input[@type='range']")
+            label = box.nth(i).locator("xpath=preceding-sibling::label").text_content()
+            expect(slider).to_have_accessible_name(label)
+            expect(box.nth(i)).to_have_accessible_name(f"{label}: type a number")
     finally:
         ctx.close()

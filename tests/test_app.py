@@ -5,7 +5,6 @@ Fragments run inline on each AppTest run() (run_every never fires), so "Play" is
 running the script again while playing.
 """
 
-import base64
 import json
 from pathlib import Path
 
@@ -13,12 +12,12 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from sim.player.spec import COLORS
 from sim.sharpen import SharpenConfig
 from sim.toy import ToyConfig, expected_run, run_toy
 from sim.views import training
 from sim.views.one_group import one_group
-from tests.fixtures.apptest import copy_texts, live_requests
-from ui.charts import COLORS
+from tests.fixtures.apptest import charts, copy_texts, live_requests, unescaped
 from ui.controls import Choice, Flag, Num, parse_url_value, plain, share_query
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,32 +42,25 @@ def page(path: str, **query) -> AppTest:
     return at.run()
 
 
-def chart(at: AppTest, key: str) -> dict:
-    """The plotly figure drawn under `key`, with numpy arrays decoded (plotly 7 ships them as base64)."""
-    for el in at.get("plotly_chart"):
-        spec = json.loads(el.proto.spec)
-        if el.proto.id.endswith(key) or key in el.proto.id:
-            return _decode(spec)
-    raise AssertionError(f"no chart {key!r}")
-
-
-def _decode(x):
-    if isinstance(x, dict):
-        if set(x) >= {"dtype", "bdata"}:
-            arr = np.frombuffer(base64.b64decode(x["bdata"]), dtype=x["dtype"])
-            return arr.reshape(x["shape"]) if "shape" in x and isinstance(x["shape"], list) else arr
-        return {k: _decode(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_decode(v) for v in x]
-    return x
+def chart(at: AppTest, key: str, index: int = 0) -> dict:
+    """Chart `index` of the charts drawn under `key` (the one chart spec, through the player component), its
+    traces' arrays decoded."""
+    drawn = charts(at)
+    if key not in drawn:
+        raise AssertionError(f"no chart {key!r} (there are {sorted(drawn)})")
+    return drawn[key][index]
 
 
 def trace(fig: dict, name: str) -> dict:
-    return next(t for t in fig["data"] if (t.get("name") or "").startswith(name))
+    return next(t for t in fig["traces"] if (t.get("name") or "").startswith(name))
 
 
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
+
+
+def caption_texts(at: AppTest) -> list[str]:
+    return [unescaped(c.value) for c in at.caption]
 
 
 # ---- every page -------------------------------------------------------------------------------
@@ -91,7 +83,8 @@ def test_page_runs_at_defaults(path):
     at = page(path)
     assert not at.exception, at.exception
     assert not at.error and not at.warning
-    assert len(at.get("plotly_chart")) + len(live_requests(at)) >= 1
+    assert len(charts(at)) + len(live_requests(at)) >= 1
+    assert not at.get("plotly_chart")  # every chart is the one chart spec, drawn by the shared JavaScript
 
 
 # ---- One group --------------------------------------------------------------------------------
@@ -108,7 +101,7 @@ def test_one_group_worked_example_numbers_and_controls():
     adv = chart(at, "adv_chart")
     np.testing.assert_allclose(trace(adv, "population")["y"], [1, -1, -1, 1], atol=1e-3)
     np.testing.assert_allclose(trace(adv, "sample")["y"], [0.866, -0.866, -0.866, 0.866], atol=1e-3)
-    assert trace(adv, "population")["marker"]["color"] == [COLORS["good"], COLORS["bad"], COLORS["bad"], COLORS["good"]]
+    assert trace(adv, "population")["colors"] == [COLORS["good"], COLORS["bad"], COLORS["bad"], COLORS["good"]]
     weights = at.dataframe[0].value
     assert weights["response"].tolist() == ["8 5 <eos>", "7 5 <eos>", "8 1 5 <eos>", "8 5 <eos>"]
     np.testing.assert_allclose(weights["weight per token"], [1 / 12, -1 / 12, -1 / 16, 1 / 12], atol=2e-4)
@@ -118,7 +111,7 @@ def test_one_group_worked_example_numbers_and_controls():
     credit = at.dataframe[2].value
     first = credit[credit["position"] == 0].set_index("token")["weight"]
     assert first["8"] == pytest.approx(0.1042, abs=2e-4) and first["7"] == pytest.approx(-0.0833, abs=2e-4)
-    shown = [c.value for c in at.caption]
+    shown = caption_texts(at)
     assert "8 collects +0.104, 7 collects -0.083" in " ".join(shown)
     # the captions are sim/views/one_group.py's, the lesson's too, and state what the charts show at the defaults
     words = one_group([1.0, 0.0, 0.0, 1.0])["captions"]
@@ -155,7 +148,7 @@ def test_one_group_pick_each_answer():
 
 def test_one_group_all_equal_says_it_teaches_nothing():
     at = page("pages/one_group.py", mode="count", c="4")
-    assert "teaches nothing" in " ".join(c.value for c in at.caption)
+    assert "teaches nothing" in " ".join(caption_texts(at))
     assert np.allclose(trace(chart(at, "adv_chart"), "population")["y"], 0)
 
 
@@ -291,6 +284,7 @@ def test_std_scaling_exercise_numbers():
     assert "(orange): 0.942, at iteration 118" in caption and "here it is small" in caption
     weights = chart(at, "weight_chart")
     assert trace(weights, "with std")["y"][5] > trace(weights, "without std")["y"][5]  # p = 0.05 counts more
+    assert "A prompt solved 5% of the time counts" in weights["caption"]
     at.slider(key="G").set_value(16).run()
     assert not at.success  # the G = 8 note only at G = 8
     assert len(trace(chart(at, "std_chart"), "with std")["y"]) == 17
@@ -305,10 +299,15 @@ def test_kl_clip_chapter_numbers():
     assert "still pushed" in at.info[0].value
     # the Monte Carlo view: k1, k2, k3 against the exact KL 0.6 log 1.2 + 0.4 log 0.8 = 0.0201
     mc = chart(at, "kl_mc_chart")
-    names = [t["name"] for t in mc["data"] if t.get("name")]
+    names = [t["name"] for t in mc["traces"] if t["kind"] == "line"]
     assert names == [f"{k}: mean of 400 estimates" for k in ("k1", "k2", "k3")]
-    caption = " ".join(c.value for c in at.caption)
-    assert "exact KL here is 0.0201" in caption and "negative 4" in caption  # 40% of single tokens, +- noise
+    assert mc["x_log"] and mc["hlines"][0][1] == "exact KL = 0.0201"
+    caption = " ".join(caption_texts(at))
+    import re
+
+    assert "exact KL here is 0.0201" in caption
+    negative = int(re.search(r"with one token it is negative (\d+)%", caption).group(1))
+    assert abs(negative - 40) <= 5  # 40% of single tokens are "the other" one, +- the noise of 400 draws
     m = metrics(at)
     assert m["k3 with n = 16"].startswith("0.02") and at.metric[-1].delta == "negative in 0% of estimates"
 
@@ -317,10 +316,10 @@ def test_passk_per_problem_curves_and_captions():
     at = page("pages/passk.py")
     fig = chart(at, "chapter_passk_chart")
     b_after = trace(fig, "problem B, after RL")["y"]
-    assert b_after[-1] == pytest.approx(1 - 0.99**64, abs=1e-9)  # 0.474: B's coverage collapses
-    assert trace(fig, "problem A, after RL")["y"][-1] == pytest.approx(1.0, abs=1e-9)
-    assert fig["layout"]["xaxis"]["tickvals"] == [1, 2, 4, 8, 16, 32, 64] and fig["layout"]["xaxis"]["type"] == "log"
-    text = " ".join(c.value for c in at.caption)
+    assert b_after[-1] == pytest.approx(1 - 0.99**64, abs=1e-7)  # 0.474: B's coverage collapses (float32, as sent)
+    assert trace(fig, "problem A, after RL")["y"][-1] == pytest.approx(1.0, abs=1e-7)
+    assert fig["x_ticks"] == [1, 2, 4, 8, 16, 32, 64] and fig["x_log"]
+    text = " ".join(caption_texts(at))
     assert "0.962 to 0.474" in text
     toys = live_requests(at)  # the toy before/after and the sharpening toy: computed in the browser
     assert toys["passk_toy"]["view"] == "passk_toy"
@@ -443,20 +442,20 @@ def _reveal(at: AppTest, key: str, guess) -> AppTest:
 def test_predict_mode_hides_the_chart_until_a_guess(path, key, guess, hidden):
     at = page(path, predict="1")
     assert not at.exception
-    assert not any(hidden in el.proto.id for el in at.get("plotly_chart"))
+    assert hidden not in charts(at)
     assert at.button(key=f"predict-{key}-reveal").disabled  # nothing to reveal before a guess
     at = _reveal(at, key, guess)
-    assert any(hidden in el.proto.id for el in at.get("plotly_chart"))
+    assert hidden in charts(at)
     assert at.success or at.warning  # how close the guess was
 
 
 def test_predict_mode_on_wasted_and_kl_clip():
     at = page("pages/wasted.py", predict="1")
-    assert not at.metric and not at.get("plotly_chart")  # everything waits for the two guesses
+    assert not at.metric and not charts(at)  # everything waits for the two guesses, asked one after the other
     _reveal(at, "wasted_g8", 30.0)
     assert not at.metric
     _reveal(at, "wasted_g64", 90.0)
-    assert metrics(at)["P(signal)"] == "33.7%" and at.get("plotly_chart")
+    assert metrics(at)["P(signal)"] == "33.7%" and set(charts(at)) == {"wasted_heatmap", "wasted_curves"}
     at = page("pages/kl_clip.py", predict="1")
     assert "k3" not in metrics(at)
     _reveal(at, "k3", 0.02)
@@ -489,7 +488,7 @@ def test_lab_switch_shows_a_match_and_a_mismatch(monkeypatch):
     texts = " ".join(t.value for t in at.text)
     assert "sample std" in texts  # the lab's check names the mistake
     ys = trace(chart(at, "adv_chart"), "your group_advantages")
-    assert ys["y"] == pytest.approx([0.866, -0.866, -0.866, 0.866], abs=1e-3) and "x" in ys["marker"]["symbol"]
+    assert ys["y"] == pytest.approx([0.866, -0.866, -0.866, 0.866], abs=1e-3) and "x" in ys["symbols"]
 
 
 def test_lab_switch_survives_a_raising_and_a_hanging_student(monkeypatch):

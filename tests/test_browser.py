@@ -75,7 +75,7 @@ def test_every_page_renders_without_exception(page, server):
         page.goto(f"{server}/{path}")
         wait_idle(page)
         if path in CHART_PAGES:
-            page.get_by_test_id("stPlotlyChart").first.wait_for(timeout=60_000)
+            page.locator(".gp-chart .js-plotly-plot").first.wait_for(timeout=60_000)  # the one chart spec, drawn
         elif path == "training":
             page.wait_for_function(f"{STATS} && {STATS}.draws > 0")
         elif path == "":

@@ -3,8 +3,9 @@ lesson works unchanged in <iframe sandbox="allow-scripts">), 4 (the rewritten li
 predict), 5 (the page follows a new hash), 6 (bidi, NUL and U+2028 shown as escapes), 14 (last value wins with a
 note; decimal numbers only; the contents page carries only its own keys; a malformed entry says "rebuild").
 
-Data rows use a precomputed view (Wasted groups: its settings' inline JSON blocks); link rows the live Training
-dynamics page (it computes every setting in the page, assets/lesson_live.js)."""
+Data rows damage a page's inline JSON (Wasted groups' manifest: the view's declaration its page computes from; a
+recorded view's document is read by the same rules, tests/test_hardening3_lesson_js.py); link rows use the Training
+dynamics page (it computes every setting in the page, assets/lesson_page.js)."""
 
 from __future__ import annotations
 
@@ -22,9 +23,8 @@ from tests.test_lesson_browser import DRAWN, Opened, set_range
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")]
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
-G16 = 'id="ls-data-wasted-p0.05_G16">'
+MANIFEST = 'id="lesson-manifest">'
 SHOWN = "window.grpoLesson && window.grpoLesson.shown"
-FIGURES = "window.grpoLesson && window.grpoLesson.figuresDrawn > 0"
 
 
 @pytest.fixture(scope="module")
@@ -41,11 +41,11 @@ def lesson(small_lesson) -> Path:
 
 
 def damaged(lesson: Path, where: Path, new_text: str) -> Path:
-    """A copy of the lesson whose Wasted groups setting p = 0.05, G = 16 has a data block holding `new_text`."""
+    """A copy of the lesson whose Wasted groups page has a manifest (its inline JSON) holding `new_text`."""
     shutil.copytree(lesson, where)
     page = where / "wasted.html"
     text = page.read_text(encoding="utf-8")
-    start = text.index(G16) + len(G16)
+    start = text.index(MANIFEST) + len(MANIFEST)
     end = text.index("</script>", start)
     page.write_text(text[:start] + new_text + text[end:], encoding="utf-8")
     return where
@@ -97,11 +97,13 @@ def test_row_3_code_in_the_data_is_not_run_even_same_origin(browser, lesson, tmp
         err = frame.locator("#ls-error")
         err.wait_for(state="visible")
         said = err.text_content()
-        assert "data for setting wasted-p0.05_G16 is damaged (it is not JSON). Rebuild" in said
+        assert "This lesson's page is damaged (its manifest is not JSON). Rebuild the lesson" in said
         assert w.page.title() == "Host" and not w.page.evaluate("window.frames[0].pwned")
         assert not [u for u in w.requests if "/data/" in u]
-        set_range(w.page.frames[1], "G", 2)  # an intact setting still draws (G = 8, the range's 3rd of 2, 4, 8, ...)
-        w.page.frames[1].wait_for_function(FIGURES)
+        inner = w.page.frames[1]
+        inner.goto(site.url + "lesson/training.html#G=16")  # an intact page draws
+        inner.wait_for_function(DRAWN)
+        assert not inner.evaluate("window.pwned")
         w.close()
     finally:
         site.stop()
@@ -140,7 +142,8 @@ def test_row_14_a_malformed_entry_says_rebuild(browser, lesson, tmp_path):
     w = Opened(browser, f"{base}/wasted.html#G=16", allowed=base + "/")
     err = w.page.locator("#ls-error")
     err.wait_for(state="visible")
-    assert "is damaged (it is not an object). Rebuild the lesson: python -m sim lesson build" in err.text_content()
+    assert "This lesson's page is damaged (it is not a view's). Rebuild the lesson: python -m sim lesson build OUT" \
+        " --force" in err.text_content()
     w.close()
 
 

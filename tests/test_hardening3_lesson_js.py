@@ -96,19 +96,27 @@ def test_row_4_the_written_hash_keeps_classroom_hide_and_predict():
     assert got == ["G=4&beta=0&scale=group&classroom=1&hide=beta&predict=1", "G=4"]
 
 
-def _blocks(page: Path) -> list[str]:
-    return re.findall(r'<script type="application/json" id="ls-data-[^"]+">(.*?)</script>',
-                      page.read_text(encoding="utf-8"), flags=re.S)
+def test_row_14_picked_answers_take_every_value_and_drop_what_is_not_one():
+    """One group's picks hold several values (pick=1&pick=4, as Streamlit writes them): no note for the repeat; a
+    value that is no whole number in range is dropped and said, as plain text."""
+    link, picks, bad = js([["readLink", "?pick=1&pick=4", "", ["pick"]], ["picksFromLink", "pick", ["4", "1,4"], 64],
+                           ["picksFromLink", "pick", ["2", "x<b>", "0", "1.5", "99"], 8]])
+    assert dict(link["lists"])["pick"] == ["1", "4"] and link["notes"] == []
+    assert picks == [[1, 4], None]
+    assert bad[0] == [2] and bad[1] == "URL parameter pick=x<b>,0,1.5,99 is not a whole number from 1 to 8; left out"
+    assert js([["linkHash", {"G": 8, "pick": [1, 4]}, {}]])[0] == "G=8&pick=1&pick=4"
 
 
-def test_row_3_every_built_entry_parses_and_anything_else_is_refused(small_lesson, exercise_lesson):
-    texts = [t for out in (small_lesson, exercise_lesson) for page in sorted(out.glob("*.html"))
-             for t in _blocks(page)[:3]]
-    assert len(texts) > 10
-    for entry, problem in js([["parseEntry", t] for t in texts]):
-        assert problem is None and isinstance(entry, dict)
-    bad = ["42", 'grpoLesson.put("x", 42);', "parent.document.cookie", "null", "[]", '{"above": 1}',
-           '{"tables": [{"title": "t", "columns": ["a"], "rows": "x"}]}', '{"predict": [{"kind": "eval"}]}',
-           '{"payload": {"charts": 1}}', '{"figures": [{"figures": [{}]}]}']
-    for entry, problem in js([["parseEntry", t] for t in bad]):
-        assert entry is None and problem, (entry, problem)
+def test_row_3_a_recorded_document_parses_and_anything_else_is_refused(exercise_lesson):
+    """A recorded view's page (TinyLM) holds its document as inline JSON: parsed, checked for the blocks a page
+    draws, never run; anything else is refused with a reason."""
+    page = (exercise_lesson / "tinylm.html").read_text(encoding="utf-8")
+    text = re.search(r'<script type="application/json" id="ls-data">(.*?)</script>', page, flags=re.S).group(1)
+    (doc, problem), = js([["parseDoc", text]])
+    assert problem is None and isinstance(doc, list) and len(doc) > 5
+    bad = ["42", 'grpoLesson.put("x", 42);', "parent.document.cookie", "null", "{}", '[{"kind": "text", "text": 1}]',
+           '[{"kind": "table", "columns": ["a"], "rows": "x"}]', '[{"kind": "ask", "question": {"kind": "eval"}}]',
+           '[{"kind": "charts", "payload": {"charts": 1}}]', '[{"kind": "live", "request": {}}]',
+           '[{"kind": "columns", "columns": [[{"kind": "script"}]]}]']
+    for doc, problem in js([["parseDoc", t] for t in bad]):
+        assert doc is None and problem, (doc, problem)

@@ -42,13 +42,15 @@ def test_keys_are_compared_in_constant_time(monkeypatch):
 
 @pytest.fixture
 def server():
-    s = Server.create(presenter_key=KEY)
-    yield s
-    Server.create()  # the next tests get a fresh server
+    return Server(presenter_key=KEY)
 
 
-def run(path: str, **query) -> AppTest:
+def run(path: str, server: Server, **query) -> AppTest:
+    """The page, with `server` handed to its session as app.py hands its own (ui/host.py)."""
+    from ui.host import SERVER_KEY
+
     at = AppTest.from_file(str(ROOT / path), default_timeout=60)
+    at.session_state[SERVER_KEY] = server
     for k, v in query.items():
         at.query_params[k] = v
     return at.run()
@@ -62,13 +64,13 @@ def everything(at: AppTest) -> str:
 
 @pytest.mark.integration
 def test_classroom_alone_gives_no_priority(server):
-    at = run("tests/apps/priority_app.py", classroom="1")
+    at = run("tests/apps/priority_app.py", server, classroom="1")
     assert not at.exception and at.session_state["priority_seen"] == STUDENT
 
 
 @pytest.mark.integration
 def test_the_key_gives_priority_then_leaves_the_address_bar(server):
-    at = run("tests/apps/priority_app.py", presenter=KEY, classroom="1")
+    at = run("tests/apps/priority_app.py", server, presenter=KEY, classroom="1")
     assert not at.exception and at.session_state["priority_seen"] == LECTURER
     assert "presenter" not in at.query_params and at.query_params.get("classroom") == "1"
     assert KEY not in everything(at)
@@ -78,7 +80,7 @@ def test_the_key_gives_priority_then_leaves_the_address_bar(server):
 
 @pytest.mark.integration
 def test_a_wrong_key_is_said_and_dropped(server):
-    at = run("tests/apps/priority_app.py", presenter=KEY[:-1] + "X")
+    at = run("tests/apps/priority_app.py", server, presenter=KEY[:-1] + "X")
     assert at.session_state["priority_seen"] == STUDENT and "presenter" not in at.query_params
     assert any("presenter key is not this server's" in w.value for w in at.warning)
     assert KEY[:-1] not in everything(at)
@@ -86,7 +88,7 @@ def test_a_wrong_key_is_said_and_dropped(server):
 
 @pytest.mark.integration
 def test_a_real_page_never_echoes_the_key_into_its_share_links(server):
-    at = run("pages/training.py", presenter=KEY, classroom="1", G="16")
+    at = run("pages/training.py", server, presenter=KEY, classroom="1", G="16")
     assert not at.exception
     links = copy_texts(at)
     assert links and all(KEY not in t and "presenter" not in t for t in links)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.tinylm import cli, trl_run
+from sim.tinylm import cli, trl_bridge, trl_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,7 +56,7 @@ def test_an_interrupted_trl_run_removes_its_temporary_folder(monkeypatch, capsys
         (Path(output_dir) / "checkpoint-1").mkdir()  # what TRL writes there
         raise exc
 
-    monkeypatch.setattr(trl_run, "load_trainer", lambda: trainer)
+    monkeypatch.setattr(trl_bridge, "load_trainer", lambda: trainer)
     quiet = types.SimpleNamespace(logging=types.SimpleNamespace(set_verbosity_error=lambda: None))
     monkeypatch.setitem(sys.modules, "transformers", types.ModuleType("transformers"))  # no 5 s import here
     monkeypatch.setitem(sys.modules, "transformers.utils", quiet)
@@ -83,7 +83,7 @@ def test_an_sft_checkpoint_saved_before_the_interrupt_is_named(monkeypatch, caps
 
 @pytest.mark.parametrize("rank, said", [("0", True), ("1", False), ("2", False)])
 def test_a_process_count_the_batch_cannot_split_is_refused_before_trl(monkeypatch, capsys, rank, said):
-    monkeypatch.setattr(trl_run, "load_trainer", stopped_by(AssertionError("TRL was imported first")))
+    monkeypatch.setattr(trl_bridge, "load_trainer", stopped_by(AssertionError("TRL was imported first")))
     monkeypatch.setattr(cli, "RANK_GRACE_S", 0.0)  # a rank > 0 waits for rank 0's line; none here
     monkeypatch.setattr(cli.signal, "signal", lambda *a: None)  # and keeps pytest's SIGTERM handler
     for k, v in {"WORLD_SIZE": "3", "RANK": rank, "LOCAL_RANK": rank, "LOCAL_WORLD_SIZE": "3"}.items():
@@ -96,7 +96,7 @@ def test_a_process_count_the_batch_cannot_split_is_refused_before_trl(monkeypatc
 
 @pytest.mark.parametrize("world", ["abc", "0", "1e9"])
 def test_a_bad_world_size_is_one_line(monkeypatch, capsys, world):
-    monkeypatch.setattr(trl_run, "load_trainer", stopped_by(AssertionError("TRL was imported first")))
+    monkeypatch.setattr(trl_bridge, "load_trainer", stopped_by(AssertionError("TRL was imported first")))
     monkeypatch.setenv("WORLD_SIZE", world)
     assert cli.main(["--trainer", "trl"]) == 2
     err = capsys.readouterr().err

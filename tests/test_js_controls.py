@@ -1,7 +1,6 @@
-"""A live lesson page reads its link by the app's rules: assets/control_rules.js (run in node) against
-ui/controls.parse_url_value and the app's warning, on every control of Training dynamics, Std scaling and the
-sharpening toy, for raw values in range, out of range, off the slider's steps, not numbers, options written
-other ways."""
+"""A lesson page reads its link by the app's rules: assets/control_rules.js (run in node) against
+ui/controls.parse_url_value and the app's warning, on every control of every view a lesson computes in the page,
+for raw values in range, out of range, off the slider's steps, not numbers, options written other ways."""
 
 from __future__ import annotations
 
@@ -13,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from sim.views import passk, std_scaling, training
-from sim.views.controls import Choice, Flag, Num, to_json, url_text
+from sim.views.catalog import views
+from sim.views.controls import Choice, Flag, Num, Picks, to_json, url_text
 from ui.controls import parse_url_value
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")]
 RULES = Path(__file__).resolve().parents[1] / "assets" / "control_rules.js"
-CONTROLS = training.CONTROLS + std_scaling.CONTROLS + [c for c in passk.CONTROLS if c.field]
+CONTROLS = [c for v in views() if v.lesson == "page" for c in v.controls if not isinstance(c, Picks)]
 
 
 def js(calls: list) -> list:

@@ -96,7 +96,8 @@ FORMAT_VALUES = [0.0, "-0", 0.005, 0.015, 0.025, 0.125, 0.375, 2.5, 3.5, -2.5, 0
                  9.9999, 9.99999, 99.995, 0.99995, 1234.5, 1234567.0, 1e16, 1e21, 1e22, 123456789012345678.0, 5e-324,
                  1 / 3, 2 / 3, 0.1, 0.2, 0.28, 5.0, 480.0, 1234565.0, 0.285, 0.935, 1.005, "nan", "inf", "-inf", -1e-7,
                  0.04, 0.001, 8.0, 64.0, 0.3 - 0.1, 1e100, 7.0e-8]
-FORMAT_SPECS = [".2f", ".3f", ".1f", ".0f", ".0%", ".1%", ".2%", "g", ".3g", ".1g", ",.0f", ",.2f", ".4f", ".3e"]
+FORMAT_SPECS = [".2f", ".3f", ".1f", ".0f", ".0%", ".1%", ".2%", "g", ".3g", ".1g", ",.0f", ",.2f", ".4f", ".3e",
+                "+.3f", "+.4f", "+.0f", "+g"]
 
 
 def py_number(x):
@@ -207,3 +208,128 @@ def test_std_scaling_and_the_sharpening_toy_in_the_page_equal_sim_views(tmp_path
         same(g["charts"], charts)
         said = g.get("words") or g.get("caption")
         assert said == words, case["kind"]
+
+
+# ---- the views' documents (sim/views/*.py show, assets/views.js SHOW), on random settings of every control ----
+
+def random_values(view, rng: random.Random) -> dict:
+    """URL values of a random setting of `view`: every control anywhere in its range, a few picks."""
+    from sim.views.controls import Choice, Flag, Num, Picks
+
+    values = {}
+    for spec in view.controls:
+        if isinstance(spec, Num):
+            n = int(round((spec.hi - spec.lo) / spec.step))
+            v = spec.snap(spec.lo + rng.randint(0, n) * spec.step)
+            values[spec.key] = int(v) if spec.integer else v
+        elif isinstance(spec, Choice):
+            values[spec.key] = rng.choice(spec.options)
+        elif isinstance(spec, Flag):
+            values[spec.key] = rng.random() < 0.3
+        elif isinstance(spec, Picks):
+            n = int(values[spec.count])
+            values[spec.key] = sorted(rng.sample(range(1, n + 1), rng.randint(0, min(n, 6))))
+    return values
+
+
+def py_doc(blocks) -> list:
+    """sim.views.doc.to_json of a document, each Charts block's payload resolved as the harness resolves JS's."""
+    from sim.views.doc import chart_payload, to_json
+
+    def walk(bs):
+        out = []
+        for b in bs:
+            if b["kind"] == "charts":
+                out.append({"kind": "charts", "key": b["key"], "charts": resolved_payload(b["payload"])})
+            elif b["kind"] == "ask":
+                out.append({**b, "then": walk(b["then"])})
+            elif b["kind"] == "columns":
+                out.append({**b, "columns": [walk(c) for c in b["columns"]]})
+            else:
+                out.append(b)
+        return out
+
+    return walk(to_json(blocks, charts=chart_payload))
+
+
+def resolved_payload(payload: dict) -> list[dict]:
+    arrays = [decode_array(a).ravel().tolist() for a in payload["arrays"]]
+    def ref(tr, k, v):  # an array's index, or a value (a line's width is a number; a bar series' an array)
+        return arrays[v] if isinstance(v, int) and (k in ARRAYS or (k == "width" and tr["kind"] == "barseries")) else v
+
+    return [{**c, "traces": [{k: ref(tr, k, v) for k, v in tr.items()} for tr in c["traces"]]}
+            for c in payload["charts"]]
+
+
+def close(js, py, where: str = "") -> None:
+    """JS's document equals Python's: the same blocks, keys and text; numbers to 1e-9 (arrays, sent as float32,
+    to float32's rounding)."""
+    if isinstance(py, dict):
+        assert isinstance(js, dict) and js.keys() == py.keys(), (where, js.keys() ^ py.keys() if isinstance(js, dict)
+                                                                 else js)
+        for k in py:
+            close(js[k], py[k], f"{where}.{k}")
+    elif isinstance(py, (list, tuple)):
+        assert isinstance(js, list) and len(js) == len(py), (where, js, py)
+        if py and all(isinstance(x, float) for x in py) and len(py) > 4:  # an array: float32 on both sides
+            np.testing.assert_allclose(np.array(js, dtype=float), np.array(py, dtype=float), rtol=2e-6, atol=1e-12,
+                                       err_msg=where)
+        else:
+            for i, (a, b) in enumerate(zip(js, py, strict=True)):
+                close(a, b, f"{where}[{i}]")
+    elif isinstance(py, bool) or py is None or isinstance(py, str):
+        assert js == py, (where, js, py)
+    elif isinstance(py, (int, float)):
+        assert isinstance(js, (int, float)) and not isinstance(js, bool), (where, js, py)
+        assert abs(js - py) <= 1e-9 * max(abs(py), 1e-6), (where, js, py)
+    else:
+        raise AssertionError(f"{where}: unexpected {type(py).__name__}")
+
+
+def test_the_views_documents_in_the_page_equal_sim_views(tmp_path):
+    """Every view a lesson computes in the page (One group, Wasted groups, KL and clipping, pass@k, Std scaling,
+    Training dynamics): the JavaScript twin's document equals sim's, block for block, on random settings."""
+    from sim.views import kl_clip, one_group, passk, std_scaling, training, wasted
+    from sim.views.controls import to_json as control_json
+
+    rng = random.Random(30)
+    cases, want = [], []
+    for view, n in ((wasted.VIEW, 20), (one_group.VIEW, 60), (kl_clip.VIEW, 14), (passk.VIEW, 20),
+                    (std_scaling.VIEW, 10), (training.VIEW, 10)):
+        settings = [view.defaults()] + [{**view.defaults(), **random_values(view, rng)} for _ in range(n)]
+        if view is one_group.VIEW:  # every loss type at the chapter's group, and count mode with c > G
+            settings += [{**view.defaults(), "loss": lt} for lt in ("grpo", "bnpo", "dapo", "dr_grpo", "cispo",
+                                                                    "sapo", "luspo", "vespo")]
+            settings.append({**view.defaults(), "mode": "count", "c": 9, "G": 5})
+        if view is kl_clip.VIEW:
+            settings.append({**view.defaults(), "pi": 1.0})  # the Monte Carlo's note instead of its chart
+        for values in settings:
+            controls = [control_json(c) for c in view.controls]
+            fields = {c["field"]: values[c["key"]] for c in controls}
+            cases.append({"kind": "doc", "view": view.name, "fields": fields})
+            want.append(py_doc(view.show(values)))
+    got = run_harness(tmp_path, {"views": cases})["views"]
+    for case, g, py in zip(cases, got, want, strict=True):
+        close(g["doc"], py, f"{case['view']} {case['fields']}")
+
+
+def test_your_prompts_toy_in_the_page_equals_sim_views(tmp_path):
+    """The toy on a visitor's pool (Your prompts): pool_charts's twin, for pools of several sizes."""
+    from sim.views.your_data import pool_charts
+
+    rng = random.Random(27)
+    arrays = Arrays(tmp_path)
+    cases, want = [], []
+    for P, pool_size in ((24, 24), (7, 512), (40, 40)):
+        d = tuple(float(x) for x in np.sort(rng.choices(range(-9, 10), k=P)))
+        cfg = ToyConfig(n_prompts=P, difficulties=d, n_seeds=rng.choice([1, 8]), iterations=rng.choice([50, 120]),
+                        group_size=rng.choice([2, 8, 16]), seed=rng.randint(0, 99))
+        run, exp = run_toy(cfg), expected_run(cfg)
+        big = rng.random() < 0.5
+        reduction = "the 512 prompts' rates in 7 quantiles" if P != pool_size else "one per prompt"
+        cases.append({"kind": "pool", "cfg": dataclasses.asdict(cfg), "run": arrays.history(run),
+                      "exp": arrays.history(exp), "reduction": reduction, "pool_size": pool_size, "big": big})
+        want.append(resolved(pool_charts(cfg, run, exp, reduction, pool_size, big=big), cfg.iterations))
+    got = run_harness(tmp_path, {"views": cases})["views"]
+    for g, charts in zip(got, want, strict=True):
+        same(g["charts"], charts)

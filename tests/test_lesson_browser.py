@@ -1,8 +1,7 @@
 """A built lesson in headless Chromium, from file:// and over http.server on loopback: only the lesson's own
-files are requested; the live views (Training dynamics, Std scaling, the sharpening toy) compute any setting of
-their controls in the page, take it from the link by the app's rules and write it back, keep the presets, play,
-ask before they answer, and refuse what the engine refuses with the app's words; a precomputed view's missing
-data is a message."""
+files are requested; every view computes any setting of its controls in the page (assets/views.js, the toy engine),
+takes it from the link by the app's rules and writes it back, keeps the presets, plays, asks before it answers, and
+refuses what the engine refuses with the app's words; a recorded view's damaged data is a message."""
 
 from __future__ import annotations
 
@@ -125,6 +124,7 @@ def test_presets_and_a_refused_setting(browser, lesson):
     p.get_by_role("button", name="… with CISPO").click()  # every other control back to its default
     p.wait_for_function("window.grpoLesson.shown.loss === 'cispo'")
     assert p.url.endswith("#lr=2&mu=8&eps_high=5&loss=cispo"), p.url
+    p.wait_for_function("[...document.querySelectorAll('.gp-caption')].some((c) => c.textContent.includes('CISPO'))")
     assert "CISPO (ε_max = 5) capped the weight of" in p.locator(".gp-caption").all_text_contents()[3]
     # a setting whose run diverges: the engine's message, in the app's words, and no charts
     p.evaluate("location.hash = 'mu=8&loss=cispo&eps_high=5&beta=0.1&G=2&lr=2&lr_w=2&d_min=-10&d_max=15&seeds=1'")
@@ -134,7 +134,8 @@ def test_presets_and_a_refused_setting(browser, lesson):
     assert p.locator(".gp-live-player").is_hidden()
     # a run over the engine's memory cap (no control of the page reaches it) is refused before anything is
     # allocated, with sim's message
-    p.evaluate("window.grpoLesson.view.show({view: 'training', config: {n_seeds: 1024, iterations: 5000}})")
+    p.evaluate("window.grpoLesson.doc.kept.get('live:training').live.show({view: 'training', config: {n_seeds: 1024, "
+               "iterations: 5000}})")
     p.wait_for_function("document.querySelector('.gp-error').textContent.includes('memory')")
     said = err.text_content()
     assert "this run needs about 2,950 MB of memory" in said and "the cap is 480 MB" in said, said
@@ -149,18 +150,22 @@ def test_std_scaling_and_the_sharpening_toy_compute_in_the_page(browser, lesson)
     base = lesson.resolve().as_uri()
     w = Opened(browser, f"{base}/std_scaling.html#G=5&lr=0.45&seed=3", allowed=base + "/")
     p = w.page
-    p.wait_for_function("window.grpoPlayers && window.grpoPlayers.std && window.grpoPlayers.std.draws > 0")
+    p.wait_for_function("window.grpoPlayers && window.grpoPlayers.std_scaling && "
+                        "window.grpoPlayers.std_scaling.draws > 0")
     assert "At the same learning rate 0.45" in p.locator(".gp-live .gp-text").text_content()
-    assert "with c of 5 correct" in p.locator("#ls-tables h2").text_content()  # G = 5's table, built ahead
-    assert p.locator(".gp-title").first.text_content() == "Mean accuracy (16 seeds)"
+    titles = p.locator(".gp-title").all_text_contents()
+    assert titles[:2] == ["Mean |A| of a group with c of 5 correct", "How hard a prompt is pushed, by its solve rate p"]
+    assert "Mean accuracy (16 seeds)" in titles  # the comparison, computed by the engine in the page
+    assert "Chapter's answer: 0.8." in p.locator(".ls-answer").text_content()  # 1 of 5: 2 (1/5)(4/5) / 0.4
     w.close()
-    w = Opened(browser, f"{base}/sharpen.html#sG=12&sT=150&seed=9", allowed=base + "/")
+    w = Opened(browser, f"{base}/passk.html#sG=12&sT=150&seed=9", allowed=base + "/")
     p = w.page
     p.wait_for_function("window.grpoPlayers && window.grpoPlayers.sharpen && window.grpoPlayers.sharpen.draws > 0")
-    assert p.locator(".gp-label").text_content() == "iteration 0 / 150"
-    assert p.locator(".gp-below").text_content().startswith("One set of strategy logits is shared by both problems. "
-                                                             "After 150 iterations")
-    assert p.locator(".gp-title").count() == 3 and not w.errors, w.errors
+    sharpen = p.locator(".ls-live").last
+    assert sharpen.locator(".gp-label").text_content() == "iteration 0 / 150"
+    assert sharpen.locator(".gp-below").text_content().startswith("One set of strategy logits is shared by both "
+                                                                  "problems. After 150 iterations")
+    assert sharpen.locator(".gp-title").count() == 3 and not w.errors, w.errors
     w.close()
 
 
@@ -181,7 +186,7 @@ def test_over_http_server_only_the_lessons_files(browser, lesson):
         w.page.wait_for_function(DRAWN)
         assert not w.errors, w.errors
         assert any(u.endswith(".min.js") for u in w.requests) and any(u.endswith("/training.html") for u in w.requests)
-        assert not [u for u in w.requests if "/data/" in u]  # a setting's data is inline JSON in its page
+        assert not [u for u in w.requests if "/data/" in u]  # a page computes its view: no data files
         w.close()
     finally:
         proc.terminate()
@@ -206,30 +211,25 @@ def test_a_link_is_read_by_the_apps_rules_and_nothing_from_it_is_markup(browser,
     w.close()
 
 
-def test_a_missing_data_block_is_a_message(browser, lesson, tmp_path):
+def test_a_damaged_recorded_view_is_a_message(browser, everything, tmp_path):
     broken = tmp_path / "broken"
-    shutil.copytree(lesson, broken)
-    page = broken / "wasted.html"
+    shutil.copytree(everything, broken)
+    page = broken / "tinylm.html"
     text = page.read_text(encoding="utf-8")
-    page.write_text(text.replace('id="ls-data-wasted-p0.05_G16"', 'id="gone"'), encoding="utf-8")
+    page.write_text(re.sub(r'(<script type="application/json" id="ls-data">)\[', r'\1[{"kind": "script"},', text),
+                    encoding="utf-8")
     base = broken.resolve().as_uri()
-    w = Opened(browser, f"{base}/wasted.html#p=0.05&G=16", allowed=base + "/")
+    w = Opened(browser, f"{base}/tinylm.html", allowed=base + "/")
     err = w.page.locator("#ls-error")
     err.wait_for(state="visible")
-    assert "missing the data of setting wasted-p0.05_G16. Rebuild the lesson" in err.text_content()
+    assert "This lesson's data is damaged" in err.text_content() and "Rebuild the lesson" in err.text_content()
+    assert w.page.locator(".gp-root").count() == 0  # nothing of it drawn
     w.close()
 
 
-def ask(browser, url: str, allowed: str) -> Opened:
-    """Open a predict link in presenter size and wait for its question."""
-    w = Opened(browser, url, allowed=allowed, viewport=(1920, 1080))
-    w.page.locator("#ls-predict").wait_for(state="visible")
-    return w
-
-
-def guess(page, value: str) -> None:
-    page.locator("#ls-guess").fill(value)
-    page.get_by_role("button", name="Reveal").click()
+@pytest.fixture
+def everything(exercise_lesson) -> Path:
+    return exercise_lesson  # every view, shared with tests/test_lesson.py
 
 
 def test_classroom_predict_and_hide(browser, lesson):
@@ -254,44 +254,51 @@ def test_classroom_predict_and_hide(browser, lesson):
     w.close()
 
 
-def test_table_views_ask_before_they_show_the_answer_and_draw_their_charts(browser, exercise_lesson):
-    base = exercise_lesson.resolve().as_uri()
-    w = ask(browser, f"{base}/kl_clip.html?predict=1&classroom=1", allowed=base + "/")
+def test_the_exercise_views_ask_before_they_show_the_answer_and_draw_their_charts(browser, everything):
+    base = everything.resolve().as_uri()
+    w = Opened(browser, f"{base}/kl_clip.html?predict=1&classroom=1", allowed=base + "/", viewport=(1920, 1080))
     p = w.page
-    assert p.locator("#ls-above").text_content() == "" and p.locator("#ls-tables table").count() == 0
-    guess(p, "0.016")
-    assert "the answer 0.0157: off by 0.0003, close" in p.locator("#ls-predict").text_content()
-    # then the chapter's clip example, a choice as in the app: still nothing that holds an answer is shown
-    assert "0.40 → 0.50" in p.locator("#ls-predict").text_content() and p.locator("#ls-above").text_content() == ""
-    assert p.locator("#ls-figures .ls-plot").count() == 0 and p.get_by_role("button", name="Reveal").is_disabled()
-    p.get_by_label("no gradient: clipped").check()
-    p.get_by_role("button", name="Reveal").click()
-    said = p.locator("#ls-predict").text_content()
-    assert "Right: no gradient: clipped." in said
-    assert "ratio 1.250; with A > 0 and ε = 0.20 the token is clipped" in said
-    assert "k3 = u − log u − 1 = 0.0157" in p.locator("#ls-above").text_content()
-    assert p.locator("#ls-tables table").count() == 1
-    assert p.locator("#ls-figures .ls-plot").count() == 9  # k1/k2/k3, two surrogates, six weight panels
+    p.wait_for_function("window.grpoLesson && window.grpoLesson.shown")
+    boxes = p.locator(".ls-question .gp-predict")
+    assert boxes.count() == 2  # the k3 check and the chapter's clip example, as the app asks them
+    assert not p.locator(".ls-metric-label", has_text="u = π_ref / π").is_visible()  # the k3 numbers wait
+    boxes.first.get_by_label("Your guess").fill("0.016")
+    boxes.first.get_by_role("button", name="Reveal").click()
+    assert "the chapter's answer 0.0157: off by 0.0003" in boxes.first.text_content()
+    assert p.locator(".ls-metric-label", has_text="u = π_ref / π").is_visible()
+    second = boxes.nth(1)
+    assert "0.40 → 0.50" in second.text_content() and second.get_by_role("button", name="Reveal").is_disabled()
+    assert not p.locator(".ls-box", has_text="ratio 1.250").is_visible()  # the clip's answer waits for its guess
+    second.get_by_label("no gradient: clipped").check()
+    second.get_by_role("button", name="Reveal").click()
+    assert "Right: no gradient: clipped." in second.text_content()
+    assert "ratio 1.250; with A > 0 and ε = 0.20 the token is clipped" in p.locator(".ls-box").first.text_content()
+    p.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 10")  # k, 2 surrogates, 6, MC
+    titles = p.locator(".gp-title").all_text_contents()
+    assert "Estimates of KL against the number of sampled tokens" in titles and "SAPO, τ = 1 / 1.05" in titles
     size = "(q) => getComputedStyle(document.querySelector(q)).fontSize"
-    sizes = p.evaluate(f"['#ls-tables td', '#ls-above'].map({size})")
-    assert sizes == ["20px", "22px"]  # the app's presenter table and text sizes
+    assert p.evaluate(f"['.ls-table td', '.ls-doc .ls-text'].map({size})") == ["20px", "22px"]  # the app's sizes
     assert not w.errors, w.errors
-    w.close()  # the charts are drawn below, on One group (one chart: Plotly.js runs once per page)
-    # the contents page in presenter mode passes ?classroom=1 on to every view
+    w.close()
+    # the contents page in presenter mode passes ?classroom=1 on to every view; the app-only views have no link
     w = Opened(browser, f"{base}/index.html?classroom=1", allowed=base + "/")
     href = w.page.get_by_role("link", name="One group").get_attribute("href")
     assert w.page.evaluate("document.body.classList.contains('ls-classroom')")
-    assert href.endswith("/one_group.html?classroom=1")
+    assert href.endswith("/one_group.html?classroom=1") and w.page.get_by_role("link", name="Your run").count() == 0
     w.close()
-    w = Opened(browser, f"{base}/one_group.html?classroom=1#rewards=1,0,0,0", allowed=base + "/")
+    w = Opened(browser, f"{base}/one_group.html?classroom=1#mode=count&c=1", allowed=base + "/")
     p = w.page
-    p.locator("#ls-tables table").first.wait_for(state="visible")
-    assert "Right answers get +1.732" in p.locator("#ls-above").text_content()  # the chapter's 1.732 / -0.577
-    p.wait_for_function("window.grpoLesson.figuresDrawn > 0")
-    bars = p.evaluate("document.querySelector('#ls-figures .js-plotly-plot').data[0].y")
+    p.wait_for_function("window.grpoDoc && window.grpoDoc.charts > 0 && document.querySelector('.js-plotly-plot')")
+    assert "Right answers get +1.732" in p.locator(".ls-caption").first.text_content()  # the chapter's 1.732 / -0.577
+    p.wait_for_function("document.querySelector('.js-plotly-plot').data")
+    bars = p.evaluate("Array.from(document.querySelector('.js-plotly-plot').data[0].y)")
     assert [round(b, 3) for b in bars] == [1.732, -0.577, -0.577, -0.577]
-    assert "Advantage of each answer" in p.locator("#ls-figures").text_content()
-    sizes = p.evaluate(f"['.xtick text', '.gtitle'].map({size})")
-    assert sizes == ["18px", "24px"]  # the app's presenter chart sizes
+    assert p.evaluate(f"['.xtick text'].map({size})") == ["18px"]  # the app's presenter chart sizes
+    # the picked answers: back to "each" and pick 2 and 3 by their buttons; the link keeps them, once each
+    p.locator("#ls-mode-0").check()
+    p.get_by_role("button", name="1", exact=True).click()  # unpick 1 (the chapter's group is 1 and 4)
+    p.get_by_role("button", name="3", exact=True).click()
+    p.wait_for_function("JSON.stringify(window.grpoLesson.shown.pick) === '[3,4]'")
+    assert p.url.endswith("#c=1&pick=3&pick=4"), p.url
     assert not w.errors, w.errors
     w.close()

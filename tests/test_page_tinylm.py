@@ -3,20 +3,25 @@ shows its results on top; sessions with the same settings share a run; an oversi
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.fixtures.apptest import charts, unescaped
+
 pytestmark = pytest.mark.integration
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "tinylm.py")
+RECORDED = ["pass@k, mean of 5 seeds (band: their range)", "GRPO − SFT pass@k, per seed (zoomed)"] * 2 + [
+    "Mean reward of the sampled answers", "Held-out pass@1 (exact, checked every 10 iterations)",
+    "Groups with zero reward std (no gradient)", "Entropy and KL to the reference"]  # the records, then the replay
 
 
 def _titles(at: AppTest) -> list[str]:
-    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    """Every chart's title, in page order (the one chart spec, through the player component)."""
+    return [c["title"] for drawn in charts(at).values() for c in drawn]
 
 
 def test_page_off_by_default_shows_both_presets_recorded():
@@ -27,14 +32,14 @@ def test_page_off_by_default_shows_both_presets_recorded():
     at = AppTest.from_file(PAGE, default_timeout=30).run()
     assert not at.exception
     assert at.toggle(key="tinylm_on").value is False
-    assert _titles(at) == ["pass@k, mean of 5 seeds (band: their range)",
-                           "GRPO − SFT pass@k, per seed (zoomed)"] * 2  # no live chart
-    assert len(at.dataframe) == 2 and all("never solved" in t.value.columns for t in at.dataframe)
-    captions = [c.value for c in at.caption]
+    assert _titles(at) == RECORDED  # no live chart
+    assert len(at.dataframe) == 3 and all("never solved" in t.value.columns for t in at.dataframe[:2])
+    assert list(at.dataframe[2].value.columns) == ["k", "SFT", "GRPO"]  # the default run, replayed in the player
+    captions = [unescaped(c.value) for c in at.caption]
     for name, fig in load_preset_figures().items():
         assert caption(fig["runs"], name) in captions
-    heads = [m.value for m in at.markdown if m.value.startswith("####")]
-    assert heads == ["#### `default`: coverage widens", "#### `chapter-lab`: coverage narrows"]
+    heads = [unescaped(m.value) for m in at.markdown if m.value.startswith("####")]
+    assert heads == ["#### default: coverage widens", "#### chapter-lab: coverage narrows"]
     assert [m.label for m in at.metric] == ["Never solved: SFT", "after GRPO"] * 2
 
 
@@ -70,15 +75,16 @@ def test_tiny_training_finishes_and_shows_results():
     g = job.cfg.grpo
     assert (g.iterations, g.prompts_per_iter, g.group_size, job.cfg.eval_samples) == (4, 4, 4, 4)
     assert g.blind_spot_prompts is False  # the chapter-lab preset's one switch
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    titles = [s["layout"]["title"]["text"] for s in specs]
+    drawn = charts(at)
+    titles = _titles(at)
     assert "pass@k on 300 held-out problems" in titles and "reward" in titles and "kl" in titles
     assert any("Never solved by SFT" in m.label for m in at.metric)
-    passk = specs[titles.index("pass@k on 300 held-out problems")]
-    assert passk["layout"]["xaxis"]["type"] == "log" and passk["layout"]["xaxis"]["tickvals"] == [1, 2, 4]
-    markers = [t for t in passk["data"] if t.get("mode") == "markers+text"]
-    assert [m["x"] for m in markers] == [[4], [4]]  # SFT and GRPO marked at the largest k
-    assert titles.index("reward") < titles.index("pass@k, mean of 5 seeds (band: their range)")  # the live run on top
+    (passk,) = drawn["tl_passk"]
+    assert passk["title"] == "pass@k on 300 held-out problems" and passk["x_log"] and passk["x_ticks"] == [1, 2, 4]
+    markers = [t for t in passk["traces"] if t.get("mode") == "markers"]
+    assert [m["x"] for m in markers] == [[4], [4]] and all(m["text"] for m in markers)  # SFT, GRPO at the largest k
+    keys = list(drawn)
+    assert keys.index("tl_live_charts") < keys.index("tl_passk") < keys.index("tl_rec_default")  # the live run on top
 
 
 def _open(at: AppTest, iters: int) -> AppTest:
@@ -117,7 +123,7 @@ def test_a_run_over_the_memory_cap_is_refused_with_a_message(monkeypatch):
 
 def test_the_recorded_runs_stay_under_the_trainer_and_the_settings_reach_the_config():
     at = _open(AppTest.from_file(PAGE, default_timeout=30), 5)
-    assert len(at.dataframe) == 2 and "pass@64" in at.dataframe[0].value.columns
+    assert len(at.dataframe) == 3 and "pass@64" in at.dataframe[0].value.columns
     at.radio(key="tl_loss").set_value("dapo").run()
     at.radio(key="tl_clip").set_value(0.28).run()
     at.button(key="tl_start").click().run()
@@ -145,22 +151,22 @@ def test_gspo_importance_level_is_offered_and_accepted():
     at.run()
     assert not at.exception and at.radio(key="tl_is_level").value == "sequence"
     assert not at.error and not at.button(key="tl_start").disabled
-    assert len(at.dataframe) == 2  # the recorded runs stay
+    assert len(at.dataframe) == 3  # the recorded runs stay
 
 
 def test_the_recorded_trl_run_overlays_reward_and_pass_at_1():
     # Issue 18: the page can overlay the recorded TRL run (assets/tinylm_trl_run.json) on the live charts.
     from sim.tinylm.trl_record import load_trl_run
-    from ui.tinylm import metric_figure
+    from sim.views.tinylm import metric_chart
 
     rec = load_trl_run()
     assert rec is not None and len(rec["reward"]) == len(rec["iterations"])
     snap = {"history": [{"iteration": 1, "reward": 0.5}, {"iteration": 2, "reward": 0.6}], "pass_at_1": [(0, 0.51)]}
-    reward = metric_figure(snap, ("reward", "pass_at_1"), rec)
-    names = [t.name for t in reward.data]
+    reward = metric_chart(snap, ("reward", "pass_at_1"), rec)
+    names = [t.name for t in reward.traces]
     assert names == ["reward", "held-out pass@1", "reward, TRL (recorded)", "held-out pass@1, TRL (recorded)"]
-    assert list(reward.data[2].y) == rec["reward"] and reward.data[3].y[-1] == rec["pass_at_1"][-1][1]
-    assert [t.name for t in metric_figure(snap, ("reward", "pass_at_1")).data] == names[:2]  # off: the live run only
+    assert list(reward.traces[2].y) == rec["reward"] and reward.traces[3].y[-1] == rec["pass_at_1"][-1][1]
+    assert [t.name for t in metric_chart(snap, ("reward", "pass_at_1")).traces] == names[:2]  # off: the live run only
     at = AppTest.from_file(PAGE, default_timeout=30)
     at.query_params.update({"tinylm_on": "true"})
     at.run()

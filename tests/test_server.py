@@ -1,6 +1,6 @@
-"""ui/server.py: the one Server of a process (routes, navigation fix, lifespan), the pages that compute in the
-browser (no toy run on the server), the control specs' one call that builds a config, and no mutable state at module
-level anywhere else in ui/, sim/ or pages/."""
+"""ui/server.py: the one Server of a process (routes, navigation fix, lifespan), built by app.py and handed down
+(ui/host.py), the pages that compute in the browser (no toy run on the server), the control specs' one call that
+builds a config, and no mutable state at module level anywhere else in ui/, sim/ or pages/."""
 
 from __future__ import annotations
 
@@ -26,11 +26,10 @@ LIVE_PAGES = ["pages/training.py", "pages/std_scaling.py", "pages/passk.py"]
 
 # ---- declared once: a spec keeps its field, one call builds the config ----
 def test_a_spec_keeps_its_config_field_and_one_call_builds_the_config():
-    spec = Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64)
-    assert (spec.config, spec.field) == (ToyConfig, "group_size")
-    assert Choice.of(ToyConfig, "scale", "scale", "s").field == "scale"
-    assert Flag.of(ToyConfig, "dynamic_sampling", "dyn", "d").field == "dynamic_sampling"
-    assert Num("p", "p", 0.0, 1.0, 0.5, 0.1).field is None  # a page-only control sets no field
+    spec = Num.of(ToyConfig, "group_size", hi=64)
+    assert (spec.config, spec.field, spec.key) == (ToyConfig, "group_size", "G")
+    assert Choice.of(ToyConfig, "scale").field == "scale"
+    assert Flag.of(ToyConfig, "dynamic_sampling").field == "dynamic_sampling"
     values = {**defaults(TRAINING), "G": 16.0, "eps": 0.3, "dyn": 1, "lr_w": 0.0}
     cfg = build_config(ToyConfig, TRAINING, values)
     assert (cfg.group_size, cfg.clip_eps, cfg.dynamic_sampling, cfg.lr_w) == (16, 0.3, True, 0.0)
@@ -55,8 +54,7 @@ def test_specs_of_two_configs_on_one_page():
     """TinyLM's page declares GRPOConfig and StoryConfig controls in one list: each call takes its own."""
     from sim.tinylm.story import StoryConfig
 
-    mixed = [Num.of(GRPOConfig, "group_size", "tl_G", "G", hi=32),
-             Choice.of(StoryConfig, "eval_samples", "tl_eval", "n", options=(4, 64))]
+    mixed = [Num.of(GRPOConfig, "group_size", hi=32), Choice.of(StoryConfig, "eval_samples", options=(4, 64))]
     grpo = build_config(GRPOConfig, mixed, {"tl_G": 4, "tl_eval": 8}, threads=1)
     assert grpo.group_size == 4 and grpo.threads == 1
     assert build_config(StoryConfig, mixed, {"tl_G": 4, "tl_eval": 4}, grpo=grpo).eval_samples == 4
@@ -81,7 +79,7 @@ def test_a_new_setting_costs_the_server_no_toy_run(monkeypatch):
                          (sim.views.std_scaling, "std_comparison"), (sim.views.passk, "toy_p_before_after")]:
         monkeypatch.setattr(module, name, refused)
     for path, key, value in [("pages/training.py", "seed", 7), ("pages/std_scaling.py", "seed", 7),
-                             ("pages/passk.py", "sG", 16)]:
+                             ("pages/passk.py", "sG", 16), ("pages/your_prompts.py", "seed", 7)]:
         at = AppTest.from_file(str(ROOT / path), default_timeout=60).run()
         assert not at.exception, (path, at.exception)
         at.slider(key=key).set_value(value).run()
@@ -133,17 +131,21 @@ def test_navigation_fix_matches_this_streamlit(tmp_path, monkeypatch):
 
 
 # ---- one server per process, its lifespan ----
-def test_create_makes_the_current_server_and_the_lifespan_warms(monkeypatch):
-    monkeypatch.setattr(server, "_current", None)
-    bare = server.current()
-    assert server.current() is bare and bare._tinylm_registry is None  # built only when a page asks
+def test_a_server_is_handed_down_and_the_lifespan_warms(monkeypatch):
+    """No module looks the server up: a page gets the Server app.py handed its session, or (a page run alone,
+    AppTest) one bare Server per process; its TinyLM registry is built when a page first asks."""
+    from ui import host
+
+    bare = server.Server()
+    assert bare._tinylm_registry is None  # built only when a page asks
     from sim.tinylm.job import TinyLMRuns
 
     first = bare.tinylm_registry  # built on first use, then the same object for every page
     assert isinstance(first, TinyLMRuns) and bare.tinylm_registry is first
+    assert host.bare_server() is host.bare_server() and not hasattr(server, "current")
     registry = object()
-    s = server.Server.create(tinylm_registry=registry)
-    assert server.current() is s and s.tinylm_registry is registry
+    s = server.Server(tinylm_registry=registry)
+    assert s.tinylm_registry is registry
     warmed = []
     monkeypatch.setattr(s, "warm", lambda: warmed.append(1) or 0.0)
 
@@ -159,22 +161,22 @@ def test_app_builds_one_server_with_the_route(monkeypatch):
     import importlib
     import sys
 
-    monkeypatch.setattr(server, "_current", None)
     monkeypatch.syspath_prepend(str(ROOT))
     sys.modules.pop("app", None)
     try:
         app = importlib.import_module("app")
-        assert server.current() is app.server and app.server.plotly_url() is not None and app.server.gated
+        assert app.served() is app.server and app.server.plotly_url() is not None and app.server.gated
         assert [getattr(r, "path", None) for r in app.app._user_routes] == list(app.server.route_paths.values())
     finally:
         sys.modules.pop("app", None)
 
 
 def test_pages_build_configs_only_through_their_specs():
-    """No hand-written mapping from widget values to config fields: a page calls build_config, never a config
-    class itself."""
-    configs = {"ToyConfig", "SharpenConfig", "GRPOConfig", "StoryConfig", "SFTConfig"}
-    for path in sorted((ROOT / "pages").glob("*.py")):
+    """No hand-written mapping from widget values to config fields: a page (and ui/, which draws the pages) calls
+    build_config, never a config class itself."""
+    configs = {"ToyConfig", "SharpenConfig", "GRPOConfig", "StoryConfig", "SFTConfig", "ClipView", "PlanConfig",
+               "DiagnoseConfig", "Tokens", "Prompt", "Samples", "Group", "Page"}
+    for path in sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]):
         calls = [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.Call)]
         built = {getattr(c.func, "id", getattr(c.func, "attr", None)) for c in calls} & configs
         assert not built, f"{path.name} builds {built} by hand: use ui.controls.build_config"

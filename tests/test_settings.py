@@ -52,11 +52,11 @@ def url_spec(cls, name):
     """The widest control a page can build for a field: its whole declared range."""
     s = declared(cls)[name]
     if s.kind == "choice":
-        return Choice.of(cls, name, name, name)
+        return Choice.of(cls, name)
     if s.kind == "flag":
-        return Flag.of(cls, name, name, name)
+        return Flag.of(cls, name)
     lo = s.lo if not s.low_open else (s.lo + 1 if s.integer else math.nextafter(s.lo, math.inf))
-    return Num.of(cls, name, name, name, lo=lo, step=s.step or (1 if s.integer else 1e-6))
+    return Num.of(cls, name, lo=lo, step=s.step or (1 if s.integer else 1e-6))
 
 
 NUMBER_FIELDS = [(c, n) for c in CONFIGS for n, s in declared(c).items() if s.kind == "number" and not s.optional]
@@ -96,11 +96,85 @@ def test_engine_cli_and_url_agree_on_choices(cls, name):
 
 
 def test_a_page_control_may_narrow_a_range_but_not_widen_it():
-    assert Num.of(ToyConfig, "group_size", "G", "G", hi=64).hi == 64
+    assert Num.of(ToyConfig, "group_size", hi=64).hi == 64
     with pytest.raises(ValueError, match="not inside group_size's declared range"):
-        Num.of(ToyConfig, "group_size", "G", "G", lo=1)
+        Num.of(ToyConfig, "group_size", lo=1)
     with pytest.raises(ValueError, match="not all among"):
-        Choice.of(ToyConfig, "scale", "s", "s", options=("group", "std"))
+        Choice.of(ToyConfig, "scale", options=("group", "std"))
+
+
+# ---- a setting declares its URL key and label once (issue 30): every page and lesson reads them from there
+
+
+def test_a_control_takes_its_url_key_and_label_from_the_declaration():
+    from sim.settings import control
+
+    g = Num.of(ToyConfig, "group_size", hi=64)
+    assert (g.key, g.label, g.config, g.field) == ("G", "Group size G", ToyConfig, "group_size")
+    assert control(ToyConfig, "n_seeds").key == "seeds" and control(ToyConfig, "iterations").key == "T"
+    assert control(ToyConfig, "max_redraws").key == "max_redraws"  # no key declared: the field's name
+    assert control(ToyConfig, "max_redraws").label == declared(ToyConfig)["max_redraws"].help  # no label: the help
+    from sim.tinylm.grpo_train import GRPOConfig
+
+    assert control(GRPOConfig, "group_size").key == "tl_G"  # a config's URL_PREFIX goes before its keys
+    assert control(GRPOConfig, "beta").key == "tl_beta" and control(GRPOConfig, "clip_eps").key == "tl_clip"
+
+
+def test_every_view_offers_each_setting_under_its_declared_key_and_label():
+    """No page renames a setting: a view's control has its declaration's key and label (a view may narrow the range,
+    pick options, set another default or word the help), and no page offers two controls under one key."""
+    from sim.settings import control
+    from sim.views.catalog import views
+
+    for view in views():
+        for spec in view.controls:
+            assert spec.config is not None, (view.name, spec.key)  # every control is a declared setting
+            declared_spec = control(spec.config, spec.field)
+            assert (spec.key, spec.label) == (declared_spec.key, declared_spec.label), (view.name, spec.field)
+        keys = [s.key for s in view.controls]
+        assert len(keys) == len(set(keys)), view.name
+
+
+def test_todays_links_open_the_same_settings():
+    """The URL keys links used before issue 30 reach the same fields (the keys are the declarations' now)."""
+    from sim.views.catalog import view
+
+    old = {
+        "training": {"G": "group_size", "beta": "beta", "scale": "scale", "baseline": "baseline", "lr": "lr",
+                     "lr_w": "lr_w", "mu": "mu", "eps": "clip_eps", "eps_high": "clip_eps_high", "loss": "loss_type",
+                     "dyn": "dynamic_sampling", "d_min": "d_min", "d_max": "d_max", "seed": "seed", "seeds": "n_seeds",
+                     "T": "iterations"},
+        "one_group": {"G": "group_size", "scale": "scale", "loss": "loss_type", "mode": "mode", "c": "correct",
+                      "pick": "pick"},
+        "wasted": {"p": "p", "G": "group_size"},
+        "std_scaling": {"G": "group_size", "lr": "lr", "seed": "seed"},
+        "passk": {"n": "n", "c": "c", "k": "k", "sG": "group_size", "sT": "iterations", "seed": "seed"},
+        "kl_clip": {"pi": "pi", "pi_ref": "pi_ref", "eps": "clip_eps", "eps_high": "clip_eps_high", "delta": "delta",
+                    "tau_pos": "sapo_temperature_pos", "tau_neg": "sapo_temperature_neg", "p_old": "p_old",
+                    "p_new": "p_new", "n": "n"},
+        "tinylm": {"tinylm_on": "on", "tl_preset": "preset", "tl_iters": "iterations", "tl_P": "prompts_per_iter",
+                   "tl_G": "group_size", "tl_lr": "lr", "tl_beta": "beta", "tl_mu": "mu", "tl_scale": "scale",
+                   "tl_baseline": "baseline", "tl_loss": "loss_type", "tl_is_level": "importance_sampling_level",
+                   "tl_clip": "clip_eps", "tl_seed": "seed", "tl_eval": "eval_samples"},
+        "your_run": {"G": "group_size", "W": "window"},
+        "your_prompts": {"G": "group_size", "B": "batch_prompts", "lr": "lr", "T": "iterations",
+                         "dyn": "dynamic_sampling", "seed": "seed"},
+    }
+    for name, keys in old.items():
+        assert {s.key: s.field for s in view(name).controls} == keys, name
+
+
+def test_no_config_declares_one_url_key_twice():
+    from sim.kl_clip import ClipView
+    from sim.plan import PlanConfig
+    from sim.rules import DiagnoseConfig
+    from sim.settings import control
+    from sim.tinylm.grpo_train import GRPOConfig
+    from sim.tinylm.story import StoryConfig
+
+    for cls in (ToyConfig, SharpenConfig, GRPOConfig, StoryConfig, ClipView, PlanConfig, DiagnoseConfig):
+        keys = [control(cls, name).key for name in declared(cls)]
+        assert len(keys) == len(set(keys)), cls.__name__
 
 
 def test_help_and_flags_come_from_the_declaration():
@@ -117,7 +191,7 @@ def test_setting_refuses_a_bad_declaration():
         setting(1, "x")
     with pytest.raises(ValueError, match="default must be in"):
         setting(5, "x", lo=0, hi=1)
-    assert Setting("h", kind="choice", choices=(0, 1), labels={0: "zero"}).label(0) == "zero"
+    assert Setting("h", kind="choice", choices=(0, 1), labels={0: "zero"}).option_label(0) == "zero"
 
 
 @pytest.mark.integration
@@ -148,8 +222,10 @@ def test_shared_grpo_settings_are_one_declaration_in_every_config():
                 continue
             seen += 1
             shared = GRPO_SETTINGS[name]
-            # the same range, help and kind; a choice may only be narrowed to what that engine supports
-            assert dataclasses.replace(spec, choices=shared.choices) == shared, (cls.__name__, name)
+            # the same range, help and kind; a choice may only be narrowed to what that engine supports (and a
+            # config whose engine reads it differently words its label, or keeps an older URL key: TinyLM's tl_clip)
+            same = dataclasses.replace(spec, choices=shared.choices, label=shared.label, key=shared.key)
+            assert same == shared, (cls.__name__, name)
             assert set(spec.choices) <= set(shared.choices)
             assert getattr(cls(), name) == GRPO_DEFAULTS[name], (cls.__name__, name)
     # toy 9: eps, clip eps, eps high, beta, mu, baseline, scale, ddof, loss type; sharpen 3; TinyLM 10 (+ IS level)

@@ -2,8 +2,6 @@
 clipping's gradient weight against the ratio per objective. The charts and captions hold sim's numbers
 (sim.exercises.length_effect, sim.kl_clip.chapter_token / weight_curves), checked here against them."""
 
-import base64
-import json
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from sim.exercises import WORKED_EXAMPLE_REWARDS, WORKED_EXAMPLE_TOKENS, length_effect
 from sim.kl_clip import ClipView, chapter_token, objectives
+from tests.fixtures.apptest import charts, unescaped
 
 pytestmark = pytest.mark.integration
 
@@ -25,23 +24,13 @@ def page(path: str, **query) -> AppTest:
     return at.run()
 
 
-def chart(at: AppTest, key: str) -> dict:
-    for el in at.get("plotly_chart"):
-        if el.proto.id.endswith(key) or key in el.proto.id:
-            return _decode(json.loads(el.proto.spec))
-    raise AssertionError(f"no chart {key!r}")
-
-
-def _decode(x):
-    if isinstance(x, dict):
-        if set(x) >= {"dtype", "bdata"}:
-            return np.frombuffer(base64.b64decode(x["bdata"]), dtype=x["dtype"])
-        return {k: _decode(v) for k, v in x.items()}
-    return [_decode(v) for v in x] if isinstance(x, list) else x
+def panels(at: AppTest) -> list[dict]:
+    """KL and clipping's six gradient-weight panels (one Charts block, the one chart spec)."""
+    return charts(at)["weight_charts"]
 
 
 def captions(at: AppTest) -> str:
-    return " ".join(c.value for c in at.caption)
+    return " ".join(unescaped(c.value) for c in at.caption)
 
 
 def test_kl_clip_draws_a_gradient_weight_panel_per_objective_with_the_chapters_token():
@@ -49,16 +38,15 @@ def test_kl_clip_draws_a_gradient_weight_panel_per_objective_with_the_chapters_t
     assert not at.exception
     token = chapter_token(ClipView())
     names = list(objectives(ClipView()))
-    for i, name in enumerate(names):
-        fig = chart(at, f"weight_chart_{i}")
-        lines = {t["name"]: t for t in fig["data"]}
+    for fig, name in zip(panels(at), names, strict=True):
+        lines = {t["name"]: t for t in fig["traces"]}
         x = np.asarray(lines["A = +1"]["x"])
         at_one = np.argmin(abs(x - 1.0))
         assert lines["A = +1"]["y"][at_one] == pytest.approx(1.0, abs=0.02)  # REINFORCE at rho = 1, every objective
         assert lines["A = -1"]["y"][at_one] == pytest.approx(-1.0, abs=0.02)
         marked = lines["your token, A = +1"]
         assert marked["x"][0] == pytest.approx(1.25) and marked["y"][0] == pytest.approx(token["weights"][name]["pos"])
-    assert chart(at, "weight_chart_0")["layout"]["title"]["text"] == "PPO clip, ε = 0.20"
+    assert panels(at)[0]["title"] == "PPO clip, ε = 0.20"
     text = captions(at)
     # computed from sim.kl_clip.chapter_token: PPO 0 (silenced), clip-higher and CISPO 1.250, SAPO 1.231, GSPO 1.057
     assert "PPO's clip gives weight 0.000 (silenced" in text and "CISPO keeps it at 1.250" in text
@@ -70,7 +58,7 @@ def test_kl_clip_draws_a_gradient_weight_panel_per_objective_with_the_chapters_t
     assert "PPO's clip gives weight 1.250;" in captions(at) and "silenced" not in captions(at)
     at.slider(key="eps_high").set_value(0.1).run()  # CISPO's cap 1.1 < 1.25
     assert "CISPO keeps it at 1.100" in captions(at)
-    assert chart(at, "weight_chart_3")["layout"]["title"]["text"] == "CISPO, cap 1 + ε high = 1.10"
+    assert panels(at)[3]["title"] == "CISPO, cap 1 + ε high = 1.10"
     at.slider(key="tau_pos").set_value(10.0).run()  # a hot gate: 4 * 0.924142 * 0.075858 * 1.25 = 0.3505
     assert "SAPO's soft gate gives 0.351" in captions(at)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures.apptest import player_data
+from tests.fixtures.apptest import charts, live_requests
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("full_error_details")]
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,8 +49,11 @@ def test_your_run_at_its_defaults_diagnoses_the_shipped_trl_run():
     assert "File (trainer_state.json): tinylm_trl_trainer_state.json" in texts(at)
     body = rendered(at)
     assert "Entropy falls 87%" in body and "mostly all correct (too easy) at 362 of 600 steps" in body
-    assert "No kl logged\\: β = 0" in body and "clip\\_ratio/region\\_mean is 0 at every step" in body
-    assert len(at.get("plotly_chart")) >= 7
+    assert "No kl logged: β = 0" in body and "clip\\_ratio/region\\_mean is 0 at every step" in body
+    drawn = charts(at)["run_charts"]  # the one chart spec, each chart with its caption
+    assert len(drawn) >= 7 and not at.get("plotly_chart")
+    reward = next(c for c in drawn if c["title"] == "Reward")
+    assert reward["x_title"] == "step" and "Reward 0.4" in reward["caption"] and "pass@1" in reward["caption"]
 
 
 def log_csv(columns: list[str], rows: int = 40) -> bytes:
@@ -73,8 +76,11 @@ def test_an_uploaded_log_replaces_the_example_and_its_text_stays_plain():
     for h in HOSTILE + ["**f**", "<b>run</b>"]:
         assert h not in body, h  # never where Markdown or HTML would be rendered
     assert "\u202e" not in shown  # the bidi override is escaped
-    chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.proto.id.endswith("run_reward"))
-    assert all("<b>" not in (t.get("name") or "") for t in chart["data"])
+    chart = next(c for c in charts(at)["run_charts"] if c["title"] == "Reward")
+    assert all("<b>" not in t["name"] for t in chart["traces"])
+    from sim.views.your_data import label
+
+    assert label("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"  # a label from a file: Plotly draws the seven characters
     assert "Entropy falls" in body  # 1 - t/80: from 0.9875 to 0.5125
 
 
@@ -83,7 +89,7 @@ def test_a_file_that_cannot_be_read_says_why_in_one_line():
     assert not at.exception
     assert [e.value for e in at.error] == ["This file cannot be read:"]
     assert texts(at)[-1] == "bad.csv line 3, field reward: =cmd|' /C calc'!A0 is not a number"
-    assert not at.get("plotly_chart")
+    assert not charts(at)
     nested = upload(page("your_run.py"), "deep.json", b"[" * 100_000)
     assert "nested more than 32 levels deep" in texts(nested)[-1]
 
@@ -118,9 +124,13 @@ def test_your_prompts_at_its_defaults_plans_the_example_pool():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Prompts"] == "512" and metrics["Never solved (c = 0)"] == "6"
     assert "line 200: 47+56=" in texts(at)[-1]
-    data = player_data(at)
-    assert data["T"] == 200 and len(data["charts"]) == 5
-    assert "256 quantiles of your 512 prompts" in data["charts"][0]["title"]
+    assert set(charts(at)["plan_charts"][i]["title"] for i in range(4)) == {
+        "Groups that teach nothing, by group size", "Answers per batch of 64 prompts", "The pool's pass rates",
+        "Base model's pass@k over these prompts"}
+    # the toy on the pool computes in the browser (assets/toy_views.js pool_charts, the twin of sim's): a config
+    toy = live_requests(at)["your_prompts"]
+    assert toy["view"] == "your_prompts" and toy["config"]["n_prompts"] == 256 and toy["pool_size"] == 512
+    assert toy["config"]["iterations"] == 200 and len(toy["config"]["difficulties"]) == 256
 
 
 def pool_csv() -> bytes:
@@ -130,6 +140,13 @@ def pool_csv() -> bytes:
 
 
 def test_an_uploaded_pool_is_planned_and_its_prompts_stay_plain(monkeypatch):
+    import sim.toy
+
+    def refused(*a, **k):
+        raise AssertionError("a page ran the toy on the server")
+
+    monkeypatch.setattr(sim.toy, "run_toy", refused)  # no page computes a toy run on the server
+    monkeypatch.setattr(sim.toy, "expected_run", refused)
     at = upload(page("your_prompts.py", G="16"), "pool.csv", pool_csv())
     assert not at.exception and not at.error
     shown = "\n".join(texts(at))
@@ -141,11 +158,10 @@ def test_an_uploaded_pool_is_planned_and_its_prompts_stay_plain(monkeypatch):
     assert all(h not in body for h in HOSTILE)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Prompts"] == "67" and metrics["Never solved (c = 0)"] == f"{len(HOSTILE) + 4}"
-    # the toy on this pool: one toy prompt per prompt, computed for this session and kept in its state only
-    data = player_data(at)
-    assert "your 67 prompts (G = 16)" in data["charts"][0]["title"]
-    cfg, _ = at.session_state["_private_toy_runs"]
-    assert cfg.n_prompts == 67 and cfg.group_size == 16
+    # the toy on this pool: one toy prompt per prompt, sent to this session's page only and computed there
+    toy = live_requests(at)["your_prompts"]
+    assert toy["config"]["n_prompts"] == 67 and toy["config"]["group_size"] == 16 and toy["pool_size"] == 67
+    assert not [k for k in at.session_state if "toy" in str(k)]  # nothing of it kept on the server
 
 
 def test_a_bad_pool_says_which_line_and_field():

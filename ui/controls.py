@@ -1,12 +1,11 @@
 """Controls whose values live in the URL, validated before Streamlit sees them.
 
-Every control is a spec (`Num`, `Choice`, `Flag`): key (= the URL parameter), label, allowed range or
-options, default. A control for an engine setting is built from the config field's declaration
-(`Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64)`): its range may only narrow the field's, so
-whatever the page accepts the engine accepts too, and the spec keeps the class and field it sets, so a page
-builds its config with one call, `build_config(ToyConfig, SPECS, values)`. `control(spec)` draws the widget with
-`bind="query-params"`, so the value is written to the URL and restored from it (Streamlit 1.67 drops
-values equal to the default from the URL).
+Every control is a spec (`Num`, `Choice`, `Flag`, `Picks`: sim/views/controls.py): key (= the URL parameter),
+label, allowed range or options, default, all from the setting's declaration (`Num.of(ToyConfig, "group_size",
+hi=64)`): its range may only narrow the field's, so whatever the page accepts the engine accepts too, and the spec
+keeps the class and field it sets, so a page builds its config with one call, `build_config(ToyConfig, SPECS,
+values)`. `control(spec)` draws the widget with `bind="query-params"`, so the value is written to the URL and
+restored from it (Streamlit 1.67 drops values equal to the default from the URL).
 
 Values arriving from a URL are user input. The raw value is checked first (`parse_url_value`): a
 non-number or unknown option falls back to the default, an out-of-range number is clamped, an off-step
@@ -32,6 +31,7 @@ from sim.views.controls import (  # noqa: F401  (declared with the views; drawn 
     Choice,
     Flag,
     Num,
+    Picks,
     Spec,
     build_config,
     default_config,
@@ -198,8 +198,11 @@ def _reseed_from_url() -> None:
         qp.set_initial_query_params_from_current()
 
 
-def control(spec: Spec, *, where=None, disabled: bool = False):
-    """Draw `spec` bound to the URL (or, if the link hides it, just read it) and return its value."""
+def control(spec: Spec, *, where=None, disabled: bool = False, values: dict | None = None):
+    """Draw `spec` bound to the URL (or, if the link hides it, just read it) and return its value. `values`: the
+    page's controls drawn so far (a Picks control reads its count and when it shows from them)."""
+    if isinstance(spec, Picks):
+        return _picks(spec, values or {}, where)
     if spec.key in hidden_keys():
         return _url_value(spec)
     if spec.key not in st.session_state:  # the widget reads the URL only when it is first created
@@ -219,12 +222,27 @@ def control(spec: Spec, *, where=None, disabled: bool = False):
     return host.toggle(spec.label, value=spec.default, **common)
 
 
+def _picks(spec: Picks, values: dict, where=None) -> list[int]:
+    """Toggle buttons 1..n (st.pills, several at once), drawn only while the control it follows says so; in
+    the URL once per number, as Streamlit writes it (`pick=1&pick=4`)."""
+    n = int(values[spec.count])
+    shown = spec.when is None or values.get(spec.when[0]) == spec.when[1]
+    if not shown or spec.key in hidden_keys():
+        return [i for i in spec.default if i <= n]
+    host = where if where is not None else st
+    picked = host.pills(spec.label, list(range(1, n + 1)), selection_mode="multi", key=spec.key,
+                        default=[i for i in spec.default if i <= n], bind="query-params", help=spec.help)
+    return list(picked)
+
+
 def current_values(specs: list[Spec]) -> dict[str, object]:
     """Each spec's current value: a hidden control's URL value (what the page uses), else widget state, else
     the default."""
     out, hidden = {}, hidden_keys()
     for s in specs:
-        if s.key in hidden:
+        if isinstance(s, Picks):
+            out[s.key] = list(st.session_state.get(s.key, s.default))
+        elif s.key in hidden:
             out[s.key] = _url_value(s)
         elif s.key in st.session_state:
             out[s.key] = st.session_state[s.key]
@@ -236,12 +254,20 @@ def current_values(specs: list[Spec]) -> dict[str, object]:
 
 
 def share_query(specs: list[Spec], values: dict[str, object], *, hide=(), classroom: bool = False) -> str:
-    """The query string that reproduces `values` (defaults left out), optionally in classroom mode."""
-    params = {s.key: url_text(values[s.key]) for s in specs if values[s.key] != s.default or s.key in hide}
+    """The query string that reproduces `values` (defaults left out), optionally in classroom mode; a Picks
+    control once per number."""
+    params = []
+    for s in specs:
+        v = values[s.key]
+        if isinstance(s, Picks):
+            if list(v) != list(s.default) or s.key in hide:
+                params += [(s.key, url_text(x)) for x in v]
+        elif v != s.default or s.key in hide:
+            params.append((s.key, url_text(v)))
     if classroom:
-        params[CLASSROOM_PARAM] = "1"
+        params.append((CLASSROOM_PARAM, "1"))
     if hide:
-        params[HIDE_PARAM] = ",".join(hide)
+        params.append((HIDE_PARAM, ",".join(hide)))
     return urlencode(params, safe=",")
 
 

@@ -1,7 +1,7 @@
 """The sidebar's "Download this lesson": a zip of the default lesson (sim/lesson), built once per server on
 the first request, in a worker process of its own (sim.lesson.build.lesson_zip: a minute of numpy that the server's
 sessions never wait behind; the page polls its progress), then served from memory to everyone. The one
-LessonZip is the server's (`current().lesson_zip`).
+LessonZip is the server's (`server.lesson_zip`).
 """
 
 from __future__ import annotations
@@ -9,8 +9,6 @@ from __future__ import annotations
 import threading
 
 import streamlit as st
-
-from ui.server import current
 
 BUILD_TIMEOUT_S = 900.0
 BUILD_MEMORY_MB = 4096
@@ -61,9 +59,9 @@ def _poll(job: LessonZip) -> None:
     st.rerun()
 
 
-def lesson_download() -> None:
+def lesson_download(server) -> None:
     """In the sidebar: a button that builds the lesson (once per server), its progress, then the download."""
-    job = current().lesson_zip
+    job = server.lesson_zip
     with st.sidebar:
         if job.data is not None:
             st.download_button("Download this lesson", job.data, file_name="grpo-lesson.zip", mime="application/zip",

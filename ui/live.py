@@ -2,7 +2,7 @@
 plays (Training dynamics, Std scaling, pass@k's toys).
 
     config = build_config(ToyConfig, CONTROLS, values)          # validated here, by sim/settings.py
-    live_view("training", {"view": "training", "config": dataclasses.asdict(config), ...})
+    live_view(server, "training", {"view": "training", "config": dataclasses.asdict(config), ...})
 
 The browser receives the config and nothing computed: `assets/live_app.js` (the app's bundle: the engine
 `assets/engine.js`, the views' JavaScript `assets/toy_views.js`, the player) runs the runs in a Web Worker,
@@ -25,7 +25,6 @@ import streamlit as st
 from sim.paths import ASSETS
 from sim.player.bundle import classic_script
 from ui.player import plotly_url
-from ui.server import current
 
 COMPONENT_NAME = "grpo_live"
 BUNDLE = classic_script(["live_app.js"], 'window.grpoLiveApp = __m["live_app.js"];').encode("utf-8")
@@ -49,11 +48,11 @@ def ensure_bundle(app_dir: Path) -> str:
     return f"app/static/{BUNDLE_NAME}"
 
 
-def bundle_url() -> str | None:
+def bundle_url(server) -> str | None:
     """Where the browser loads the bundle: the server's route, else the static folder (None outside a page)."""
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-    if (url := current().route_url(BUNDLE_NAME)) is not None:
+    if (url := server.route_url(BUNDLE_NAME)) is not None:
         return url
     base = (st.get_option("server.baseUrlPath") or "").strip("/")
     ctx = get_script_run_ctx()
@@ -63,17 +62,17 @@ def bundle_url() -> str | None:
     return f"/{base}/{rel}" if base else f"/{rel}"
 
 
-def live_view(key: str, request: dict) -> None:
+def live_view(server, key: str, request: dict) -> None:
     """Draw a view the browser computes. request: {"view": "training" | "std" | "sharpen" | "passk_toy",
     "config": the config's fields (validated), "pinned": {"label", "config"} or None, "table": a student's
     advantage table [[A_correct...], [A_wrong...]] or None, "big", "columns", "classroom", "predict"}. key: stable
     per page (the browser keeps its view, its player's iteration and a revealed answer across settings)."""
-    if current().route_url(BUNDLE_NAME) is None and not st.get_option("server.enableStaticServing"):
+    if server.route_url(BUNDLE_NAME) is None and not st.get_option("server.enableStaticServing"):
         st.error("This page computes in the browser and needs Streamlit's static file serving for its code: set "
                  "`enableStaticServing = true` under `[server]` in .streamlit/config.toml and restart.")
         return
     try:
-        urls = {"bundle_url": bundle_url() or "", "plotly_url": plotly_url() or ""}
+        urls = {"bundle_url": bundle_url(server) or "", "plotly_url": plotly_url(server) or ""}
     except OSError as e:  # e.g. the app folder is read-only: say so instead of a traceback
         st.error(f"The page's code could not be put into the app's static/ folder: {e}")
         return

@@ -1,10 +1,10 @@
 """What every page does first, once: app navigation, presenter styling, the title, a status line, the settings
 sidebar.
 
-    values = open_page("Wasted groups", "If a prompt is solved ...", SPECS)
+    values = open_page(server, "Wasted groups", "If a prompt is solved ...", SPECS)
 
-Presenter mode (`?classroom=1`) scales everything a class must read: charts (ui/charts.py reads
-`presenter()`), tables, formulas, metrics; captions stay no larger than chart text.
+Presenter mode (`?classroom=1`) scales everything a class must read: charts (the player's classroom sizes),
+tables, formulas, metrics; captions stay no larger than chart text.
 """
 
 from __future__ import annotations
@@ -15,10 +15,7 @@ from ui.controls import Spec, check_hide, classroom_active, classroom_link_build
 from ui.lesson_download import lesson_download
 from ui.presenter import claim
 from ui.server import use_app_navigation
-from ui.work import admit
-
-# Pixel sizes of chart text, (normal, presenter). The browser test measures them in presenter mode.
-FONT = {"tick": (13, 18), "axis": (14, 20), "legend": (13, 18), "title": (17, 24)}
+from ui.work import STATUS_KEY, admit
 
 PRESENTER_CSS = """<style>
 html, .stApp { font-size: 20px; }
@@ -42,29 +39,24 @@ def presenter() -> bool:
     return classroom_active()
 
 
-def font(kind: str) -> int:
-    """Chart font size in px for `kind` (tick, axis, legend, title), larger in presenter mode."""
-    return FONT[kind][1 if presenter() else 0]
-
-
 def apply_style() -> None:
     """The page's CSS: presenter sizes under ?classroom=1, a tighter top margin always."""
     st.html(PRESENTER_CSS if presenter() else COMPACT_CSS)
 
 
-def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, fold_intro: bool = False,
+def open_page(server, title: str, intro: str | None = None, specs: list[Spec] = (), *, fold_intro: bool = False,
               controls: list[Spec] | None = None) -> dict[str, object]:
     """Navigation, style, title, an optional intro (`fold_intro`: in an expander, so the charts come
     first), and the sidebar: one URL-bound control per spec, then the share / classroom link. `controls`:
     every control the page draws, if it draws some itself (default: `specs`); ?hide= names outside them are
-    warned about and dropped. Returns {spec.key: value}."""
+    warned about and dropped. `server`: the Server the page runs on (ui/host.py). Returns {spec.key: value}."""
     if use_app_navigation():  # a page opened straight from a link before the server set it: go through app.py
         st.rerun()
     apply_style()
     st.title(title)
-    st.session_state["_status_line"] = st.empty()  # every run, so the elements below keep their places
-    claim()  # ?presenter=KEY: the lecturer's priority for this session, and the key leaves the URL (ui/presenter.py)
-    admit()  # the server's gate: a busy server's students queue here, the lecturer does not (ui/work.py)
+    line = st.session_state[STATUS_KEY] = st.empty()  # every run, so the elements below keep their places
+    claim(server)  # ?presenter=KEY: the lecturer's priority for this session; the key leaves the URL (ui/presenter.py)
+    admit(server, line)  # the server's gate: a busy server's students queue here, the lecturer does not (ui/work.py)
     check_hide(specs if controls is None else controls)
     if intro and fold_intro:
         with st.expander("What this page shows"):
@@ -75,9 +67,10 @@ def open_page(title: str, intro: str | None = None, specs: list[Spec] = (), *, f
     if specs:
         with st.sidebar:
             st.header("Settings")
-            values = {s.key: control(s) for s in specs}
+            for s in specs:
+                values[s.key] = control(s, values=values)
         classroom_link_builder(list(specs))
-    lesson_download()
+    lesson_download(server)
     return values
 
 
@@ -88,12 +81,6 @@ def link(file: str, label: str, icon: str | None = None) -> None:
         st.page_link(file, label=label, icon=icon)
     except st.errors.StreamlitPageNotFoundError:
         st.caption(label)
-
-
-def status_line():
-    """The page's status line under its title (empty unless a computation is waiting: ui/work.py), or None
-    outside a page."""
-    return st.session_state.get("_status_line")
 
 
 def table(rows: list[dict], *, key: str) -> None:

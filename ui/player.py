@@ -10,7 +10,7 @@ static lesson (sim/lesson) plays the very same data; this module is the Streamli
 component, and where the browser finds Plotly.js. The names are re-exported here for the pages:
 
     from ui.player import Band, Bars, Chart, Heatmap, Line, player
-    player("toy", T=cfg.iterations, charts=training_charts(cfg, run, exp), classroom=classroom)
+    player(server, "toy", T=cfg.iterations, charts=training_charts(cfg, run, exp), classroom=classroom)
 
 Plotly.js is not sent with the page. app.py's server serves it (sim/player/plotly_js.py: a partial bundle) on its
 own route (ui/server.py: gzipped once, cached by the browser for a year). A script started without that
@@ -42,7 +42,6 @@ from sim.player import *  # noqa: F403  (the chart declarations and encoding, re
 from sim.player import build_payload
 from sim.player.bundle import module_script
 from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
-from ui.server import current
 
 PLAYER_JS = ("player_charts.js", "player.js")
 COMPONENT_NAME = "grpo_player"
@@ -71,11 +70,11 @@ def ensure_plotly_js(app_dir: Path) -> str:
     return f"app/static/{name}"
 
 
-def plotly_url() -> str | None:
+def plotly_url(server) -> str | None:
     """Where the browser loads Plotly.js: the server's route, else the static folder (None outside a page)."""
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-    if (url := current().plotly_url()) is not None:
+    if (url := server.plotly_url()) is not None:
         return url
     base = (st.get_option("server.baseUrlPath") or "").strip("/")
     ctx = get_script_run_ctx()
@@ -85,7 +84,8 @@ def plotly_url() -> str | None:
     return f"/{base}/{rel}" if base else f"/{rel}"
 
 
-def player(key: str, *, on_t_change: Callable[[], None] | None = None, **options) -> int | None:
+def player(server, key: str, *, on_t_change: Callable[[], None] | None = None, row_caption: str = "",
+           **options) -> int | None:
     """Draw the player: a bar (Play/Pause, Step, Reset, speed, timeline) above the charts.
 
     options are build_payload's (sim/player/encode.py): T, charts, columns, speed, classroom, label, meta.
@@ -94,19 +94,22 @@ def player(key: str, *, on_t_change: Callable[[], None] | None = None, **options
     on_t_change: if given, the browser reports t when playing stops (Pause, Step, Reset, end of a
         scrub; never while playing) and this callback runs; the return value is that t (None before).
     meta (an option): keep it the same across reruns of the same setting: any change counts as new data.
+    row_caption: the caption the page shows below the charts; it describes those without a caption of their own.
     """
-    if current().plotly_url() is None and not st.get_option("server.enableStaticServing"):
+    if server.plotly_url() is None and not st.get_option("server.enableStaticServing"):
         st.error(
             "The player needs Streamlit's static file serving for Plotly.js: set "
             "`enableStaticServing = true` under `[server]` in .streamlit/config.toml and restart."
         )
         return None
     try:
-        url = plotly_url() or ""
+        url = plotly_url(server) or ""
     except OSError as e:  # e.g. the app folder is read-only: say so instead of a traceback
         st.error(f"The player could not put Plotly.js into the app's static/ folder: {e}")
         return None
     payload = build_payload(key, report=on_t_change is not None, plotly_url=url, **options)
+    if row_caption:
+        payload["row_caption"] = row_caption
     kwargs = {"on_t_change": on_t_change} if on_t_change is not None else {}
     result = _COMPONENT(key=key, data=payload, **kwargs)
     t = getattr(result, "t", None) if on_t_change is not None else None

@@ -2,7 +2,7 @@
 gate and job queue (ui/work.py) ask `priority()`, and so should any later queue.
 
     key = make_key()                 # the Server's: GRPO_PRESENTER_KEY, or a fresh random one (printed at start)
-    claim()                          # a page, first thing: ?presenter=KEY marks this session, then leaves the URL
+    claim(server)                    # a page, first thing: ?presenter=KEY marks this session, then leaves the URL
     priority()                       # LECTURER for that session, STUDENT for every other one
 
 `?classroom=1` only enlarges the page (ui/page.py's presenter sizes): anyone can add it, so it grants nothing.
@@ -53,18 +53,16 @@ def announce(key: str) -> str:
             f"over the class; keep it off the projector: the page drops it from the address bar)")
 
 
-def claim() -> None:
-    """Read ?presenter= once: a right key marks this session as the lecturer's; right or wrong, the parameter
-    leaves the address bar at once (a wrong one with a warning)."""
+def claim(server) -> None:
+    """Read ?presenter= once: a right key (`server.presenter_key`) marks this session as the lecturer's; right or
+    wrong, the parameter leaves the address bar at once (a wrong one with a warning)."""
     import streamlit as st
-
-    from ui.server import current
 
     given = st.query_params.get_all(PARAM)
     if not given:
         return
     del st.query_params[PARAM]
-    if matches(given[-1], current().presenter_key):
+    if matches(given[-1], server.presenter_key):
         st.session_state[_FLAG] = True
     else:
         st.warning("This link's presenter key is not this server's: the page opens as a student's. (The key is "

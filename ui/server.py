@@ -1,7 +1,8 @@
 """What belongs to the server, not to a session: one `Server`, created by app.py when `streamlit run app.py`
-imports it, reached by the pages through `current()`.
+imports it, and handed down from there: app.py puts it in each session's state before it runs the page
+(ui/host.py), a page passes it to what needs it (`show_view(VIEW, server)`), and no module looks it up.
 
-    server = Server.create()                     # app.py, once per process
+    server = Server(gated=True, presenter_key=key)  # app.py, once per process
     app = st.App("app.py", lifespan=server.lifespan, routes=server.routes())
 
 It owns:
@@ -19,8 +20,8 @@ It owns:
 No page computes a toy run here: Training dynamics, Std scaling and pass@k's toys send a config and the browser
 runs the engine (ui/live.py), so a class moving its sliders costs the server script runs only.
 
-A script run without app.py's st.App (AppTest, a test app) gets a bare Server from `current()`: no route (the
-browser code falls back to static serving) and nothing warmed.
+A script run without app.py's st.App (AppTest, a test app) gets a bare Server from ui/host.py: no route (the
+browser code falls back to static serving), no gate and nothing warmed.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def page_imports() -> list[str]:
 
 
 class Server:
-    """The process's server state. Build it with `Server.create()` (which makes it `current()`)."""
+    """The process's server state (app.py builds the one that serves; ui/host.py hands it to the pages)."""
 
     def __init__(self, *, tinylm_registry: object | None = None, gated: bool = False,
                  presenter_key: str | None = None) -> None:
@@ -94,15 +95,6 @@ class Server:
         self._lab_pool = None  # see the lab_pool property
         self.warm_seconds: float | None = None  # how long the warm-up took
         self._registry_lock = threading.Lock()
-
-    @classmethod
-    def create(cls, **kwargs) -> Server:
-        """A new Server, made the process's current one (app.py calls this once)."""
-        global _current
-        server = cls(**kwargs)
-        with _lock:
-            _current = server
-        return server
 
     @property
     def lab_pool(self):
@@ -129,8 +121,8 @@ class Server:
     @property
     def tinylm_registry(self):
         """The TinyLM registry: the runs students with the same settings share, their queue and their limit.
-        app.py may hand one in (`Server.create(tinylm_registry=...)`); otherwise the first page that asks
-        gets the one `_new_tinylm_registry()` builds (AppTest included). Pages: `current().tinylm_registry`."""
+        app.py may hand one in (`Server(tinylm_registry=...)`); otherwise the first page that asks gets the one
+        `_new_tinylm_registry()` builds (AppTest included)."""
         with self._registry_lock:
             if self._tinylm_registry is None:
                 self._tinylm_registry = self._new_tinylm_registry()
@@ -212,16 +204,3 @@ class Server:
         except Exception:  # a failed warm-up only makes the first visit slower; the pages report real errors
             LOG.exception("warm-up failed; serving anyway")
         yield {"server": self}
-
-
-_lock = threading.Lock()
-_current: Server | None = None  # the one mutable module global of ui/, sim/ and pages/: the process's server
-
-
-def current() -> Server:
-    """The process's Server: app.py's, or a bare one for a script run without it (AppTest, a test app)."""
-    global _current
-    with _lock:
-        if _current is None:
-            _current = Server()
-        return _current

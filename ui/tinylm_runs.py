@@ -1,20 +1,14 @@
 """The TinyLM page's side of the server's runs: the one registry, how often a page polls, the words for the line.
 
-`registry()` is the server's single `sim.tinylm.job.TinyLMRuns`, owned by ui/server.py's Server. `poll_interval`
-is a page concern, the rerun budget, so it lives here and not in sim/.
+The registry is the server's single `sim.tinylm.job.TinyLMRuns` (`server.tinylm_registry`, ui/server.py).
+`poll_interval` is a page concern, the rerun budget, so it lives here and not in sim/.
 """
 
 from __future__ import annotations
 
-from sim.tinylm.job import HEARTBEAT_S, TinyLMRuns
-from ui.server import current
+from sim.tinylm.job import HEARTBEAT_S
 
 RERUNS_PER_S = 10.0  # what one server spends on polls of a shared run, whatever the number of viewers
-
-
-def registry() -> TinyLMRuns:
-    """The server's TinyLM runs: one object for every session (one Streamlit server = one process)."""
-    return current().tinylm_registry
 
 
 def poll_interval(viewers: int) -> float:

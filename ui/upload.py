@@ -16,7 +16,6 @@ chart it goes through `chart_text` (Plotly reads <b>, <a href> and entities in l
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,29 +23,7 @@ import streamlit as st
 
 from sim.datafile import MAX_BYTES, DataError, cell_text
 from sim.paths import ASSETS
-from sim.toy import ToyConfig, ToyHistory, expected_run, run_toy
-from sim.validate import neutral
-
-
-def show_text(text: str) -> None:
-    """Text that came from outside, as plain text (st.text), invisible characters escaped, lines kept."""
-    st.text(neutral(text, keep_newlines=True))
-
-
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>$|~#:"})
-
-
-def md(text: str) -> str:
-    """The project's own words (a finding, a caption built from numbers) for st.markdown with nothing in them
-    read as Markdown, HTML, LaTeX ($) or a Streamlit directive (:red[...], :material/x:). Never for text from a
-    file: that goes through show_text."""
-    return text.translate(_MD_SPECIAL)
-
-
-def chart_text(text: str, limit: int = 40) -> str:
-    """A label from outside for a Plotly chart: cut, invisible characters escaped, then HTML-escaped, so that
-    `<b>x</b>` is drawn as those seven characters."""
-    return html.escape(cell_text(text, limit), quote=False)
+from ui.text import chart_text, md, show_text  # noqa: F401  (re-exported for the pages)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -90,16 +67,3 @@ def user_file(key: str, label: str, types: tuple[str, ...], parse: Callable[[byt
 def file_line(name: str, what: str) -> None:
     """One plain-text line naming the file shown."""
     show_text(f"{what}: {name}")
-
-
-def private_toy_runs(cfg: ToyConfig) -> tuple[ToyHistory, ToyHistory]:
-    """(run_toy(cfg), expected_run(cfg)) for a config built from a visitor's own data (the Your prompts page:
-    difficulties from their file), computed in this session's script run and kept in this session's state only
-    (the last one), never in a cache shared across sessions: another session cannot hit it or learn it exists.
-    ValueError when the engine refuses the setting."""
-    held = st.session_state.get("_private_toy_runs")
-    if held is not None and held[0] == cfg:
-        return held[1]
-    runs = (run_toy(cfg), expected_run(cfg))
-    st.session_state["_private_toy_runs"] = (cfg, runs)
-    return runs

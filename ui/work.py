@@ -1,7 +1,7 @@
 """The server's gate: at most GATE_SIZE student script runs compute at once, the lecturer's never waiting.
 
-    admit()    # a page, after its title (ui.page.open_page): wait for a place, saying so on the status line
-    leave()    # app.py, when the script run ends: the place goes to the next in line
+    admit(server, line)  # a page, after its title (ui.page.open_page): wait for a place, saying so on `line`
+    leave(server)        # app.py, when the script run ends: the place goes to the next in line
 
 Script runs share one interpreter lock, so 30 runs at once each take 30 times as long, the projected screen's
 too. No page computes a toy run any more (the browser does: ui/live.py), but a class of 200 moving sliders still
@@ -117,41 +117,45 @@ class GatedPool:
             return self.pool.call(*args, **kwargs)
         finally:
             if held:
-                check, say, priority = _page_hooks()
+                check, say, priority = _page_hooks(status_line())
                 self.gate.enter(priority, check, lambda n: say(f"The server is busy: {n} pages ahead of this one."))
                 say(None)
 
 
 # ---- a page's side ----------------------------------------------------------------------------------
 
-def admit() -> None:
-    """This script run takes its place in the server's gate (Gate), saying so on the page's status line while
-    it waits; app.py gives the place back when the run ends. No gate on a bare server (AppTest)."""
-    from ui.server import current
+STATUS_KEY = "_status_line"  # st.session_state: the page's status line, under its title (ui.page.open_page)
 
-    server = current()
+
+def status_line():
+    """The page's status line (empty unless a run waits for its place), or None outside a page."""
+    import streamlit as st
+
+    return st.session_state.get(STATUS_KEY)
+
+
+def admit(server, line=None) -> None:
+    """This script run takes its place in the server's gate (Gate), saying so on `line` (the page's status line)
+    while it waits; app.py gives the place back when the run ends. No gate on a bare server (AppTest)."""
     if server.gated:
-        check, say, priority = _page_hooks()
+        check, say, priority = _page_hooks(line)
         server.gate.enter(priority, check, lambda n: say(f"The server is busy: {n} pages ahead of this one."))
         say(None)
 
 
-def leave() -> None:
+def leave(server) -> None:
     """The script run ended (app.py): its place in the gate goes to the next."""
-    from ui.server import current
-
-    current().gate.leave()
+    server.gate.leave()
 
 
-def _page_hooks():
+def _page_hooks(line):
     """(check, say, priority) for the running script: check() raises when a newer run of the session
-    replaces this one; say(text) writes the status line (None: clears it once written)."""
+    replaces this one; say(text) writes the status line `line` (None: clears it once written)."""
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-    from ui.page import status_line
     from ui.presenter import priority
 
-    ctx, line, shown = get_script_run_ctx(), status_line(), [None]
+    ctx, shown = get_script_run_ctx(), [None]
 
     def check() -> None:
         if ctx is not None:

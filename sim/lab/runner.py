@@ -323,3 +323,21 @@ def lab_from_env(environ=None, pool=None) -> tuple[Lab | None, str | None]:
         return get_lab(raw, check_timeout=timeout, pool=pool), None
     except (LabPathError, OSError) as e:  # OSError: e.g. a name too long for the file system
         return None, f"{LAB_ENV}: {e}"
+
+
+def mismatched(comparison: Comparison) -> list[bool]:
+    """Per value, whether the student's differs (flattened; all False when there is nothing to compare)."""
+    flags = comparison.report.get("mismatch")
+    if flags is None:
+        return []
+    out: list[bool] = []
+
+    def walk(x):
+        if isinstance(x, list):
+            for y in x:
+                walk(y)
+        else:
+            out.append(bool(x))
+
+    walk(flags)
+    return out

@@ -1,5 +1,5 @@
-"""The lesson's HTML: a contents page and one page per view. Every text is escaped; the manifest travels as
-inline JSON that no browser parses as markup (`<` is written as \\u003c)."""
+"""The lesson's HTML: a contents page and one page per view. Every text is escaped; the manifest and a recorded
+view's document travel as inline JSON that no browser parses as markup (`<` is written as \\u003c)."""
 
 from __future__ import annotations
 
@@ -24,78 +24,53 @@ def inline_json(obj) -> str:
     return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).replace("<", "\\u003c")
 
 
-def view_page(title: str, intro: str, manifest: dict, blocks: dict[str, str]) -> str:
-    """A view: controls, presets, the player; lesson.js fills them from the manifest and from `blocks`, each
-    setting's data as inline JSON (by setting id; the text already inline_json's), which the page parses and
-    never runs."""
-    data = "\n".join(f'<script type="application/json" id="ls-data-{escape(sid)}">{text}</script>'
-                     for sid, text in blocks.items())
-    return HEAD.format(title=escape(title)) + f"""<body>
-<main>
-<nav class="ls-nav"><a href="index.html">← All views of this lesson</a></nav>
-<h1>{escape(title)}</h1>
-<p class="ls-intro">{escape(intro)}</p>
-<div id="ls-note" class="ls-note" role="status" hidden></div>
+def view_page(manifest: dict, data: list | None = None) -> str:
+    """A view: its title and intro, its controls and presets in a column beside it (the app's sidebar), and its
+    document, which lesson.js computes in the page for the setting the controls hold (assets/views.js), or reads
+    from `data` (a recorded view: the document sim computed when the lesson was built, parsed, never run). The intro
+    is folded under "What this page shows" where the app folds it, so the charts come first."""
+    title, intro = manifest["title"], manifest["intro"] or ""
+    about = (f'<details class="ls-about"><summary>What this page shows</summary><p class="ls-intro">{escape(intro)}'
+             "</p></details>" if manifest["fold_intro"] else f'<p class="ls-intro">{escape(intro)}</p>')
+    side = "" if not manifest["controls"] and not manifest["presets"] else """<aside class="ls-side" \
+aria-label="Settings">
+<h2 class="ls-side-title">Settings</h2>
 <form id="ls-controls" class="ls-controls" onsubmit="return false"></form>
 <div id="ls-presets" hidden></div>
-<p id="ls-above" class="ls-text"></p>
-<div id="ls-predict" hidden></div>
-<div id="ls-error" class="ls-error" role="alert" hidden></div>
-<div id="ls-player"></div>
-<div id="ls-figures"></div>
-<p id="ls-below" class="ls-caption"></p>
-<div id="ls-tables"></div>
-<noscript><p class="ls-error">This lesson needs JavaScript to play its charts.</p></noscript>
-</main>
-<script type="application/json" id="lesson-manifest">{inline_json(manifest)}</script>
-{data}
-<script src="player.js"></script>
-<script src="lesson.js"></script>
-</body>
-</html>
+</aside>
 """
-
-
-def live_page(title: str, intro: str, manifest: dict, fold_intro: bool = False) -> str:
-    """A live view: its controls and presets in a column beside the view, which live.js computes in the page for
-    the setting they take (the manifest: sim/lesson/views.live_view). fold_intro: the intro in a <details>, so the
-    charts come first (as the app's page folds it)."""
-    about = (f'<details class="ls-about"><summary>What this page shows</summary><p class="ls-intro">{escape(intro)}'
-             f"</p></details>" if fold_intro else f'<p class="ls-intro">{escape(intro)}</p>')
+    block = "" if data is None else f'<script type="application/json" id="ls-data">{inline_json(data)}</script>\n'
     return HEAD.format(title=escape(title)) + f"""<body>
 <main>
 <nav class="ls-nav"><a href="index.html">← All views of this lesson</a></nav>
 <h1>{escape(title)}</h1>
 {about}
 <div id="ls-note" class="ls-note" role="status" hidden></div>
-<div class="ls-layout">
-<aside class="ls-side" aria-label="Settings">
-<h2 class="ls-side-title">Settings</h2>
-<form id="ls-controls" class="ls-controls" onsubmit="return false"></form>
-<div id="ls-presets" hidden></div>
-</aside>
-<div class="ls-view">
+<div class="ls-layout{'' if side else ' ls-wide'}">
+{side}<div class="ls-view">
 <div id="ls-error" class="ls-error" role="alert" hidden></div>
-<div id="ls-live"></div>
-<div id="ls-tables"></div>
+<div id="ls-doc"></div>
 </div>
 </div>
-<noscript><p class="ls-error">This lesson computes its charts with JavaScript: turn it on to see them.</p></noscript>
+<noscript><p class="ls-error">This lesson draws its views with JavaScript: turn it on to see them.</p></noscript>
 </main>
 <script type="application/json" id="lesson-manifest">{inline_json(manifest)}</script>
-<script src="live.js"></script>
+{block}<script src="lesson.js"></script>
 </body>
 </html>
 """
 
 
 def index_page(views: list[dict], summary: str) -> str:
-    """The contents page: each view with what it shows and whether it is live or recorded."""
-    items = "\n".join(
-        f'<li><a href="{escape(v["file"])}">{escape(v["title"])}</a><span class="ls-tag">{escape(v["tag"])}</span>'
-        f'<p class="ls-caption">{escape(v["what"])}</p></li>'
-        for v in views
-    )
+    """The contents page: each view with what it shows and how this lesson has it (computed in your browser,
+    recorded, or in the app only: no link, and why)."""
+    def item(v: dict) -> str:
+        name = (f'<a href="{escape(v["file"])}">{escape(v["title"])}</a>' if v["file"] else
+                f'<span class="ls-app-only">{escape(v["title"])}</span>')
+        return (f'<li>{name}<span class="ls-tag">{escape(v["tag"])}</span>'
+                f'<p class="ls-caption">{escape(v["what"])}</p></li>')
+
+    items = "\n".join(item(v) for v in views)
     return HEAD.format(title="Contents") + f"""<body>
 <main>
 <h1>GRPO Playground: a lesson</h1>
@@ -103,9 +78,9 @@ def index_page(views: list[dict], summary: str) -> str:
 sample G answers per prompt, score each with a verifier, turn the rewards into advantages relative to the group
 (A = (r − mean) / std), and take a policy-gradient step. A group whose answers all get the same reward teaches
 nothing. These views accompany Chapter 15, “RL with verifiable rewards: reasoning models and GRPO”.</p>
-<p class="ls-caption">A static edition of the GRPO Playground app: the simulator's toy engines run in your browser
-(the same runs as the app's for the same setting), the other views were computed ahead of time; this folder holds
-everything it needs and works offline. {escape(summary)}</p>
+<p class="ls-caption">A static edition of the GRPO Playground app: the same views, controls, charts and words; each
+view computes in your browser (the same numbers as the app's for the same setting), TinyLM's runs were recorded; this
+folder holds everything it needs and works offline. {escape(summary)}</p>
 <ul class="ls-views">
 {items}
 </ul>

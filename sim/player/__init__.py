@@ -3,7 +3,7 @@ their compact JSON encoding (`encode`). ui/player.py sends it to the app's page;
 a static lesson. Both call the same `build_payload`, so the two receive identical data for a run."""
 
 from sim.player.encode import build_payload, decode_array, encode_array, payload_bytes
-from sim.player.spec import COLORS, REVEALS, Band, Bars, Chart, Heatmap, Line, Trace, rgba
+from sim.player.spec import COLORS, REVEALS, Band, Bars, BarSeries, Chart, Heatmap, Line, Trace, rgba
 
-__all__ = ["COLORS", "REVEALS", "Band", "Bars", "Chart", "Heatmap", "Line", "Trace", "build_payload",
+__all__ = ["COLORS", "REVEALS", "Band", "Bars", "BarSeries", "Chart", "Heatmap", "Line", "Trace", "build_payload",
            "decode_array", "encode_array", "payload_bytes", "rgba"]

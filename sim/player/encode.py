@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sim.player.spec import REVEALS, Band, Bars, Chart, Heatmap, Line, Trace
+from sim.player.spec import REVEALS, Band, Bars, BarSeries, Chart, Heatmap, Line, Trace
 
 
 # ---- payload: each array once, float32 or uint8, base64 ----
@@ -67,12 +67,44 @@ def _trace_spec(tr: Trace, arrays: _Arrays, T: int) -> dict:
             if np.shape(tr.x) != np.shape(tr.y) or tr.reveal != "full":
                 raise ValueError(f"Line {tr.name!r}: x needs one value per y and reveal='full'")
             spec["x"] = arrays.ref(tr.x, 1, f"Line {tr.name!r} x")
+        if tr.mode not in MODES:
+            raise ValueError(f"Line {tr.name!r}: mode must be one of {MODES}, got {tr.mode!r}")
+        n = len(np.ravel(tr.y))
+        for what, each in (("symbols", tr.symbols), ("marker_colors", tr.marker_colors), ("text", tr.text)):
+            if each is not None and len(each) != n:
+                raise ValueError(f"Line {tr.name!r}: {what} needs one entry per point")
+        extra = {"mode": tr.mode, "size": float(tr.size), "symbol": tr.symbol,
+                 "symbols": None if tr.symbols is None else list(tr.symbols),
+                 "marker_colors": None if tr.marker_colors is None else list(tr.marker_colors), "outline": tr.outline,
+                 "text": None if tr.text is None else [str(t) for t in tr.text], "text_position": tr.text_position,
+                 "hover": bool(tr.hover)}
+        spec |= {k: v for k, v in extra.items() if v != LINE_DEFAULTS[k]}
         return spec
     if isinstance(tr, Band):
         if np.shape(tr.lo) != np.shape(tr.hi):
             raise ValueError(f"Band {tr.name!r}: lo {np.shape(tr.lo)} and hi {np.shape(tr.hi)} differ")
         lo, hi = arrays.ref(tr.lo, 1, f"Band {tr.name!r}"), arrays.ref(tr.hi, 1, f"Band {tr.name!r}")
-        return {"kind": "band", "lo": lo, "hi": hi, "x0": int(tr.x0), "name": tr.name, "color": tr.color}
+        spec = {"kind": "band", "lo": lo, "hi": hi, "x0": int(tr.x0), "name": tr.name, "color": tr.color}
+        if tr.x is not None:
+            if np.shape(tr.x) != np.shape(tr.lo):
+                raise ValueError(f"Band {tr.name!r}: x needs one value per point")
+            spec["x"] = arrays.ref(tr.x, 1, f"Band {tr.name!r} x")
+        if tr.showlegend:
+            spec["showlegend"] = True
+        return spec
+    if isinstance(tr, BarSeries):
+        y = np.asarray(tr.y, dtype=float)
+        labels = list(tr.x)
+        if y.ndim != 1 or len(labels) != y.size or y.size == 0:
+            raise ValueError(f"BarSeries {tr.name!r}: one x per bar, at least one bar")
+        colors = [tr.colors] * y.size if isinstance(tr.colors, str) else list(tr.colors)
+        if len(colors) != y.size:
+            raise ValueError(f"BarSeries {tr.name!r}: one colour, or one per bar")
+        spec = {"kind": "barseries", "x": [_label(v) for v in labels], "y": arrays.ref(y, 1, f"BarSeries {tr.name!r}"),
+                "name": tr.name, "colors": colors, "opacity": float(tr.opacity), "hatch": tr.hatch}
+        if tr.width is not None:
+            spec["width"] = arrays.ref(np.broadcast_to(np.asarray(tr.width, dtype=float), y.shape), 1, "width")
+        return spec
     if isinstance(tr, Bars):
         y = np.asarray(tr.y)
         if len(tr.colors) != len(tr.names):
@@ -93,11 +125,35 @@ def _trace_spec(tr: Trace, arrays: _Arrays, T: int) -> dict:
         spec["x"] = labels
         return spec
     if isinstance(tr, Heatmap):
-        return {
+        spec = {
             "kind": "heatmap", "z": arrays.ref(tr.z, 2, "Heatmap z"), "x0": int(tr.x0), "zmin": tr.zmin,
             "zmax": tr.zmax, "colorscale": tr.colorscale, "colorbar_title": tr.colorbar_title,
         }  # fmt: skip
+        if (tr.x is None) != (tr.y is None):
+            raise ValueError("Heatmap: x and y go together (a heatmap over two axes)")
+        if tr.x is not None:
+            if np.shape(tr.z) != (len(tr.x), len(tr.y)):
+                raise ValueError(f"Heatmap z: shape {np.shape(tr.z)} is not (len(x), len(y))")
+            spec["x"], spec["y"] = arrays.ref(tr.x, 1, "Heatmap x"), arrays.ref(tr.y, 1, "Heatmap y")
+        return spec
     raise TypeError(f"not a player trace: {type(tr).__name__}")
+
+
+MODES = ("lines", "markers", "lines+markers")
+LINE_DEFAULTS = {"mode": "lines", "size": 8.0, "symbol": None, "symbols": None, "marker_colors": None,
+                 "outline": None, "text": None, "text_position": "top left", "hover": True}  # left out of a payload
+
+
+def _label(v):
+    """A bar's x as JSON: a number stays a number, anything else is its text."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        return str(v)
+    return int(v) if isinstance(v, (int, np.integer)) else float(v)
+
+
+def timeline(c: Chart) -> bool:
+    """Is the chart drawn over a run's iterations (the player reveals it up to t) rather than over its own x?"""
+    return any(isinstance(tr, Bars) or (isinstance(tr, (Line, Band, Heatmap)) and tr.x is None) for tr in c.traces)
 
 
 def build_payload(
@@ -136,6 +192,17 @@ def build_payload(
             specs[-1]["x_ticks"] = [float(v) for v in c.x_ticks]
         if c.vlines:
             specs[-1]["vlines"] = [[float(x), str(label)] for x, label in c.vlines]
+        if not timeline(c):
+            specs[-1]["timeline"] = False
+        for name, value in (("y_log", c.y_log or None),
+                            ("y_ticks", None if c.y_ticks is None else [float(v) for v in c.y_ticks]),
+                            ("tick_text", None if c.tick_text == (None, None) else
+                             [None if t is None else [str(v) for v in t] for t in c.tick_text]),
+                            ("hlines", [[float(y), str(label), dash] for y, label, dash in c.hlines] or None),
+                            ("shade", [[float(a), float(b), color] for a, b, color in c.shade] or None),
+                            ("barmode", None if c.barmode == "overlay" else c.barmode)):
+            if value is not None:
+                specs[-1][name] = value
     payload = {
         "v": 1, "key": key, "T": int(T), "columns": int(columns), "speed": float(speed), "classroom": bool(classroom),
         "label": label, "report": bool(report), "plotly_url": plotly_url, "meta": dict(meta or {}),

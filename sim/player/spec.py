@@ -1,6 +1,9 @@
-"""The player's chart declarations: plain data, no plotting library.
+"""The one chart spec of the app and of a lesson: plain data, no plotting library, any x axis.
 
-Declare the charts, not the frames:
+Every chart of every view is declared here and drawn by the same JavaScript (assets/player_charts.js, through the
+player, assets/player.js): over the iterations of a run, where the player reveals it frame by frame, or over any
+other axis (p, u, the ratio rho, k, the answer i, a training step), where it is drawn whole. Declare the charts,
+not the frames:
 
     T = cfg.iterations
     band = seed_band(run.accuracy)                         # (T+1,) arrays: lo, hi, mean over seeds
@@ -23,7 +26,11 @@ How each trace is revealed at iteration t (series index i is iteration x0 + i):
   Bars                 row t of a (T+1, P) array, coloured by a (T+1, P) category array
   Heatmap              columns (iterations) <= t of a (T+1, P) array; later columns are covered
 A line with its own x (`Line(y, name, x=ks, reveal="full")`) is drawn against that x, whole: a chart of such
-lines (pass@k against k, on `x_log`) stays the same while the player plays.
+lines (pass@k against k, on `x_log`) stays the same while the player plays. The traces of a chart over another
+axis: Line (with x; mode "markers" for points, "lines+markers"), Band (with x), BarSeries (one bar per x, each its
+own colour) and Heatmap (with x and y). Such a chart is drawn whole, with no Play bar when a page has nothing else
+(`build_payload(..., bar=False)`); its decorations are vertical and horizontal marker lines with a label
+(`vlines`, `hlines`) and shaded x ranges (`shade`).
 Titles may contain {t} and {T}. All text is shown as plain text.
 """
 
@@ -61,17 +68,43 @@ class Line:
     fill: str | None = None  # Plotly fill, e.g. "tozeroy"
     showlegend: bool = True
     x: np.ndarray | None = None  # (n,) x values of a line drawn against something else (k, p): reveal="full"
+    mode: str = "lines"  # Plotly's: "lines", "markers", "lines+markers"
+    size: float = 8.0  # marker size
+    symbol: str | None = None  # marker symbol: "x", "diamond", one per point with `symbols`
+    symbols: tuple[str, ...] | None = None
+    marker_colors: tuple[str, ...] | None = None  # one colour per point (markers)
+    outline: str | None = None  # the markers' outline colour
+    text: tuple[str, ...] | None = None  # a label beside each point ("SFT 0.742")
+    text_position: str = "top left"
+    hover: bool = True  # False: no hover label (a guide line)
 
 
 @dataclass(frozen=True)
 class Band:
-    """A filled band between lo and hi (e.g. the 10-90% spread over seeds), revealed up to t."""
+    """A filled band between lo and hi (e.g. the 10-90% spread over seeds), revealed up to t, or drawn whole
+    against its own x."""
 
     lo: np.ndarray  # (n,)
     hi: np.ndarray  # (n,)
     name: str
     x0: int = 0
     color: str = "rgba(31,119,180,0.2)"
+    x: np.ndarray | None = None  # (n,)
+    showlegend: bool = False
+
+
+@dataclass(frozen=True)
+class BarSeries:
+    """One bar per x, drawn whole (a chart over answers, rates, ...): each bar its own colour, optionally hatched
+    and translucent; bars of several series side by side with the chart's barmode "group"."""
+
+    x: Sequence  # (n,) numbers or labels
+    y: np.ndarray  # (n,)
+    name: str
+    colors: tuple[str, ...] | str = "#1f77b4"  # one colour, or one per bar
+    opacity: float = 1.0
+    hatch: str | None = None  # a Plotly pattern shape: "/"
+    width: float | np.ndarray | None = None  # bar width in x units (a histogram's bins)
 
 
 @dataclass(frozen=True)
@@ -92,15 +125,17 @@ class Bars:
 class Heatmap:
     """z[i, j] at iteration x0 + i and row j (drawn as P rows by iterations), revealed up to t."""
 
-    z: np.ndarray  # (T+1, P)
+    z: np.ndarray  # (T+1, P), or (n_x, n_y) against x and y
     x0: int = 0
     zmin: float = 0.0
     zmax: float = 1.0
     colorscale: str = "Viridis"
     colorbar_title: str = ""
+    x: np.ndarray | None = None  # (n_x,) a heatmap over something else (p): drawn whole
+    y: np.ndarray | None = None  # (n_y,) its rows' values (G)
 
 
-Trace = Line | Band | Bars | Heatmap
+Trace = Line | Band | Bars | BarSeries | Heatmap
 
 
 @dataclass(frozen=True)
@@ -120,3 +155,9 @@ class Chart:
     x_log: bool = False  # a log x axis (x_range then in log10 units, as Plotly takes it)
     x_ticks: tuple[float, ...] | None = None  # the x axis's tick values (default: the axis's own)
     vlines: tuple[tuple[float, str], ...] = ()  # dotted vertical markers (x, label)
+    y_log: bool = False
+    y_ticks: tuple[float, ...] | None = None
+    tick_text: tuple[tuple[str, ...] | None, tuple[str, ...] | None] = (None, None)  # x and y ticks' text
+    hlines: tuple[tuple[float, str, str], ...] = ()  # horizontal markers (y, label, "dash" or "dot")
+    shade: tuple[tuple[float, float, str], ...] = ()  # shaded x ranges (x0, x1, fill colour)
+    barmode: str = "overlay"  # "group": a BarSeries per category side by side

@@ -24,7 +24,7 @@ from sim.tinylm.grpo_train import GRPOConfig
 from sim.tinylm.presets import PRESET_NAMES, PRESETS, preset_changes
 from sim.tinylm.sft import SFTConfig
 from sim.tinylm.story import KS, StoryConfig, run_story
-from sim.tinylm.trl_run import ProcessCountError
+from sim.tinylm.trl_bridge import ProcessCountError
 from sim.validate import neutral
 
 RANK_GRACE_S = 30.0  # a rank > 0 that finds a bad process count waits this long for rank 0 to say so
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--out", metavar="PATH", help="also write the JSON summary here")
     p.add_argument("--trainer", choices=("sim", "trl"), default="sim",
-                   help="sim: this project's trainer; trl: TRL's GRPOTrainer (sim/tinylm/trl_run.py)")
+                   help="sim: this project's trainer; trl: TRL's GRPOTrainer (sim/tinylm/trl_bridge.py)")
     p.add_argument("--max-seconds", type=float, help="--trainer trl: stop GRPO after this long, then evaluate")
     p.add_argument("--keep-trainer-state", metavar="PATH",
                    help="--trainer trl: also write the run's trainer_state.json (TRL's log_history) here, the file "
@@ -154,7 +154,7 @@ def _main(argv: list[str], seen: dict) -> int:
             if value is not None and args.trainer != "trl":
                 raise ValueError(f"{flag} applies to --trainer trl only")
         if args.trainer == "trl":
-            from sim.tinylm.trl_run import trl_story  # imports TRL only now: MissingTRL (exit 2) without it
+            from sim.tinylm.trl_bridge import trl_story  # imports TRL only now: MissingTRL (exit 2) without it
 
             res = trl_story(cfg, save_sft=args.save_sft, max_seconds=args.max_seconds,
                             keep_trainer_state=args.keep_trainer_state)

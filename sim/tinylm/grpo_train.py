@@ -53,12 +53,16 @@ METRICS = (
 
 @dataclass(frozen=True)
 class GRPOConfig(GRPOSettings):
+    URL_PREFIX = "tl_"  # the TinyLM page's keys (tl_G, tl_beta, ...) stay apart from the toy pages' (G, beta, ...)
+    clip_eps: float = grpo_setting("clip_eps", key="clip")  # tl_clip, as the page's links always wrote it
     iterations: int = setting(300, "GRPO iterations (one batch of P*G samples each)", lo=0, hi=100_000, integer=True,
-                              step=1)
-    prompts_per_iter: int = setting(16, "P, prompts per iteration", lo=1, hi=4096, integer=True, step=1)
-    group_size: int = setting(8, "G, responses per prompt", lo=2, hi=1024, integer=True, step=1)
+                              step=1, key="iters", label="Iterations")
+    prompts_per_iter: int = setting(16, "P, prompts per iteration", lo=1, hi=4096, integer=True, step=1, key="P",
+                                    label="Prompts per iteration P")
+    group_size: int = setting(8, "G, responses per prompt", lo=2, hi=1024, integer=True, step=1, key="G",
+                              label="Group size G")
     lr: float = setting(1e-3, "AdamW peak learning rate (constant 1e-3 oscillates; decayed it ends stable)", lo=0.0,
-                        hi=1.0)
+                        hi=1.0, label="Peak learning rate")
     warmup: int = setting(10, "iterations of linear learning-rate warmup from 0 to lr", lo=0, hi=100_000, integer=True)
     lr_schedule: str = setting("linear", "after warmup: constant, or linear decay to 0 at the last iteration (TRL's "
                                "default)", choices=LR_SCHEDULES)
@@ -77,7 +81,7 @@ class GRPOConfig(GRPOSettings):
     kl_every: int = setting(10, "with beta = 0 the KL is only a metric: measure it every kl_every iterations", lo=1,
                             hi=100_000, integer=True)
     keep_groups: int = setting(8, "groups kept for the completions table", lo=0, hi=4096, integer=True)
-    seed: int = setting(0, "prompt order and sampling", lo=0, hi=2**63 - 1, integer=True, step=1)
+    seed: int = setting(0, "prompt order and sampling", lo=0, hi=2**63 - 1, integer=True, step=1, label="Seed")
     threads: int = setting(1, "torch threads", lo=1, hi=256, integer=True)
 
     def __post_init__(self):

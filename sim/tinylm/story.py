@@ -33,9 +33,10 @@ KS = (1, 2, 4, 8, 16, 32, 64)  # the k values a table shows (the result holds ev
 
 @dataclass(frozen=True)
 class StoryConfig:
+    URL_PREFIX = "tl_"  # as GRPOConfig's
     grpo: GRPOConfig = field(default_factory=GRPOConfig)  # the GRPO run
     eval_samples: int = setting(64, "n, samples per held-out problem for pass@k (the chapter: 64)", lo=1, hi=1024,
-                                integer=True)
+                                integer=True, key="eval", label="Samples per held-out problem")
     from_scratch: bool = setting(False, "train SFT first (sft below) instead of loading the checkpoint")
     sft: SFTConfig = field(default_factory=SFTConfig)  # used only with from_scratch
     checkpoint: str = str(ASSET)  # the SFT model to start from unless from_scratch

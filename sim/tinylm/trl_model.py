@@ -17,7 +17,7 @@ Positions are absolute from 0, so a row must not be left-padded: every TinyLM pr
 completions on the right, which a causal model never looks at. A left-padded batch raises instead of
 silently shifting positions. Generation uses transformers' `generate` without a cache (at most 10 tokens).
 
-This module imports transformers: import it only when training with TRL (sim/tinylm/trl_run.py).
+This module imports transformers: import it only when training with TRL (sim/tinylm/trl_bridge.py).
 """
 
 from __future__ import annotations

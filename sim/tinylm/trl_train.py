@@ -14,7 +14,7 @@ rate schedule (warmup lr * t / warmup, sim's lr * (t + 1) / (warmup + 1)), and i
 already uses).
 
 Settings with no GRPOTrainer counterpart: a baseline other than the group mean and an eps other than TRL's
-fixed 1e-4 are refused (trl_run.check_translatable, before TRL is imported); kl_every and keep_groups are
+fixed 1e-4 are refused (trl_bridge.check_translatable, before TRL is imported); kl_every and keep_groups are
 sim's bookkeeping (TRL logs the KL only when beta > 0); the std is TRL's sample std whatever ddof says (noted
 in the summary's trl_notes).
 
@@ -22,7 +22,7 @@ One iteration of sim's trainer (one batch, mu optimizer steps) is mu optimizer s
 iterations * mu. On N processes each generates P*G/N completions and the gradient is averaged
 (gradient_accumulation_steps = P / N).
 
-This module imports trl, transformers and datasets: only sim/tinylm/trl_run.py imports it, and only when asked.
+This module imports trl, transformers and datasets: only sim/tinylm/trl_bridge.py imports it, and only when asked.
 """
 
 from __future__ import annotations

@@ -40,18 +40,22 @@ class ToyConfig:
     """Everything a toy run depends on. An invalid value raises ValueError naming the field and its range."""
 
     n_prompts: int = setting(24, "number of prompts P in the pool", lo=1, hi=MAX_PROMPTS, integer=True)
-    d_min: float = setting(-2.0, "difficulty of the easiest (leftmost) prompt", lo=-50.0, hi=50.0, step=0.5)
+    d_min: float = setting(-2.0, "difficulty of the easiest (leftmost) prompt", lo=-50.0, hi=50.0, step=0.5,
+                           label="Difficulty of the easiest prompt")
     d_max: float = setting(7.0, "difficulty of the hardest prompt; d_j spread linearly d_min..d_max",
-                           lo=-50.0, hi=50.0, step=0.5)
+                           lo=-50.0, hi=50.0, step=0.5, label="Difficulty of the hardest prompt")
     difficulties: tuple[float, ...] | None = setting(
         None, "explicit difficulties d_j, one per prompt, overriding d_min/d_max", kind="numbers", lo=-50.0,
         hi=50.0, optional=True)
     u_init: float = setting(0.0, "initial per-prompt parameter u_j (the same for every j)", lo=-50.0, hi=50.0)
     w_init: float = setting(0.0, "initial shared skill w", lo=-50.0, hi=50.0)
-    group_size: int = setting(8, "answers G sampled per prompt", lo=2, hi=MAX_GROUP_SIZE, integer=True, step=1)
-    lr: float = setting(0.2, "step size on the per-prompt parameters u", lo=0.0, hi=1000.0, step=0.05)
-    lr_w: float | None = setting(None, "step size on the shared skill w (none: the same as lr)", lo=0.0,
-                                 hi=1000.0, step=0.05, optional=True)
+    group_size: int = setting(8, "answers G sampled per prompt", lo=2, hi=MAX_GROUP_SIZE, integer=True, step=1,
+                              key="G", label="Group size G")
+    lr: float = setting(0.2, "step size on the per-prompt parameters u", lo=0.0, hi=1000.0, step=0.05,
+                        label="Learning rate on each prompt's u_j")
+    lr_w: float | None = setting(None, "step size on the shared skill w (none: the same as lr; 0 switches the "
+                                 "shared skill off)", lo=0.0, hi=1000.0, step=0.05, optional=True,
+                                 label="Learning rate on the shared skill w")
     beta: float = grpo_setting("beta")
     scale: str = grpo_setting("scale")
     baseline: str = grpo_setting("baseline")
@@ -59,14 +63,17 @@ class ToyConfig:
     eps: float = grpo_setting("eps")
     mu: int = grpo_setting("mu")
     clip_eps: float = grpo_setting("clip_eps")
-    clip_eps_high: float | None = grpo_setting("clip_eps_high")
+    clip_eps_high: float | None = grpo_setting("clip_eps_high", label="Clip ε high (CISPO: ε_max)")
     # "grpo" stands for PPO's clipped surrogate here (one token per answer: the four aggregations are one loss)
     loss_type: str = grpo_setting("loss_type", choices=TOY_LOSS_TYPES)
-    dynamic_sampling: bool = setting(False, "DAPO dynamic sampling: drop all-equal groups, draw more to refill")
+    dynamic_sampling: bool = setting(False, "DAPO dynamic sampling: drop all-equal groups, draw more to refill",
+                                     key="dyn", label="Dynamic sampling (DAPO)")
     max_redraws: int = setting(8, "refill rounds per iteration under dynamic sampling", lo=0, hi=64, integer=True)
-    iterations: int = setting(200, "training iterations T", lo=1, hi=MAX_ITERATIONS, integer=True, step=10)
-    seed: int = setting(0, "seed of the random generator", lo=0, hi=2**63 - 1, integer=True, step=1)
-    n_seeds: int = setting(1, "independent runs S simulated at once", lo=1, hi=MAX_SEEDS, integer=True, step=1)
+    iterations: int = setting(200, "training iterations T", lo=1, hi=MAX_ITERATIONS, integer=True, step=10, key="T",
+                              label="Iterations")
+    seed: int = setting(0, "seed of the random generator", lo=0, hi=2**63 - 1, integer=True, step=1, label="Seed")
+    n_seeds: int = setting(1, "independent runs S simulated at once", lo=1, hi=MAX_SEEDS, integer=True, step=1,
+                           key="seeds", label="Seeds in the band")
 
     def __post_init__(self) -> None:
         validate(self)

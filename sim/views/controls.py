@@ -1,13 +1,15 @@
-"""A page's controls, declared as data: what each control sets, its URL key, label, range or options, default.
+"""A view's controls, declared as data: which setting each one sets, and how the view narrows it.
 
-    Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64)       # a slider for a declared config field
-    Choice.of(ToyConfig, "scale", "scale", "Divide the advantages by")  # a radio over the field's choices
-    build_config(ToyConfig, CONTROLS, values)                           # the config those values set
+    Num.of(ToyConfig, "group_size", hi=64)                  # a slider for a declared field, its range narrowed
+    Choice.of(ToyConfig, "beta", options=(0.0, 0.001, 0.04))  # a radio over a few of a field's values
+    build_config(ToyConfig, CONTROLS, values)                # the config those values set
 
-A control for an engine setting comes from the config field's declaration (sim/settings.py): its range may only
-narrow the field's, so whatever a page accepts the engine accepts too. The app draws these as Streamlit widgets
-bound to the URL (ui/controls.py); a lesson writes them into its page (`to_json`) and draws them in the browser.
-No UI framework here.
+A control's URL key and label are the setting's own (sim/settings.py: `setting(8, ..., key="G", label="Group size
+G")`), so "G" and "Group size G" are written once, where `group_size` is declared, and every page and lesson that
+offers the setting reads them from there. A view may narrow the range (never widen it), pick a few options, set
+another default or explain the control in its own words (`help`); it never renames the key. The app draws these
+as Streamlit widgets bound to the URL (ui/controls.py); a lesson writes them into its page (`to_json`) and draws
+them in the browser. No UI framework here.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sim.settings import control as declared
 from sim.settings import default as field_default
-from sim.settings import settings as field_settings
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class Num:
     step: float
     help: str | None = None
     fmt: str | None = None  # printf format for the slider, e.g. "%.3f"
-    config: type | None = None  # the config class and field this control sets (None: a page-only control)
+    config: type | None = None  # the config class and field this control sets
     field: str | None = None
 
     def __post_init__(self):
@@ -40,20 +42,20 @@ class Num:
             raise ValueError(f"{self.key}: default {self.default} must lie in [{self.lo}, {self.hi}], step > 0")
 
     @classmethod
-    def of(cls, config, field: str, key: str, label: str, *, lo=None, hi=None, step=None, default=None,
-           help: str | None = None, fmt: str | None = None) -> Num:
-        """A slider for a declared config field: its range (narrowed by lo/hi, never widened), default,
-        step and help come from the declaration unless given here."""
-        s = field_settings(config)[field]
+    def of(cls, config, field: str, *, lo=None, hi=None, step=None, default=None, help: str | None = None,
+           fmt: str | None = None) -> Num:
+        """A slider for a declared config field: its key, label, range (narrowed by lo/hi, never widened),
+        default, step and help come from the declaration unless given here."""
+        s = declared(config, field)
         lo = s.lo if lo is None else lo
         hi = s.hi if hi is None else hi
         if lo < s.lo or hi > s.hi or (s.low_open and lo == s.lo):
-            raise ValueError(f"{key}: [{lo}, {hi}] is not inside {field}'s declared range ({s.describe()})")
+            raise ValueError(f"{s.key}: [{lo}, {hi}] is not inside {field}'s declared range ({s.describe()})")
         d = field_default(config, field) if default is None else default
-        spec = cls(key, label, lo, hi, d, s.step if step is None else step, s.help if help is None else help, fmt,
+        spec = cls(s.key, s.label, lo, hi, d, s.step if step is None else step, s.help if help is None else help, fmt,
                    config, field)
         if s.integer != spec.integer:
-            raise ValueError(f"{key}: {field} is {'an integer' if s.integer else 'a real number'}; match lo/hi/step")
+            raise ValueError(f"{s.key}: {field} is {'an integer' if s.integer else 'a real number'}; match lo/hi/step")
         return spec
 
     @property
@@ -89,19 +91,19 @@ class Choice:
             raise ValueError(f"{self.key}: default {self.default!r} is not one of {self.options}")
 
     @classmethod
-    def of(cls, config, field: str, key: str, label: str, *, options=None, labels: Mapping | None = None,
+    def of(cls, config, field: str, *, options=None, labels: Mapping | None = None, default=None,
            help: str | None = None) -> Choice:
         """A radio for a declared field: a choice field (options narrowed by `options`, never widened), or a
         few values of a number field (each must be one the field accepts, e.g. beta in 0, 0.001, 0.04)."""
-        s = field_settings(config)[field]
+        s = declared(config, field)
         options = tuple(s.choices if options is None else options)
         if s.kind == "choice" and not set(options) <= set(s.choices):
-            raise ValueError(f"{key}: {options} are not all among {field}'s choices {s.choices}")
+            raise ValueError(f"{s.key}: {options} are not all among {field}'s choices {s.choices}")
         for o in options:
             s.check(field, o)
-        d = field_default(config, field)
-        return cls(key, label, options, d, s.help if help is None else help, s.labels if labels is None else labels,
-                   config, field)
+        d = field_default(config, field) if default is None else default
+        return cls(s.key, s.label, options, d, s.help if help is None else help,
+                   s.labels if labels is None else labels, config, field)
 
     def describe(self) -> str:
         return "one of " + ", ".join(str(o) for o in self.options)
@@ -119,22 +121,52 @@ class Flag:
     field: str | None = None
 
     @classmethod
-    def of(cls, config, field: str, key: str, label: str, *, help: str | None = None) -> Flag:
-        s = field_settings(config)[field]
-        return cls(key, label, field_default(config, field), s.help if help is None else help, config, field)
+    def of(cls, config, field: str, *, help: str | None = None) -> Flag:
+        s = declared(config, field)
+        return cls(s.key, s.label, field_default(config, field), s.help if help is None else help, config, field)
 
     def describe(self) -> str:
         return "true or false"
 
 
-Spec = Num | Choice | Flag
+@dataclass(frozen=True)
+class Picks:
+    """Some of the numbers 1..n (toggle buttons), n the value of another control (`count`); shown only while
+    control `when[0]` has the value `when[1]`. In the URL once per number (`pick=1&pick=4`), as Streamlit's
+    multi-select writes it."""
+
+    key: str
+    label: str
+    default: tuple[int, ...]
+    count: str  # the key of the control whose value is n
+    when: tuple[str, object] | None = None
+    help: str | None = None
+    config: type | None = None  # as Num's
+    field: str | None = None
+
+    @classmethod
+    def of(cls, config, field: str, *, count: str, when: tuple[str, object] | None = None,
+           help: str | None = None) -> Picks:
+        s = declared(config, field)
+        return cls(s.key, s.label, tuple(field_default(config, field)), count, when,
+                   s.help if help is None else help, config, field)
+
+    def describe(self) -> str:
+        return "whole numbers from 1"
+
+    def shown(self, values: Mapping[str, object]) -> tuple[int, ...]:
+        """The picks that exist for the values on screen: those in 1..n, in order, each once."""
+        n = int(values[self.count])
+        return tuple(sorted({int(v) for v in values[self.key] if 1 <= int(v) <= n}))
+
+
+Spec = Num | Choice | Flag | Picks
 
 
 def build_config(config: type, specs: Sequence[Spec], values: Mapping[str, object], **fixed):
     """`config(...)` from the page's controls: every spec declared on `config` (`Num.of(config, field, ...)`
-    and the like) sets its field to `values[spec.key]`; `fixed` sets what the page does not offer. A page
-    and the server's warm-up build their configs with this one call, so the same values give equal configs
-    (and so the same cache entry)."""
+    and the like) sets its field to `values[spec.key]`; `fixed` sets what the page does not offer. The app and a
+    lesson build their configs with this one rule (the lesson's twin: assets/control_rules.js configOf)."""
     fields = {s.field: _value(s, values[s.key]) for s in specs if s.config is config}
     return config(**fields, **fixed)
 
@@ -145,7 +177,7 @@ def defaults(specs: Sequence[Spec]) -> dict[str, object]:
 
 
 def default_config(config: type, specs: Sequence[Spec], **fixed):
-    """The config a page builds at its defaults (the server's warm-up computes its runs)."""
+    """The config a page builds at its defaults."""
     return build_config(config, specs, defaults(specs), **fixed)
 
 
@@ -155,6 +187,8 @@ def _value(spec: Spec, value: object) -> object:
         return bool(value)
     if isinstance(spec, Num):
         return int(round(value)) if spec.integer else float(value)
+    if isinstance(spec, Picks):
+        return tuple(int(v) for v in value)
     return value
 
 
@@ -182,4 +216,7 @@ def to_json(spec: Spec) -> dict:
         return {"kind": "choice", **common, "options": list(spec.options),
                 "labels": [str(labels.get(o, "")) for o in spec.options],
                 "text": {"options": [str(o) for o in spec.options], "url": [url_text(o) for o in spec.options]}}
+    if isinstance(spec, Picks):
+        return {"kind": "picks", **common, "default": list(spec.default), "count": spec.count,
+                "when": None if spec.when is None else list(spec.when)}
     return {"kind": "flag", **common}

@@ -1,29 +1,51 @@
-"""pass@k: the sharpening toy's player charts and caption, and the toy's pass@k before and after training, for
-the app's page and a lesson (assets/toy_views.js computes the same in the browser)."""
+"""pass@k, declared once (sim/views/doc.py): the unbiased estimator, the chapter's two problems, the toy's pass@k
+before and after training and the sharpening toy. The toys compute in the browser (assets/toy_views.js is the twin
+of sharpen_charts, sharpen_caption and toy_curves here); the JavaScript twin of the document: assets/views.js
+`passk`."""
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 import numpy as np
 
-from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k_known_p
+from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k, pass_at_k_known_p
 from sim.player.spec import COLORS, Chart, Line
-from sim.sharpen import SharpenConfig, SharpenHistory
+from sim.settings import setting, validate
+from sim.sharpen import CHAPTER_P_AFTER, CHAPTER_P_BEFORE, SharpenConfig, SharpenHistory, sharpening_summary
 from sim.toy import ToyConfig, expected_run
-from sim.views.controls import Num
+from sim.views.controls import Num, build_config
+from sim.views.doc import Ask, Caption, Charts, Formula, Heading, Link, Live, Metrics, Note, Question, Text, View
+
+
+@dataclass(frozen=True)
+class Samples:
+    """The estimator's settings: n samples of a problem, c of them correct, and k."""
+
+    n: int = setting(64, "samples drawn per problem", lo=1, hi=100_000, integer=True, step=1,
+                     label="Samples per problem n")
+    c: int = setting(5, "how many of the n samples are correct", lo=0, hi=100_000, integer=True, step=1,
+                     label="Correct samples c")
+    k: int = setting(8, "the k of pass@k", lo=1, hi=100_000, integer=True, step=1, label="k")
+
+    def __post_init__(self):
+        validate(self)
+
 
 KS = np.arange(1, 65)  # k = 1..64, drawn on a log axis
 K_TICKS = tuple(2**i for i in range(7))  # 1, 2, 4, ..., 64
 K_RANGE = (-0.05, 1.87)  # log10 k: a little either side of 1 and 64
 BEFORE_AFTER = ("before RL", "after RL")
 TOY_T = 200  # the toy's before/after: iteration 0 against this one
-CONTROLS = [  # the page's controls: the estimator's, then the sharpening toy's
-    Num("n", "Samples per problem n", 1, 200, 64, 1),
-    Num("c", "Correct samples c", 0, 200, 5, 1),
-    Num("k", "k", 1, 200, 8, 1),
-    Num.of(SharpenConfig, "group_size", "sG", "Sharpening toy: group size G", hi=64),
-    Num.of(SharpenConfig, "iterations", "sT", "Sharpening toy: iterations", lo=20, hi=500),
-    Num.of(SharpenConfig, "seed", "seed", "Seed", hi=9999),
-]
+CONTROLS = (  # the page's controls: the estimator's, then the sharpening toy's
+    Num.of(Samples, "n", hi=200),
+    Num.of(Samples, "c", hi=200),
+    Num.of(Samples, "k", hi=200),
+    Num.of(SharpenConfig, "group_size", hi=64),
+    Num.of(SharpenConfig, "iterations", lo=20, hi=500),
+    Num.of(SharpenConfig, "seed", hi=9999),
+)
 
 
 def curves_chart(title: str, before, after, names=BEFORE_AFTER, per_problem=(), height: int = 380,
@@ -89,3 +111,76 @@ def toy_curves(p0, pT, T: int = TOY_T) -> tuple[Chart, str]:
            "policy that can lose a rare way of solving, as below.")
     )
     return chart, caption
+
+
+def estimator(e: Samples) -> list:
+    n, c, k = e.n, e.c, e.k
+    doc = []
+    if c > n:
+        doc.append(Note(f"c = {c} is more than n = {n}; using c = {n}."))
+        c = n
+    if k > n:
+        doc.append(Note(f"k = {k} is more than n = {n}; using k = {n}."))
+        k = n
+    ks = np.arange(1, n + 1)
+    chart = Chart(f"Unbiased pass@k for n = {n}, c = {c}", [
+        Line(pass_at_k(n, c, ks), "pass@k", x=ks.astype(float), reveal="full", color=COLORS["main"], width=3),
+    ], x_title="k", y_title="pass@k", y_range=(0, 1.02), height=300, vlines=((k, ""),))
+    return doc + [
+        Formula(r"\text{pass@}k = 1 - \binom{n-c}{k} \Big/ \binom{n}{k}", "pass@k = 1 − C(n − c, k) / C(n, k)"),
+        Metrics([(f"pass@{k} from n = {n}, c = {c}", f"{float(pass_at_k(n, c, k)):.4f}")]),
+        Charts("estimator_chart", [chart]),
+    ]
+
+
+def problems() -> list:
+    """The chapter's two problems (A 0.6 -> 0.98, B 0.05 -> 0.01): pass@1 rises, pass@64 falls."""
+    s = sharpening_summary()
+    (a0, b0), (a1, b1) = CHAPTER_P_BEFORE, CHAPTER_P_AFTER
+    a_before, a_after, b_before, b_after = (float(pass_at_k_known_p(p, 64)) for p in (a0, a1, b0, b1))
+    return [
+        Heading("The chapter's two problems"),
+        Caption("Chapter 15, “Does RL teach new reasoning?”: a toy example of how RL can sharpen and narrow coverage."),
+        Text(f"Problem A: p = {a0} → {a1}; problem B (a rare strategy): p = {b0} → {b1}. Averaged over the two "
+             f"problems, pass@1 rises {s['pass@1_before']:.3f} → {s['pass@1_after']:.3f}.",
+             md=f"Problem A: $p = {a0} \\to {a1}$; problem B (a rare strategy): $p = {b0} \\to {b1}$. Averaged over "
+                f"the two problems, pass@1 rises {s['pass@1_before']:.3f} → {s['pass@1_after']:.3f}."),
+        Ask("two_problems", Question(f"Before RL the mean pass@64 is {s['pass@64_before']:.3f}. What is it after RL?",
+                                     round(s["pass@64_after"], 3), tolerance=0.03, lo=0, hi=1,
+                                     explain=f"The curves cross near k = {s['crossover_k']:.1f}."), then=[
+            Charts("chapter_passk_chart", [curves_chart("pass@k of problems A and B, and their mean", CHAPTER_P_BEFORE,
+                                                        CHAPTER_P_AFTER, per_problem=("A", "B"))]),
+            Caption(f"Per problem: A is solved within 64 tries either way (pass@64 {a_before:.3f} → {a_after:.3f}), "
+                    f"while B's pass@64 collapses from {b_before:.3f} to {b_after:.3f}; the mean falls "
+                    f"{s['pass@64_before']:.3f} → {s['pass@64_after']:.3f}. RL helped at k = 1 (through A) and hurt at "
+                    "k = 64 (all through B): it sharpened the common strategy, and the rare one that cracked B faded."),
+        ]),
+    ]  # fmt: skip
+
+
+def show(values: dict, lab=None) -> list:
+    sharpen = build_config(SharpenConfig, CONTROLS, values)
+    return [
+        *estimator(build_config(Samples, CONTROLS, values)),
+        *problems(),
+        Link("pages/your_run.py", "Watch entropy in your own run: upload its log (Your run)", ":material/monitoring:"),
+        Link("pages/your_prompts.py", "Your base model's pass@k over your prompts (Your prompts)",
+             ":material/dataset:"),
+        Heading("The 24-prompt toy, before vs after training"),
+        Live("passk_toy", {"view": "passk_toy", "config": {}, "columns": 1, "classroom_columns": 1}),
+        Heading("The sharpening toy"),
+        Live("sharpen", {"view": "sharpen", "config": dataclasses.asdict(sharpen), "columns": 2,
+                         "classroom_columns": 2}),
+    ]
+
+
+VIEW = View(
+    "passk", "pass@k",
+    intro=Text("pass@k is the probability that at least one of k independent samples solves the problem. pass@1 is "
+               "accuracy; pass@k at large k measures coverage. From n ≥ k samples with c correct:",
+               md="pass@k is the probability that at least one of $k$ independent samples solves the problem. pass@1 "
+                  "is accuracy; pass@k at large $k$ measures coverage. From $n \\ge k$ samples with $c$ correct:"),
+    controls=CONTROLS, show=show,
+    what="The unbiased estimator; the chapter's two problems (B: pass@64 0.962 → 0.474 while A barely moves); the "
+         "24-prompt toy before and after on a log-k axis; the sharpening toy in the player.",
+)  # fmt: skip

@@ -1,21 +1,27 @@
-"""Std scaling (Exercise 15.4): the two training comparisons, their player charts and their words, for the
-app's page and a lesson."""
+"""Std scaling (Exercise 15.4), declared once (sim/views/doc.py): how the std division reweights prompts (the mean
+|A| of a group, and a prompt's weight against its solve rate), and what it does to training once the step size is
+taken out of the comparison (three toy runs, computed in the browser: assets/toy_views.js's std_charts and
+std_words are the twins of the ones here). The JavaScript twin of the document: assets/views.js `std_scaling`."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from sim.exercises import first_step_size, matched_lr
+import numpy as np
+
+from sim.exercises import expected_mean_abs_advantage, first_step_size, matched_lr, mean_abs_advantage
 from sim.player.spec import COLORS, Chart, Line
 from sim.toy import ToyConfig, first_above, run_toy
-from sim.views.controls import Num
+from sim.views.controls import Num, build_config
+from sim.views.doc import Ask, Caption, Charts, Columns, Formula, Heading, Live, Note, Question, Text, View
 
 STD_SEEDS = 16
-CONTROLS = [  # the page's controls (the app's sidebar, a lesson's page)
-    Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
-    Num.of(ToyConfig, "lr", "lr", "Learning rate with std (toy)", lo=0.05, hi=2.0, fmt="%.2f"),
-    Num.of(ToyConfig, "seed", "seed", "Seed", hi=9999),
-]
+CONTROLS = (  # the page's controls (the app's sidebar, a lesson's page)
+    Num.of(ToyConfig, "group_size", hi=64),
+    Num.of(ToyConfig, "lr", lo=0.05, hi=2.0, fmt="%.2f", help="the run with std; the runs without it derive theirs"),
+    Num.of(ToyConfig, "seed", hi=9999),
+)
+PS = np.linspace(0.0, 1.0, 101)  # the weight chart's p (index 50 is p = 0.5, index 5 is p = 0.05)
 HARD = 0.1  # "the hardest prompt has started to learn" once its p passes this
 RUN_COLORS = {"with std": COLORS["main"], "without std, same lr": COLORS["grey"],
               "without std, same first step": COLORS["pin"]}
@@ -75,3 +81,68 @@ def std_words(runs: dict, lr: float) -> tuple[str, str]:
            if gap < 0.02 else f": {gap:.3f} in final accuracy here.")
     )
     return intro, caption
+
+
+def exercise(G: int) -> list:
+    """Exercise 15.4 at group size G: the mean |A| of a group with c correct (asked first), and a prompt's weight
+    against its solve rate, with and without the std division."""
+    cs = np.arange(G + 1)
+    with_std, without = mean_abs_advantage(cs, G, scale="group"), mean_abs_advantage(cs, G, scale="none")
+    w_std = expected_mean_abs_advantage(PS, G, scale="group")
+    w_none = expected_mean_abs_advantage(PS, G, scale="none")
+    x = cs.astype(float)
+    std_chart = Chart(f"Mean |A| of a group with c of {G} correct", [
+        Line(with_std, "with std (GRPO)", x=x, reveal="full", mode="lines+markers", color=COLORS["main"]),
+        Line(without, "without std (Dr. GRPO)", x=x, reveal="full", mode="lines+markers", color=COLORS["pin"]),
+    ], x_title="number correct c", y_title="mean |A|", height=380)
+    weight_chart = Chart("How hard a prompt is pushed, by its solve rate p", [
+        Line(w_std / w_std[50], "with std", x=PS, reveal="full", color=COLORS["main"], width=3),
+        Line(w_none / w_none[50], "without std", x=PS, reveal="full", color=COLORS["pin"], width=3),
+    ], x_title="solve rate p of the prompt", y_title="weight relative to p = 0.5", height=380,
+        caption=f"The reweighting itself: a prompt's expected mean |A| (G = {G}), scaled so that p = 0.5 counts 1. A "
+                f"prompt solved 5% of the time counts {w_std[5] / w_std[50]:.2f} with the std and "
+                f"{w_none[5] / w_none[50]:.2f} without: the std division gives hard (and easy) prompts a larger share "
+                "of the update. Both fall to 0 at p = 0 and 1, where groups are all equal.")
+    revealed = [Charts("std_chart", [std_chart])]
+    if G == 8:
+        revealed.append(Note(f"At G = 8: 1 correct gives {with_std[1]:.2f} with std vs {without[1]:.2f} without; 4 "
+                             f"correct gives {with_std[4]:.2f} vs {without[4]:.2f} (the chapter's 0.66 vs 1.0 and "
+                             "0.22 vs 0.5).", tone="success"))
+    return [Columns([
+        [Caption("Exercise 15.4: the mean |A| of a group, with and without the std division."),
+         Ask("ex15_4", Question(f"A group of G = {G} has 1 correct answer. With the std division, what is its mean "
+                                f"|A|? (A group with {G // 2} correct has {with_std[G // 2]:.2f}.)",
+                                round(float(with_std[1]), 2), tolerance=0.05, lo=0,
+                                explain=f"Without the std it would be {without[1]:.2f}."), then=revealed)],
+        [Charts("weight_chart", [weight_chart])],
+    ])]  # fmt: skip
+
+
+def show(values: dict, lab=None) -> list:
+    cfg = build_config(ToyConfig, CONTROLS, values, n_seeds=STD_SEEDS)  # the run with std; the browser runs all three
+    return [
+        Formula(r"\overline{|\hat A|}(c) = \frac{1}{G}\sum_i \left|\frac{r_i - \operatorname{mean}(r)}"
+                r"{\operatorname{std}(r) + \varepsilon}\right| \quad\text{vs}\quad \frac{1}{G}\sum_i |r_i - "
+                r"\operatorname{mean}(r)|", "mean |A|(c) = (1/G) Σ_i |r_i − mean(r)| / (std(r) + ε)   vs   "
+                "(1/G) Σ_i |r_i − mean(r)|"),
+        *exercise(cfg.group_size),
+        Heading("What it does to training: two comparisons"),
+        Live("std_scaling", {"view": "std", "config": dataclasses.asdict(cfg), "columns": 2, "classroom_columns": 2}),
+    ]
+
+
+VIEW = View(
+    "std_scaling", "Std scaling (Exercise 15.4)",
+    intro=Text("Dividing by the group std makes every group with any signal equally loud: the squares of its "
+               "advantages always sum to G. So a prompt solved 1 time in 8 is pushed almost as hard as one solved 4 "
+               "times in 8. That changes two things at once: how the prompts are weighted against each other, and how "
+               "big the steps are.",
+               md="Dividing by the group std makes every group with any signal equally loud: the squares of its "
+                  "advantages always sum to $G$. So a prompt solved 1 time in 8 is pushed almost as hard as one "
+                  "solved 4 times in 8. That changes two things at once: how the prompts are weighted against each "
+                  "other, and how big the steps are."),
+    controls=CONTROLS, show=show,
+    what="Exercise 15.4: mean |A| by number correct with and without std (0.66 vs 1.0, 0.22 vs 0.5), a prompt's "
+         "weight against its solve rate, and two comparisons in the player: the same learning rate and the same "
+         "first step.",
+)  # fmt: skip

@@ -1,42 +1,46 @@
-"""Training dynamics: the five charts of a toy run and their captions, for the app's page and a lesson.
+"""Training dynamics, declared once (sim/views/doc.py): GRPO on the chapter's 24-prompt toy, computed and played in
+the browser, in the app and in a lesson alike.
 
-`training_charts(cfg, run, exp)` is the one function that turns a run (`run_toy(cfg)`, `expected_run(cfg)`)
-into what the player shows; pages/training.py sends it to the browser, sim/lesson writes it into a file.
+`training_charts(cfg, run, exp)` is the one function that turns a run (`run_toy(cfg)`, `expected_run(cfg)`) into
+what the player shows, with its captions; assets/toy_views.js is its JavaScript twin (tests/test_js_views.py), and
+that twin is what the browser runs. The view's document is one Live block: the config, validated here.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from sim.player.spec import COLORS, Band, Bars, Chart, Heatmap, Line, rgba
-from sim.toy import ToyConfig, ToyHistory, clip_summary, first_above, gave_signal, seed_band
+from sim.toy import ToyConfig, ToyHistory, check_table, clip_summary, first_above, gave_signal, seed_band
 from sim.views.controls import Choice, Flag, Num, build_config, defaults
+from sim.views.doc import Live, Note, Text, Verdict, View
 
 BETAS = (0.0, 0.001, 0.01, 0.04, 0.1)  # the page's choices of β
 BETA_LABELS = {0.0: "TRL default", 0.001: "R1-Zero", 0.04: "DeepSeekMath"}
-# The page's controls, in the sidebar's order: the app draws them (pages/training.py), a lesson writes them into
-# its page; their URL keys are the presets' keys.
-CONTROLS = [
-    Num.of(ToyConfig, "group_size", "G", "Group size G", hi=64),
-    Choice.of(ToyConfig, "beta", "beta", "KL coefficient β", options=BETAS, labels=BETA_LABELS),
-    Choice.of(ToyConfig, "scale", "scale", "Divide the advantages by"),
-    Choice.of(ToyConfig, "baseline", "baseline", "Baseline"),
-    Num.of(ToyConfig, "lr", "lr", "Learning rate on each prompt's u_j", lo=0.05, hi=2.0, fmt="%.2f"),
-    Num.of(ToyConfig, "lr_w", "lr_w", "Learning rate on the shared skill w", hi=2.0, default=ToyConfig().lr,
-           fmt="%.2f", help="the chapter's toy moves w and u_j at the same rate; 0 switches the shared skill off"),
-    Num.of(ToyConfig, "mu", "mu", "Updates per batch μ", hi=8, help="μ > 1 reuses the batch; then the clip matters"),
-    Num.of(ToyConfig, "clip_eps", "eps", "Clip ε", lo=0.05, hi=0.5, fmt="%.2f"),
-    Choice.of(ToyConfig, "clip_eps_high", "eps_high", "Clip ε high (CISPO: ε_max)", options=(None, 0.28, 5),
+# The page's controls, in the sidebar's order; their URL keys are the presets' keys.
+CONTROLS = (
+    Num.of(ToyConfig, "group_size", hi=64),
+    Choice.of(ToyConfig, "beta", options=BETAS, labels=BETA_LABELS),
+    Choice.of(ToyConfig, "scale"),
+    Choice.of(ToyConfig, "baseline"),
+    Num.of(ToyConfig, "lr", lo=0.05, hi=2.0, fmt="%.2f"),
+    Num.of(ToyConfig, "lr_w", hi=2.0, default=ToyConfig().lr, fmt="%.2f",
+           help="the chapter's toy moves w and u_j at the same rate; 0 switches the shared skill off"),
+    Num.of(ToyConfig, "mu", hi=8, help="μ > 1 reuses the batch; then the clip matters"),
+    Num.of(ToyConfig, "clip_eps", lo=0.05, hi=0.5, fmt="%.2f"),
+    Choice.of(ToyConfig, "clip_eps_high", options=(None, 0.28, 5),
               labels={None: "= ε", 0.28: "DAPO clip-higher", 5: "CISPO's ε_max (TRL)"}),
-    Choice.of(ToyConfig, "loss_type", "loss", "Policy loss", help="with μ > 1: PPO's clip silences an answer "
-              "whose ratio left the range; CISPO caps its weight and keeps its gradient"),
-    Flag.of(ToyConfig, "dynamic_sampling", "dyn", "Dynamic sampling (DAPO)"),
-    Num.of(ToyConfig, "d_min", "d_min", "Difficulty of the easiest prompt", lo=-10.0, hi=10.0, fmt="%.1f"),
-    Num.of(ToyConfig, "d_max", "d_max", "Difficulty of the hardest prompt", lo=-10.0, hi=15.0, fmt="%.1f"),
-    Num.of(ToyConfig, "seed", "seed", "Seed", hi=9999),
-    Num.of(ToyConfig, "n_seeds", "seeds", "Seeds in the band", hi=64, default=16),
-    Num.of(ToyConfig, "iterations", "T", "Iterations", lo=50, hi=500),
-]
+    Choice.of(ToyConfig, "loss_type", help="with μ > 1: PPO's clip silences an answer whose ratio left the range; "
+              "CISPO caps its weight and keeps its gradient"),
+    Flag.of(ToyConfig, "dynamic_sampling"),
+    Num.of(ToyConfig, "d_min", lo=-10.0, hi=10.0, fmt="%.1f"),
+    Num.of(ToyConfig, "d_max", lo=-10.0, hi=15.0, fmt="%.1f"),
+    Num.of(ToyConfig, "seed", hi=9999),
+    Num.of(ToyConfig, "n_seeds", hi=64, default=16),
+    Num.of(ToyConfig, "iterations", lo=50, hi=500),
+)
 PRESETS = {  # name -> the settings it changes, by URL key (the rest go back to their defaults)
     "Chapter defaults": {},
     "No shared skill (lr_w = 0)": {"lr_w": 0.0},
@@ -181,3 +185,51 @@ def hard_prompt_question(run: ToyHistory) -> dict | None:
             "answer": starts, "tolerance": max(10, starts // 5), "fmt": "{:.0f}", "lo": 0, "hi": run.config.iterations,
             "explain": "It waits until the shared skill w, pushed by the other prompts, makes it sometimes "
                        "solvable: RL can only reinforce answers the model sometimes produces."}
+
+
+def lab_table(cfg: ToyConfig, lab) -> tuple[list, list | None]:
+    """The app's "Use my lab code": the student's group_advantages tabulated for this G in the lab's sandbox, its
+    verdict, and the table the browser trains the toy with (right or wrong: a mistake shows in the run), or None."""
+    if cfg.baseline != "mean" or cfg.scale == "batch" or cfg.ddof != 0:
+        return [Note("Your group_advantages is the chapter's (group mean, population std, optional std division): set "
+                     "the baseline to mean and the std to group or none to train the toy with it.")], None
+    tab = lab.advantage_table(cfg.group_size, scale_std=cfg.scale == "group", eps=cfg.eps)
+    doc = [Verdict(tab, f"group_advantages, tabulated for G = {cfg.group_size}", lab, "group_advantages")]
+    if tab.student is None:
+        return doc, None
+    try:
+        a_c, a_w = check_table(cfg, (tab.student[:, 0], tab.student[:, 1]))
+    except ValueError as e:
+        return doc + [Note("The toy cannot train with your advantages:", tone="error"), Text(str(e))], None
+    return doc, [a_c.tolist(), a_w.tolist()]
+
+
+def show(values: dict, lab=None, pinned: dict | None = None) -> list:
+    """The document: the view the browser computes for this config (five charts, their captions, the predict
+    question). `pinned`: the app's pinned run {"label", "values"}; `lab`: the app's "Use my lab code"."""
+    cfg = build_config(ToyConfig, CONTROLS, values)  # every field checked by its declaration, the memory cap too
+    doc, table = lab_table(cfg, lab) if lab is not None else ([], None)
+    pin = None
+    if pinned is not None:
+        pin = {"label": pinned["label"], "config": dataclasses.asdict(build_config(ToyConfig, CONTROLS,
+                                                                                  pinned["values"]))}
+    return doc + [Live("training", {"view": "training", "config": dataclasses.asdict(cfg), "pinned": pin,
+                                    "table": table, "columns": 2, "classroom_columns": 3})]
+
+
+VIEW = View(
+    "training", "Training dynamics",
+    intro=Text("GRPO on a pool of prompts whose difficulty increases left to right. Prompt j is solved with "
+               "probability p_j = σ(w + u_j − d_j): d_j a fixed difficulty, u_j the prompt's own parameter, w a shared "
+               "skill every prompt's gradient moves (a stand-in for a network's shared weights). Each iteration "
+               "samples G answers per prompt, computes group advantages and takes one policy-gradient step. Press "
+               "Play: the charts replay the run in your browser.",
+               md="GRPO on a pool of prompts whose difficulty increases left to right. Prompt $j$ is solved with "
+                  "probability $p_j = \\sigma(w + u_j - d_j)$: $d_j$ a fixed difficulty, $u_j$ the prompt's own "
+                  "parameter, $w$ a shared skill every prompt's gradient moves (a stand-in for a network's shared "
+                  "weights). Each iteration samples $G$ answers per prompt, computes group advantages and takes one "
+                  "policy-gradient step. Press Play: the charts replay the run in your browser."),
+    controls=CONTROLS, show=show, presets=PRESETS, fold_intro=True,
+    what="The 24-prompt toy in the player (Play / Pause / Step / Reset): accuracy over seeds, zero-gradient groups, "
+         "each prompt's p_j, KL and entropy; presets; in the app also Pin, New seed and the exports.",
+)  # fmt: skip

@@ -16,6 +16,7 @@ import streamlit as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from sim.toy import ToyConfig, expected_run, gave_signal, run_toy, seed_band  # noqa: E402
+from ui.host import page_server  # noqa: E402
 from ui.player import Band, Bars, Chart, Heatmap, Line, player  # noqa: E402
 
 BLUE, ORANGE, GREEN, RED, GREY = "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#7f7f7f"
@@ -76,6 +77,7 @@ script_ms = round(1000 * (time.perf_counter() - started), 1)
 meta = st.session_state.setdefault(f"meta-{G}-{T}-{S}", {"G": G, "script_ms": script_ms})
 report = st.query_params.get("report") == "1"
 t = player(
+    page_server(),
     "toy",
     T=T,
     charts=charts_for(cfg, run, exp),

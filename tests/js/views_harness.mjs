@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { buildPayload } from "../../assets/chart_spec.js";
 import { format, repr } from "../../assets/pyformat.js";
 import * as views from "../../assets/toy_views.js";
+import { SHOW } from "../../assets/views.js";
 
 const dir = process.argv[2];
 const cases = JSON.parse(readFileSync(join(dir, "cases.json"), "utf8"));
@@ -26,11 +27,25 @@ function load(a) {
   return a;
 }
 
+// A document (assets/views.js) with each Charts block's charts as the player's resolved payload (as Python's)
+function resolvedDoc(blocks) {
+  return blocks.map((b) => {
+    if (b.kind === "charts") {
+      const payload = buildPayload(b.key, { T: b.T, charts: b.charts, columns: b.columns, bar: b.T > 1 });
+      return { kind: "charts", key: b.key, charts: resolved(payload) };
+    }
+    if (b.kind === "ask") return { ...b, then: resolvedDoc(b.then) };
+    if (b.kind === "columns") return { ...b, columns: b.columns.map(resolvedDoc) };
+    return b;
+  });
+}
+
 function resolved(payload) {
   const arrays = payload.arrays.map((a) => Array.from(a.v, (x) => (a.v instanceof Uint8Array ? x : Math.fround(x))));
   const walk = (spec) => {
     const out = { ...spec };
     for (const k of ["y", "x", "lo", "hi", "z", "categories"]) if (typeof spec[k] === "number") out[k] = arrays[spec[k]];
+    if (spec.kind === "barseries" && typeof spec.width === "number") out.width = arrays[spec.width];
     return out;
   };
   return payload.charts.map((c) => ({ ...c, traces: c.traces.map(walk) }));
@@ -59,6 +74,12 @@ for (const c of cases.views || []) {
     for (const k of ["pass_at_1", "pass_at_k", "entropy"]) h[k] = h[k].v;
     r.charts = resolved(buildPayload("sharpen", { T: c.cfg.iterations, charts: views.sharpen_charts(c.cfg, h) }));
     r.caption = views.sharpen_caption(c.cfg, h);
+  } else if (c.kind === "doc") {
+    r.doc = resolvedDoc(SHOW[c.view](c.fields));
+  } else if (c.kind === "pool") {
+    const [run, exp] = [c.run, c.exp].map(load);
+    const charts = views.pool_charts(c.cfg, run, exp, c.reduction, c.pool_size, { big: c.big });
+    r.charts = resolved(buildPayload("your_prompts", { T: c.cfg.iterations, charts }));
   } else if (c.kind === "toy_curves") {
     const [chart, caption] = views.toy_curves(load(c.p0).v, load(c.pT).v);
     r.charts = resolved(buildPayload("passk_toy", { T: 200, charts: [chart] }));

@@ -1,15 +1,22 @@
-// A lesson page whose view computes in the page (sim/lesson writes it; the bundle live.js runs main()): the app's
-// controls for that view (sim/views' CONTROLS, in the page's manifest), its presets, and a LiveView (assets/live.js)
-// that runs the engine for the setting on screen. Every control takes any value of its range and step; the
-// setting lives in the link (the hash, which wins over the query), read by the app's rules (control_rules.js)
-// with the app's words for what it corrects; the page follows the hash when it changes. Nothing from the link or
-// the manifest is rendered as markup: every text goes in with textContent.
+// A lesson's page (sim/lesson writes it; the lesson's one script, lesson.js, runs main()): a view's controls as the
+// app declares them (sim/views/doc.py View.manifest: keys, labels, ranges, presets), its document computed in the
+// page for the setting on screen (assets/views.js, the twin of sim/views's `show`) or recorded by sim when the lesson
+// was built, drawn by assets/doc.js. On the contents page it only carries the page's flags into the links.
+//
+// Every control takes any value of its range and step. The setting lives in the link (the hash, which wins over
+// the query), read by the app's rules (control_rules.js) with the app's words for what it corrects; the page
+// follows the hash when it changes. ?classroom=1 gives the presenter sizes, ?hide=G,beta hides controls
+// (hide=presets the presets), ?predict=1 asks each question before its answer. Nothing from the link or the data is
+// rendered as markup: every text goes in with textContent; recorded data is parsed as JSON, never run.
 
 import { configOf, stateFromLink, urlText, valueText } from "./control_rules.js";
-import { hideNames, isTrue, linkHash, readLink, REBUILD } from "./lesson_rules.js";
-import { LiveView } from "./live.js";
+import { DocView } from "./doc.js";
+import { carryQuery, hideNames, isTrue, linkHash, manifestProblem, parseDoc, picksFromLink, readLink, REBUILD } from "./lesson_rules.js";
+import { SHOW } from "./views.js";
 
 const $ = (id) => document.getElementById(id);
+const PLOTLY_HELP = "Plotly.js should be in this lesson's folder: rebuild it with python -m sim lesson build.";
+const PICKS_MAX = 1024; // a Picks control's numbers in a link: 1 .. this (the page keeps those up to its count)
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -18,34 +25,49 @@ function el(tag, cls, text) {
   return e;
 }
 
-const manifestOk = (m) =>
-  m && typeof m.live === "string" && Array.isArray(m.controls) && m.controls.every((c) => c && typeof c.key === "string") &&
-  Array.isArray(m.presets) && typeof m.fixed === "object"; // prettier-ignore
+function fail(text) {
+  $("ls-error").textContent = text;
+  $("ls-error").hidden = false;
+}
 
 export function main() {
+  if (!$("lesson-manifest")) {
+    // the contents page: presenter sizes, and its links carry ?classroom=1, ?predict=1, ?hide=... (nothing else)
+    const { values } = readLink(location.search, "");
+    document.body.classList.toggle("ls-classroom", isTrue(values.get("classroom")));
+    const carried = carryQuery(location.search);
+    for (const a of document.querySelectorAll(".ls-views a")) a.search = carried;
+    return;
+  }
   let manifest = null;
   try {
     manifest = JSON.parse($("lesson-manifest").textContent);
   } catch (e) {
     manifest = null;
   }
-  if (!manifestOk(manifest)) {
-    $("ls-error").textContent = `This lesson's page is damaged (its manifest is not a live view's). ${REBUILD}`;
-    $("ls-error").hidden = false;
-    return;
-  }
+  const bad = manifest === null ? "its manifest is not JSON" : manifestProblem(manifest);
+  if (bad) return fail(`This lesson's page is damaged (${bad}). ${REBUILD}`);
   const controls = manifest.controls;
-  let link = readLink(location.search, location.hash);
+  const multi = controls.filter((c) => c.kind === "picks").map((c) => c.key);
+  let link = readLink(location.search, location.hash, multi);
   const flagsOf = (l) => ({ classroom: isTrue(l.values.get("classroom")), predict: isTrue(l.values.get("predict")),
     hide: hideNames(l.values.get("hide")) }); // prettier-ignore
   const flags = flagsOf(link);
   const hidden = new Set(flags.hide);
   document.body.classList.toggle("ls-classroom", flags.classroom);
   // the page's state, read by the tests: the setting on screen (by control key), how many were shown, the view
-  const lesson = (window.grpoLesson = { shown: null, changes: 0, state: null, view: null });
+  const lesson = (window.grpoLesson = { shown: null, changes: 0, state: null, doc: null });
+  const doc = (lesson.doc = new DocView($("ls-doc"), { classroom: flags.classroom, predict: flags.predict,
+    plotly_url: manifest.plotly, plotly_help: PLOTLY_HELP })); // prettier-ignore
 
-  // ---- the view ----
-  const view = (lesson.view = new LiveView($("ls-live"), { key: manifest.live }));
+  if (manifest.kind === "recorded") {
+    const [blocks, problem] = parseDoc($("ls-data").textContent);
+    if (problem) return fail(`This lesson's data is damaged (${problem}). ${REBUILD}`);
+    doc.show(blocks);
+    lesson.shown = {};
+    lesson.changes += 1;
+    return;
+  }
 
   // ---- controls: native elements with <label>s worded as in the app ----
   const inputs = {};
@@ -65,7 +87,7 @@ export function main() {
       const out = steps > 200 ? el("input", "ls-number") : el("output");
       if (steps > 200) {
         Object.assign(out, { type: "number", min: String(c.lo), max: String(c.hi), step: String(c.step) });
-        out.setAttribute("aria-label", c.label);
+        out.setAttribute("aria-label", `${c.label}: type a number`); // not the slider's name: two controls, two names
       } else out.htmlFor = id;
       const shownValue = (v) => {
         const text = valueText(c, v);
@@ -107,14 +129,41 @@ export function main() {
       box.append(fs);
       inputs[c.key] = { get: () => c.options[Number(fs.querySelector("input:checked").value)],
         set: (v) => { const i = c.options.indexOf(v); fs.querySelectorAll("input")[Math.max(i, 0)].checked = true; } }; // prettier-ignore
+    } else if (c.kind === "picks") {
+      // toggle buttons 1..n (n: the count control's value), shown while the `when` control says so
+      const fs = el("fieldset", "ls-picks");
+      fs.append(el("legend", "", c.label));
+      const row = el("div", "ls-pick-row");
+      fs.append(row);
+      box.append(fs);
+      let picked = [...c.default];
+      const draw = (n) => {
+        row.replaceChildren();
+        for (let i = 1; i <= n; i++) {
+          const b = el("button", "ls-pick", String(i));
+          b.type = "button";
+          b.setAttribute("aria-pressed", picked.includes(i) ? "true" : "false");
+          b.addEventListener("click", () => {
+            picked = picked.includes(i) ? picked.filter((x) => x !== i) : [...picked, i].sort((a, b2) => a - b2);
+            changed();
+          });
+          row.append(b);
+        }
+      };
+      inputs[c.key] = { get: () => picked,
+        set: (v, state) => {
+          picked = [...v];
+          draw(state[c.count]);
+          box.hidden = hidden.has(c.key) || (c.when !== null && state[c.when[0]] !== c.when[1]);
+        } }; // prettier-ignore
     } else {
       const label = el("label", "ls-flag-label");
-      const box2 = el("input");
-      Object.assign(box2, { type: "checkbox", id });
-      box2.addEventListener("change", changed);
-      label.append(box2, document.createTextNode(` ${c.label}`));
+      const check = el("input");
+      Object.assign(check, { type: "checkbox", id });
+      check.addEventListener("change", changed);
+      label.append(check, document.createTextNode(` ${c.label}`));
       box.append(label);
-      inputs[c.key] = { get: () => box2.checked, set: (v) => (box2.checked = !!v) };
+      inputs[c.key] = { get: () => check.checked, set: (v) => (check.checked = !!v) };
     }
     form.append(box);
   }
@@ -137,11 +186,14 @@ export function main() {
 
   // ---- the link ----
   let written = null; // the hash this page last wrote: its own hashchange is not a new link
-  const query = readLink(location.search, "").values;
+  const query = readLink(location.search, "", multi).values;
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   function writeLink(state) {
     const kept = {}; // what differs from the default, and what the query says (the hash must override it)
     for (const c of controls) {
-      if (state[c.key] !== c.default || query.has(c.key) || hidden.has(c.key)) kept[c.key] = urlText(state[c.key]);
+      if (!same(state[c.key], c.default) || query.has(c.key) || hidden.has(c.key)) {
+        kept[c.key] = Array.isArray(state[c.key]) ? state[c.key].map(urlText) : urlText(state[c.key]);
+      }
     }
     const keep = { classroom: link.fromHash.has("classroom") && flags.classroom, predict: link.fromHash.has("predict") &&
       flags.predict, hide: link.fromHash.has("hide") ? [...hidden] : [] }; // prettier-ignore
@@ -154,29 +206,25 @@ export function main() {
     }
   }
 
-  const perSetting = (state) => {
-    // std: the table and question of Exercise 15.4 for this G, computed at build time
-    const key = manifest.static_key;
-    return key ? manifest.static[String(state[key])] || null : null;
-  };
-
   let current = null;
   function go(state) {
     current = state;
     lesson.state = state;
-    for (const c of controls) inputs[c.key].set(state[c.key]);
+    for (const c of controls) inputs[c.key].set(state[c.key], state);
     writeLink(state);
-    const extra = perSetting(state);
-    tables(extra ? extra.tables : []);
-    const classroom = flags.classroom;
-    const request = {
-      view: manifest.live, config: configOf(controls, state, manifest.fixed), pinned: null, table: null,
-      big: classroom, columns: classroom ? manifest.classroom.columns : manifest.columns, classroom,
-      predict: flags.predict, question: extra ? extra.question : null, plotly_url: manifest.plotly,
-      plotly_help: "Plotly.js should be in this lesson's folder: rebuild it with python -m sim lesson build.",
-    }; // prettier-ignore
-    view.show(request).then(() => {
-      if (current !== state) return;
+    const picks = Object.fromEntries(controls.filter((c) => c.kind === "picks").map((c) => [c.key,
+      state[c.key].filter((i) => i <= state[c.count])])); // prettier-ignore
+    let blocks;
+    try {
+      blocks = SHOW[manifest.view](configOf(controls, { ...state, ...picks }));
+    } catch (err) {
+      $("ls-error").replaceChildren(el("strong", "", "These settings cannot run:"), el("pre", "", String(err.message || err)));
+      $("ls-error").hidden = false;
+      return;
+    }
+    $("ls-error").hidden = true;
+    doc.show(blocks).then(() => {
+      if (current !== state) return; // a newer setting is on its way
       lesson.shown = { ...state };
       lesson.changes += 1;
     });
@@ -188,26 +236,17 @@ export function main() {
     go(state);
   }
 
-  // tables computed at build time: every cell is text
-  function tables(list) {
-    const box = $("ls-tables");
-    box.replaceChildren();
-    for (const t of list) {
-      const table = el("table", "ls-table");
-      const head = table.createTHead().insertRow();
-      for (const c of t.columns) head.append(el("th", "", c));
-      const body = table.createTBody();
-      for (const row of t.rows) {
-        const tr = body.insertRow();
-        for (const cell of row) tr.insertCell().textContent = cell;
-      }
-      box.append(el("h2", "", t.title), table);
-      if (t.caption) box.append(el("p", "ls-caption", t.caption));
-    }
-  }
-
   function fromLink() {
-    const { state, notes } = stateFromLink(controls, link.values);
+    const { state, notes } = stateFromLink(controls.filter((c) => c.kind !== "picks"), link.values);
+    for (const c of controls.filter((x) => x.kind === "picks")) {
+      const raw = link.lists.get(c.key);
+      if (raw === undefined) state[c.key] = [...c.default];
+      else {
+        const [picks, note] = picksFromLink(c.key, raw, PICKS_MAX);
+        state[c.key] = picks;
+        if (note) notes.push(note);
+      }
+    }
     const note = $("ls-note");
     note.textContent = [...link.notes, ...notes].map((n) => (n.endsWith(".") ? n : `${n}.`)).join(" ");
     note.hidden = !note.textContent;
@@ -216,7 +255,7 @@ export function main() {
 
   window.addEventListener("hashchange", () => {
     if (location.hash.replace(/^#/, "") === written) return; // the page's own rewrite
-    const next = readLink(location.search, location.hash);
+    const next = readLink(location.search, location.hash, multi);
     const f = flagsOf(next);
     if (f.classroom !== flags.classroom || f.predict !== flags.predict || f.hide.join(",") !== [...hidden].join(",")) {
       location.reload();

@@ -1,0 +1,178 @@
+// A lesson's renderer of a view's document (sim/views/doc.py): the blocks assets/views.js computes in the page, or
+// sim computed when the lesson was built (a recorded view), drawn with the DOM and the shared chart code. The app
+// draws the same blocks with Streamlit (ui/view.py); the words are the same, the formulas here their plain text.
+//
+//   const doc = new DocView(parentElement, {classroom, predict, plotly_url});
+//   doc.show(blocks);   // again with new blocks for a new setting: charts and live views are kept and updated
+//
+// Blocks: heading, text, formula, caption, metrics, charts (the player, no Play bar unless it replays a run),
+// table, note, ask (predict, then reveal: ?predict=1), columns, live (a LiveView: the toy engine in the page).
+// Every text goes in with textContent: nothing from a link or the data is ever parsed as markup.
+
+import { buildPayload } from "./chart_spec.js";
+import { LiveView } from "./live.js";
+import { Player } from "./player.js";
+import { el } from "./player_charts.js";
+import { answerLine, PredictBox } from "./predict.js";
+
+export function rowCaption(blocks, i) {
+  for (const b of blocks.slice(i + 1)) {
+    if (b.kind === "caption") return b.text;
+    if (b.kind === "heading" || b.kind === "charts") break;
+  }
+  return "";
+}
+
+export class DocView {
+  constructor(parent, { classroom = false, predict = false, plotly_url = "", plotly_help = "" } = {}) {
+    this.root = el("div", "ls-doc");
+    parent.appendChild(this.root);
+    this.o = { classroom, predict, plotly_url, plotly_help };
+    this.kept = new Map(); // key -> {node, player | live | box}: what survives a new setting
+    this.stats = (window.grpoDoc = window.grpoDoc || { shows: 0, charts: 0 });
+  }
+
+  // Draw the blocks; the promise settles once the views the engine computes are on screen (or refused)
+  show(blocks) {
+    this.used = new Set();
+    this.pending = [];
+    this.root.replaceChildren(...this.nodes(blocks));
+    for (const [key, k] of this.kept) {
+      if (this.used.has(key)) continue;
+      if (k.player) k.player.destroy();
+      if (k.live) k.live.destroy();
+      this.kept.delete(key);
+    }
+    this.stats.shows += 1;
+    return Promise.all(this.pending);
+  }
+
+  // the caption that follows a row of charts (before the next heading or charts) describes those of its charts
+  // that have no caption of their own (ui/view.py's row_caption)
+  nodes(blocks) {
+    return blocks.map((b, i) => this.node(b, b.kind === "charts" ? rowCaption(blocks, i) : ""));
+  }
+
+  node(b, rowCaption = "") {
+    if (b.kind === "heading") return el(b.level > 2 ? "h3" : "h2", "ls-heading", b.text);
+    if (b.kind === "text") return el("p", "ls-text", b.text);
+    if (b.kind === "formula") return el("p", "ls-formula", b.text);
+    if (b.kind === "caption") return el("p", "ls-caption", b.text);
+    if (b.kind === "note") return el("div", `ls-box ls-${b.tone}`, b.text);
+    if (b.kind === "metrics") return this.metrics(b);
+    if (b.kind === "table") return this.table(b);
+    if (b.kind === "charts") return this.charts(b, rowCaption);
+    if (b.kind === "ask") return this.ask(b);
+    if (b.kind === "live") return this.live(b);
+    if (b.kind === "columns") {
+      const row = el("div", "ls-columns");
+      row.style.gridTemplateColumns = `repeat(${b.columns.length}, minmax(0, 1fr))`;
+      for (const col of b.columns) {
+        const c = el("div", "ls-column");
+        c.append(...this.nodes(col));
+        row.append(c);
+      }
+      return row;
+    }
+    throw new Error(`not a block: ${b.kind}`);
+  }
+
+  keep(key, make) {
+    this.used.add(key);
+    if (!this.kept.has(key)) this.kept.set(key, make());
+    return this.kept.get(key);
+  }
+
+  metrics(b) {
+    const row = el("div", "ls-metrics");
+    for (const [label, value, delta] of b.items) {
+      const m = el("div", "ls-metric");
+      m.append(el("div", "ls-metric-label", label), el("div", "ls-metric-value", value));
+      if (delta !== undefined) m.append(el("div", "ls-metric-delta", delta));
+      row.append(m);
+    }
+    return row;
+  }
+
+  table(b) {
+    const box = el("div", "ls-tablebox");
+    // a wide table scrolls in its box (presenter sizes, a narrow column): the box is a named region Tab can reach
+    box.tabIndex = 0;
+    box.setAttribute("role", "region");
+    box.setAttribute("aria-label", b.title || `table: ${b.columns.join(", ")}`);
+    if (b.title) box.append(el("p", "ls-table-title", b.title));
+    const t = el("table", "ls-table");
+    const head = t.createTHead().insertRow();
+    for (const c of b.columns) head.append(el("th", "", c));
+    const body = t.createTBody();
+    for (const row of b.rows) {
+      const tr = body.insertRow();
+      for (const cell of row) tr.insertCell().textContent = String(cell);
+    }
+    box.append(t);
+    return box;
+  }
+
+  // a Charts block: computed in the page (its charts) or by sim (its payload, arrays in base64)
+  charts(b, rowCaption = "") {
+    const k = this.keep(`charts:${b.key}`, () => {
+      const node = el("div", "ls-charts");
+      return { node, player: new Player(node, () => {}) };
+    });
+    const T = b.payload ? b.payload.T : b.T;
+    const payload = b.payload ? { ...b.payload } : buildPayload(b.key, { T, charts: b.charts, columns: b.columns,
+      bar: T > 1 }); // prettier-ignore
+    Object.assign(payload, { classroom: this.o.classroom, plotly_url: this.o.plotly_url, plotly_help: this.o.plotly_help,
+      row_caption: rowCaption }); // prettier-ignore
+    k.player.load(payload);
+    this.stats.charts += 1;
+    return k.node;
+  }
+
+  // predict, then reveal: in predict mode the `then` blocks wait for the guess; otherwise the answer is one line
+  ask(b) {
+    const box = el("div", "ls-ask");
+    const then = el("div", "ls-then");
+    then.append(...this.nodes(b.then));
+    if (!this.o.predict) {
+      box.append(el("p", "ls-caption ls-answer", answerLine(b.question)), then);
+      return box;
+    }
+    const k = this.keep(`ask:${b.key}`, () => {
+      const node = el("div", "ls-question");
+      const state = { node, then: null };
+      state.box = new PredictBox(node, () => (state.then.hidden = !state.box.open));
+      return state;
+    });
+    k.then = then;
+    k.box.ask(b.question);
+    then.hidden = !k.box.open;
+    box.append(k.node, then);
+    return box;
+  }
+
+  live(b) {
+    const k = this.keep(`live:${b.key}`, () => {
+      const node = el("div", "ls-live");
+      return { node, live: new LiveView(node, { key: b.key }) };
+    });
+    const { classroom, predict, plotly_url, plotly_help } = this.o;
+    const r = b.request;
+    const json = JSON.stringify(r);
+    if (k.shown !== json) { // another control of the page changed: this part computes nothing again
+      k.shown = json;
+      k.done = k.live.show({ ...r, big: classroom, classroom, predict, plotly_url, plotly_help,
+        columns: classroom ? r.classroom_columns ?? r.columns : r.columns }); // prettier-ignore
+    }
+    this.pending.push(k.done);
+    return k.node;
+  }
+
+  destroy() {
+    for (const k of this.kept.values()) {
+      if (k.player) k.player.destroy();
+      if (k.live) k.live.destroy();
+    }
+    this.root.remove();
+  }
+}

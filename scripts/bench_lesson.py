@@ -131,8 +131,8 @@ def browser(out: Path, tries: int, views: set[str]) -> dict:
                 big += t
                 big_engine += e
                 ctx.close()
-            for name, key, moves, into in (("std_scaling", "std", [("G", g) for g in (9, 10, 11, 12, 8)], std),
-                                           ("sharpen", "sharpen", [("sG", g) for g in (9, 10, 11, 12, 8)], sharpen)):
+            for name, key, moves, into in (("std_scaling", "std_scaling", [("G", g) for g in (9, 10, 11, 12, 8)], std),
+                                           ("passk", "sharpen", [("sG", g) for g in (9, 10, 11, 12, 8)], sharpen)):
                 if name not in views:
                     continue
                 ctx = b.new_context(viewport={"width": 1280, "height": 800})

@@ -51,12 +51,14 @@ function wasted({ p, group_size: G }) {
     Heatmap({ v: z, shape: [PS.length, GS.length] }, { x: PS, y: GS, colorscale: "Reds", colorbar_title: "P" }),
     Line([G], "your setting", { x: [p], reveal: "full", mode: "markers", size: 14, symbol: "x", color: COLORS.main }),
   ], { x_title: "p (solve rate)", y_title: "group size G", height: 420,
-    caption: "Dark at both edges: too-hard prompts (p ≈ 0) teach nothing, too-easy ones (p ≈ 1) waste compute." }); // prettier-ignore
+    caption: `The × is your setting, p = ${f(p, ".2f")} and G = ${G}: ${pct(none)} of its groups teach nothing. Dark at ` +
+      "both edges: too-hard prompts (p ≈ 0) teach nothing, too-easy ones (p ≈ 1) waste compute." }); // prettier-ignore
   const curves = Chart("P(no signal) against p", [
     ...CURVES.map(([g, color]) => Line(PS.map((x) => X.p_no_signal(x, g)), `G = ${g}`, { x: PS, reveal: "full", color })),
     Line(PS.map((x) => X.p_no_signal(x, G)), `G = ${G} (yours)`, { x: PS, reveal: "full", color: COLORS.main, width: 4 }),
   ], { x_title: "p (solve rate)", y_title: "P(group teaches nothing)", y_range: [0, 1], height: 420, vlines: [[p, ""]],
-    caption: "Bigger groups rescue the extremes: the valley of useful prompts widens as G grows." }); // prettier-ignore
+    caption: `At p = ${f(p, ".2f")}, a group of ${G} teaches nothing ${pct(none)} of the time, a group of 64 ` +
+      `${pct(X.p_no_signal(p, 64))}. Bigger groups rescue the extremes: the valley of useful prompts widens as G grows.` }); // prettier-ignore
   const tab = X.no_signal_table();
   const rows = tab.p.map((pp, i) => [f(pp, ".2f"), ...tab.p_no_signal[i].map((x) => f(x, ".3f"))]);
   const revealed = [

@@ -222,7 +222,7 @@ function leash({ pi, pi_ref }) {
     heading("The KL leash, per token"),
     caption("Chapter 15, “Adding the KL leash, in the loss”: the numeric check of k3."),
     text("GRPO puts the KL penalty in the loss, estimated per sampled token from u = π_ref / π_θ:"),
-    formula("k1 = −log u     k2 = ½ (log u)²     k3 = u − log u − 1 ≥ 0"),
+    formula("k1 = −log u,   k2 = ½ (log u)²,   k3 = u − log u − 1 ≥ 0"),
     charts("kl_chart", [Chart("KL estimators against u = π_ref / π", lines, { x_title: "u = π_ref / π",
       y_title: "per-token estimate", y_range: [-1.5, 3], height: 380 })]), // prettier-ignore
     ask("k3", `The policy gives a token probability ${f(pi, ".2f")}, the reference ${f(pi_ref, ".2f")}. What is its k3?`,

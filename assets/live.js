@@ -1,4 +1,4 @@
-// A view computed in the page, for either host: the lesson (assets/lesson_live.js) and the app's component
+// A view computed in the page, for either host: the lesson (assets/doc.js) and the app's component
 // (assets/live_component.js) hand a LiveView a request, and it runs the engine (assets/engine.js, through
 // assets/view_runs.js) off the page's main thread, turns the runs into charts and words (assets/toy_views.js) and
 // plays them (assets/player.js). The host only says what to compute.

@@ -51,12 +51,14 @@ function wasted({ p, group_size: G }) {
     Heatmap({ v: z, shape: [PS.length, GS.length] }, { x: PS, y: GS, colorscale: "Reds", colorbar_title: "P" }),
     Line([G], "your setting", { x: [p], reveal: "full", mode: "markers", size: 14, symbol: "x", color: COLORS.main }),
   ], { x_title: "p (solve rate)", y_title: "group size G", height: 420,
-    caption: "Dark at both edges: too-hard prompts (p ≈ 0) teach nothing, too-easy ones (p ≈ 1) waste compute." }); // prettier-ignore
+    caption: `The × is your setting, p = ${f(p, ".2f")} and G = ${G}: ${pct(none)} of its groups teach nothing. Dark at ` +
+      "both edges: too-hard prompts (p ≈ 0) teach nothing, too-easy ones (p ≈ 1) waste compute." }); // prettier-ignore
   const curves = Chart("P(no signal) against p", [
     ...CURVES.map(([g, color]) => Line(PS.map((x) => X.p_no_signal(x, g)), `G = ${g}`, { x: PS, reveal: "full", color })),
     Line(PS.map((x) => X.p_no_signal(x, G)), `G = ${G} (yours)`, { x: PS, reveal: "full", color: COLORS.main, width: 4 }),
   ], { x_title: "p (solve rate)", y_title: "P(group teaches nothing)", y_range: [0, 1], height: 420, vlines: [[p, ""]],
-    caption: "Bigger groups rescue the extremes: the valley of useful prompts widens as G grows." }); // prettier-ignore
+    caption: `At p = ${f(p, ".2f")}, a group of ${G} teaches nothing ${pct(none)} of the time, a group of 64 ` +
+      `${pct(X.p_no_signal(p, 64))}. Bigger groups rescue the extremes: the valley of useful prompts widens as G grows.` }); // prettier-ignore
   const tab = X.no_signal_table();
   const rows = tab.p.map((pp, i) => [f(pp, ".2f"), ...tab.p_no_signal[i].map((x) => f(x, ".3f"))]);
   const revealed = [
@@ -220,7 +222,7 @@ function leash({ pi, pi_ref }) {
     heading("The KL leash, per token"),
     caption("Chapter 15, “Adding the KL leash, in the loss”: the numeric check of k3."),
     text("GRPO puts the KL penalty in the loss, estimated per sampled token from u = π_ref / π_θ:"),
-    formula("k1 = −log u     k2 = ½ (log u)²     k3 = u − log u − 1 ≥ 0"),
+    formula("k1 = −log u,   k2 = ½ (log u)²,   k3 = u − log u − 1 ≥ 0"),
     charts("kl_chart", [Chart("KL estimators against u = π_ref / π", lines, { x_title: "u = π_ref / π",
       y_title: "per-token estimate", y_range: [-1.5, 3], height: 380 })]), // prettier-ignore
     ask("k3", `The policy gives a token probability ${f(pi, ".2f")}, the reference ${f(pi_ref, ".2f")}. What is its k3?`,

@@ -131,7 +131,7 @@ def browser(out: Path, tries: int, views: set[str]) -> dict:
                 big += t
                 big_engine += e
                 ctx.close()
-            for name, key, moves, into in (("std_scaling", "std", [("G", g) for g in (9, 10, 11, 12, 8)], std),
+            for name, key, moves, into in (("std_scaling", "std_scaling", [("G", g) for g in (9, 10, 11, 12, 8)], std),
                                            ("passk", "sharpen", [("sG", g) for g in (9, 10, 11, 12, 8)], sharpen)):
                 # (the sharpening toy is a part of pass@k's page, its player keyed "sharpen")
                 if name not in views:

@@ -10,7 +10,7 @@ again would change nothing.
     python -m sim.engine_js --check    # exit 1 if the block is out of date
 
 It also wraps engine.js as a classic script (`classic_script`), for a page opened from file://, where ES
-modules cannot load (as sim/lesson/build.player_script does for the player).
+modules cannot load (as sim/player/bundle.py does for the project's other modules).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The sidebar's "Download this lesson": a zip of the default lesson (sim/lesson), built once per server on
-the first request, in a worker process of its own (sim.lesson.build.lesson_zip: a minute of numpy that the server's
-sessions never wait behind; the page polls its progress), then served from memory to everyone. The one
-LessonZip is the server's (`server.lesson_zip`).
+the first request, in a worker process of its own (sim.lesson.build.lesson_zip: about 2 s here, the lesson computing
+in the page; the server's sessions never wait behind it and the page polls its progress), then served from memory
+to everyone. The one LessonZip is the server's (`server.lesson_zip`).
 """
 
 from __future__ import annotations
@@ -74,4 +74,4 @@ def lesson_download(server) -> None:
             _poll(job)
         else:
             st.button("Download this lesson", icon=":material/download:", key="lesson_build", on_click=job.start,
-                      help="builds the static lesson once for this server (about a minute), then offers the zip")
+                      help="builds the static lesson once for this server (a few seconds), then offers the zip")

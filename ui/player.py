@@ -1,16 +1,12 @@
-"""A player that animates a precomputed run in the browser: Play, Pause, Step, Reset, speed, timeline.
+"""A player that animates a run in the browser: Play, Pause, Step, Reset, speed, timeline.
 
-The server computes a run once per setting and calls `player(...)`; the browser receives every series
-once and reveals it up to the current iteration t, frame by frame, redrawing the charts with
-`Plotly.react` (`assets/player_charts.js`, `assets/player.js`). While playing nothing is sent to the
-server, so a class of students pressing Play costs the server nothing.
+A view's chart block (sim/views/doc.py) is drawn here: `player(...)` sends its charts (the one chart spec,
+sim/player/spec.py, encoded by sim/player/encode.py) once; the browser reveals them up to the current iteration t,
+frame by frame, redrawing with `Plotly.react` (`assets/player_charts.js`, `assets/player.js`). While playing nothing
+is sent to the server. The toy views that compute in the page (Training dynamics, Std scaling, pass@k's sharpening
+toy) are drawn by ui/live.py instead; the lesson draws the same declarations with assets/doc.js.
 
-The charts are declared in sim/player/spec.py (plain data) and encoded by sim/player/encode.py, so a
-static lesson (sim/lesson) plays the very same data; this module is the Streamlit side only: the
-component, and where the browser finds Plotly.js. The names are re-exported here for the pages:
-
-    from ui.player import Band, Bars, Chart, Heatmap, Line, player
-    player(server, "toy", T=cfg.iterations, charts=training_charts(cfg, run, exp), classroom=classroom)
+    player(server, b.key, T=b.T, charts=list(b.charts), columns=b.columns, classroom=presenter())   # ui/view.py
 
 Plotly.js is not sent with the page. app.py's server serves it (sim/player/plotly_js.py: a partial bundle) on its
 own route (ui/server.py: gzipped once, cached by the browser for a year). A script started without that

@@ -1,5 +1,5 @@
 """Who gets the lecturer's priority: a session that showed the server's presenter key. The one rule; the server's
-gate and job queue (ui/work.py) ask `priority()`, and so should any later queue.
+gate (ui/work.py) asks `priority()`, and so should any later queue.
 
     key = make_key()                 # the Server's: GRPO_PRESENTER_KEY, or a fresh random one (printed at start)
     claim(server)                    # a page, first thing: ?presenter=KEY marks this session, then leaves the URL

@@ -5,8 +5,8 @@
 Where the file lives: Streamlit keeps an upload in the server's memory for the session that sent it (its
 MemoryUploadedFileManager; nothing is written to disk), and this module keeps only the parsed result in that
 session's st.session_state, keyed by the upload's id. No st.cache_data / st.cache_resource sees it (those
-are shared by every session), the server's shared job cache (ui/work.py) never sees it, and the page's link
-holds only the page's settings (ui/controls.py), never the file. Without an upload the page shows the
+are shared by every session), and the page's link holds only the page's settings (ui/controls.py), never the
+file. Without an upload the page shows the
 project's example, read from assets/ (that one is cached for everyone: it is ours).
 
 Text from the file (its name, column names, prompt text, reward functions' names) is shown with `show_text`

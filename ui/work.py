@@ -30,7 +30,7 @@ class Gate:
 
     Script runs share one interpreter lock, so 30 runs at once each take 30 times as long, the projected
     screen's too. A page's run enters after its title (ui.page.open_page) and leaves when it ends (app.py)
-    or while it waits for a job (its worker computes meanwhile): students enter in order, up to `size` at
+    or while a lab call of its waits (GatedPool): students enter in order, up to `size` at
     once, and the lecturer does not queue (a presenter run always enters). A place that frees is handed to
     the first in line, so waiting runs sleep on their own event instead of polling a shared one."""
 

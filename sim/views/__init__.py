@@ -1,5 +1,4 @@
-"""What each view of the playground shows for a run: its player charts and captions, computed once.
-
-The app's pages and a static lesson (sim/lesson) call the same functions, so a chart and its caption are
-written once. Plain data (sim/player/spec.py), no UI framework.
+"""Every view of the playground, declared once (doc.py: its controls, words, questions and charts; catalog.py: the
+list). The app (ui/view.py) and a static lesson (sim/lesson, assets/doc.js) draw the same declaration, so a chart
+and its caption are written once. Plain data (sim/player/spec.py), no UI framework.
 """

@@ -96,7 +96,7 @@ def leash(t: Tokens, lab) -> list:
              md="GRPO puts the KL penalty in the loss, estimated per sampled token from "
                 "$u = \\pi_{ref}/\\pi_\\theta$:"),
         Formula(r"k_1 = -\log u \qquad k_2 = \tfrac12 (\log u)^2 \qquad k_3 = u - \log u - 1 \;\ge 0",
-                "k1 = −log u     k2 = ½ (log u)²     k3 = u − log u − 1 ≥ 0"),
+                "k1 = −log u,   k2 = ½ (log u)²,   k3 = u − log u − 1 ≥ 0"),
         Charts("kl_chart", [Chart("KL estimators against u = π_ref / π", lines, x_title="u = π_ref / π",
                                   y_title="per-token estimate", y_range=(-1.5, 3), height=380)]),
     ]

@@ -60,12 +60,15 @@ def show(values: dict, lab=None) -> list:
         Line(np.array([G], dtype=float), "your setting", x=np.array([p]), reveal="full", mode="markers", size=14,
              symbol="x", color=COLORS["main"]),
     ], x_title="p (solve rate)", y_title="group size G", height=420,
-        caption="Dark at both edges: too-hard prompts (p ≈ 0) teach nothing, too-easy ones (p ≈ 1) waste compute.")
+        caption=f"The × is your setting, p = {p:.2f} and G = {G}: {pct(none)} of its groups teach nothing. Dark at "
+        "both edges: too-hard prompts (p ≈ 0) teach nothing, too-easy ones (p ≈ 1) waste compute.")
     curves = Chart("P(no signal) against p", [
         *(Line(p_no_signal(PS, g), f"G = {g}", x=PS, reveal="full", color=color) for g, color in CURVES),
         Line(p_no_signal(PS, G), f"G = {G} (yours)", x=PS, reveal="full", color=COLORS["main"], width=4),
     ], x_title="p (solve rate)", y_title="P(group teaches nothing)", y_range=(0, 1), height=420, vlines=((p, ""),),
-        caption="Bigger groups rescue the extremes: the valley of useful prompts widens as G grows.")
+        caption=f"At p = {p:.2f}, a group of {G} teaches nothing {pct(none)} of the time, a group of 64 "
+        f"{pct(float(p_no_signal(p, 64)))}. Bigger groups rescue the extremes: the valley of useful prompts widens as "
+        "G grows.")
     tab = no_signal_table()
     rows = [[f"{pp:.2f}", *(f"{x:.3f}" for x in row)] for pp, row in zip(tab["p"], tab["p_no_signal"], strict=True)]
     revealed = [

@@ -101,6 +101,13 @@ export function captions(cfg, run, ppo = null) {
   const acc = seedMean(run.accuracy);
   const z = seedMean(run.metrics.frac_reward_zero_std);
   const H = seedMean(run.entropy);
+  const wrong = seedMean(run.metrics.frac_all_wrong);
+  const right = seedMean(run.metrics.frac_all_correct);
+  // which kind of dead group the chart's stack shows more of at iteration t (t = -1: the last)
+  const side = (t) => {
+    if (wrong.at(t) + right.at(t) === 0) return "none";
+    return wrong.at(t) >= right.at(t) ? "mostly all wrong, red" : "mostly all correct, green";
+  };
   const starts = first_above(seedMean(run.p, nd(run.p).shape[2] - 1), HARD);
   const peak = argmax(H);
   let entropy;
@@ -122,8 +129,8 @@ export function captions(cfg, run, ppo = null) {
   return {
     acc: `Accuracy ${f(acc[0], ".2f")} → ${f(last(acc), ".2f")}. Band: the middle 80% of ${cfg.n_seeds} seeds; thick blue: ` +
       "their mean; dashed black: the exact expected run, drawn in full from the start.",
-    zero: `No gradient: ${f(z[0], ".0%")} of groups at first (mostly all wrong, red), ${f(last(z), ".0%")} at the end (mostly ` +
-      "all correct, green). Dashed: mean_j p_j^G + (1 − p_j)^G.",
+    zero: `No gradient: ${f(z[0], ".0%")} of groups at first (${side(0)}), ${f(last(z), ".0%")} at the end (${side(-1)}). ` +
+      "Dashed: mean_j p_j^G + (1 − p_j)^G.",
     bars: "Blue: the prompt's group in iteration t had mixed rewards and taught something; grey: all its " +
       "answers got the same reward (no gradient).",
     heat: waits + clip_note(cfg, run, ppo),
@@ -202,19 +209,13 @@ export function hard_prompt_question(cfg, run) {
 
 // ---- Your prompts (sim/views/your_data.py): the toy on a visitor's pool ----
 
-// Training dynamics' charts for the toy whose prompts are the pool, with titles and the groups caption about this
-// pool (which side its dead groups are on, first and last)
+// Training dynamics' charts for the toy whose prompts are the pool, titled for it (the groups caption already says
+// which side the dead groups are on, first and last)
 export function pool_charts(cfg, run, exp, reduction, pool_size, o = {}) {
   const charts = training_charts(cfg, run, exp, { big: !!o.big });
-  const wrong = seedMean(run.metrics.frac_all_wrong);
-  const right = seedMean(run.metrics.frac_all_correct);
-  const side = (t) => (wrong.at(t) >= right.at(t) ? "mostly all wrong, red" : "mostly all correct, green");
-  const zero = `No gradient: ${f(wrong[0] + right[0], ".0%")} of groups at first (${side(0)}), ` +
-    `${f(last(wrong) + last(right), ".0%")} at the end (${side(-1)}). Dashed: mean_j p_j^G + (1 − p_j)^G.`; // prettier-ignore
   const what = cfg.n_prompts === pool_size ? `your ${f(pool_size, ",.0f")} prompts`
     : `${cfg.n_prompts} quantiles of your ${f(pool_size, ",.0f")} prompts`; // prettier-ignore
   charts[0] = { ...charts[0], title: `Mean accuracy over ${what} (G = ${cfg.group_size})` };
-  charts[1] = { ...charts[1], caption: zero };
   charts[2] = { ...charts[2], x_title: "prompt j (easy → hard, by the base model's rate)",
     caption: charts[2].caption + ` The toy's prompts: ${reduction}.` }; // prettier-ignore
   return charts;

@@ -101,6 +101,13 @@ def clip_note(cfg: ToyConfig, run: ToyHistory, ppo: ToyHistory | None) -> str:
 def captions(cfg: ToyConfig, run: ToyHistory, ppo: ToyHistory | None = None) -> dict[str, str]:
     """What each chart shows for this run, in words, with its numbers."""
     acc, z, H = run.accuracy.mean(axis=1), run.metrics["frac_reward_zero_std"].mean(axis=1), run.entropy.mean(axis=1)
+    wrong, right = run.metrics["frac_all_wrong"].mean(axis=1), run.metrics["frac_all_correct"].mean(axis=1)
+
+    def side(t: int) -> str:  # which kind of dead group the chart's stack shows more of at iteration t
+        if wrong[t] + right[t] == 0:
+            return "none"
+        return "mostly all wrong, red" if wrong[t] >= right[t] else "mostly all correct, green"
+
     starts, peak = first_above(run.p[:, :, -1].mean(axis=1), HARD), int(np.argmax(H))
     if peak > 0 and H[peak] > H[0] + 0.005 and H[-1] < H[peak]:
         entropy = (f"Entropy first rises, {H[0]:.3f} → {H[peak]:.3f} nats by iteration {peak}, as the many hard "
@@ -117,8 +124,8 @@ def captions(cfg: ToyConfig, run: ToyHistory, ppo: ToyHistory | None = None) -> 
     return {
         "acc": f"Accuracy {acc[0]:.2f} → {acc[-1]:.2f}. Band: the middle 80% of {cfg.n_seeds} seeds; thick blue: "
                "their mean; dashed black: the exact expected run, drawn in full from the start.",
-        "zero": f"No gradient: {z[0]:.0%} of groups at first (mostly all wrong, red), {z[-1]:.0%} at the end (mostly "
-                "all correct, green). Dashed: mean_j p_j^G + (1 − p_j)^G.",
+        "zero": f"No gradient: {z[0]:.0%} of groups at first ({side(0)}), {z[-1]:.0%} at the end ({side(-1)}). "
+                "Dashed: mean_j p_j^G + (1 − p_j)^G.",
         "bars": "Blue: the prompt's group in iteration t had mixed rewards and taught something; grey: all its "
                 "answers got the same reward (no gradient).",
         "heat": waits + clip_note(cfg, run, ppo),

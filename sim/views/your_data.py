@@ -146,22 +146,15 @@ def plan_captions(p: dict) -> dict[str, str]:
 
 def pool_charts(cfg: ToyConfig, run: ToyHistory, exp: ToyHistory, reduction: str, pool_size: int,
                 big: bool = False) -> list[Chart]:
-    """Training dynamics' charts (sim/views/training.py) for the toy whose prompts are this pool, with titles and
-    the groups caption about this pool (which side its dead groups are on, first and last)."""
+    """Training dynamics' charts (sim/views/training.py) for the toy whose prompts are this pool, titled for it (the
+    groups caption already says which side the dead groups are on, first and last)."""
     charts = training_charts(cfg, run, exp, big=big)
-    m = run.metrics
-    wrong, right = m["frac_all_wrong"].mean(axis=1), m["frac_all_correct"].mean(axis=1)  # (T,)
-    side = lambda t: "mostly all wrong, red" if wrong[t] >= right[t] else "mostly all correct, green"  # noqa: E731
-    zero = (f"No gradient: {wrong[0] + right[0]:.0%} of groups at first ({side(0)}), {wrong[-1] + right[-1]:.0%} at "
-            f"the end ({side(-1)}). Dashed: mean_j p_j^G + (1 − p_j)^G.")
     what = f"your {pool_size:,} prompts" if cfg.n_prompts == pool_size else f"{cfg.n_prompts} quantiles of your " \
                                                                                 f"{pool_size:,} prompts"
     out = []
     for i, c in enumerate(charts):
         if i == 0:
             c = dataclasses.replace(c, title=f"Mean accuracy over {what} (G = {cfg.group_size})")
-        elif i == 1:
-            c = dataclasses.replace(c, caption=zero)
         elif i == 2:
             c = dataclasses.replace(c, x_title="prompt j (easy → hard, by the base model's rate)",
                                     caption=c.caption + f" The toy's prompts: {reduction}.")

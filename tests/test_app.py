@@ -66,6 +66,24 @@ def caption_texts(at: AppTest) -> list[str]:
 # ---- every page -------------------------------------------------------------------------------
 
 
+def test_every_page_gives_its_place_in_the_gate_back(monkeypatch):
+    """app.py's gate (ui/work.py) holds a place per script run; each run gives it back when it ends, TinyLM's page
+    too, which ends in st.stop() with its trainer off (its place once stayed taken: two visits froze the server)."""
+    import sys
+    import types
+
+    from ui.server import Server
+
+    server = Server(gated=True)
+    monkeypatch.setitem(sys.modules, "app", types.SimpleNamespace(server=server))  # as `streamlit run app.py`
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+    assert not at.exception and server.gate.inside == 0
+    for p in ("pages/tinylm.py", "pages/tinylm.py", "pages/wasted.py", "pages/training.py"):
+        at.switch_page(p).run()
+        assert not at.exception, p
+        assert server.gate.inside == 0 and server.gate.waiting == 0, p
+
+
 def test_home_lists_every_page():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
     assert not at.exception

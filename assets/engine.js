@@ -1069,11 +1069,6 @@ export function matchedLr(config, scale) {
   return firstStepSize(config) / firstStepSize({ ...config, scale, lr: 1 });
 }
 
-// sim.views.std_scaling.std_config: the run with std the comparison starts from.
-export function stdConfig(G, lr, seed) {
-  return { group_size: G, lr, seed, n_seeds: STD_SEEDS };
-}
-
 // sim.views.std_scaling.std_comparison: means over the config's seeds of three runs, with std; without std at the
 // same lr; without std at the lr that gives the same first step (matchedLr). Per run: lr, the first step size,
 // accuracy (T+1,), the hardest prompt's p (T+1,) and the iteration it passes hard_level (or null).

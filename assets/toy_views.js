@@ -11,7 +11,7 @@
 
 import { Band, Bars, Chart, COLORS, Heatmap, Line, nd, rgba } from "./chart_spec.js";
 import { crossoverK as crossover_k, firstAbove as first_above, meanPassAtKKnownP as mean_pass_at_k_known_p,
-  passAtKKnownP as pass_at_k_known_p } from "./engine.js";
+  passAtKKnownP as pass_at_k_known_p, STD_SEEDS } from "./engine.js";
 import { pairwise, percentileRows } from "./numpy.js";
 import { format as f, repr } from "./pyformat.js";
 
@@ -222,7 +222,6 @@ export function pool_charts(cfg, run, exp, reduction, pool_size, o = {}) {
 }
 
 // ---- Std scaling (sim/views/std_scaling.py): `runs` is the engine's comparison, by run name ----
-export const STD_SEEDS = 16;
 const RUN_COLORS = { "with std": COLORS.main, "without std, same lr": COLORS.grey,
   "without std, same first step": COLORS.pin }; // prettier-ignore
 

@@ -10,11 +10,12 @@
 // payload: assets/doc.js draws them.
 
 import { Band, BarSeries, Chart, COLORS, Heatmap, Line, rgba } from "./chart_spec.js";
-import { crossoverK, expectedMeanAbsAdvantage, meanAbsAdvantage, meanPassAtKKnownP, passAtKKnownP, sharpenConfig, toyConfig } from "./engine.js";
+import { crossoverK, expectedMeanAbsAdvantage, meanAbsAdvantage, meanPassAtKKnownP, passAtKKnownP, sharpenConfig, STD_SEEDS,
+  toyConfig } from "./engine.js";
 import * as X from "./exercises.js";
 import { linspace } from "./numpy.js";
 import { format as f, repr } from "./pyformat.js";
-import { curves_chart, STD_SEEDS } from "./toy_views.js";
+import { curves_chart } from "./toy_views.js";
 
 // ---- blocks (sim/views/doc.py) ----
 const heading = (text, level = 2) => ({ kind: "heading", text, level });

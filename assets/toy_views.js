@@ -11,7 +11,7 @@
 
 import { Band, Bars, Chart, COLORS, Heatmap, Line, nd, rgba } from "./chart_spec.js";
 import { crossoverK as crossover_k, firstAbove as first_above, meanPassAtKKnownP as mean_pass_at_k_known_p,
-  passAtKKnownP as pass_at_k_known_p, STD_SEEDS } from "./engine.js";
+  HARD, passAtKKnownP as pass_at_k_known_p, STD_SEEDS } from "./engine.js";
 import { pairwise, percentileRows } from "./numpy.js";
 import { format as f, repr } from "./pyformat.js";
 
@@ -60,7 +60,6 @@ export function clip_summary(h, level) {
 
 // ---- Training dynamics (sim/views/training.py) ----
 export const HEIGHTS = [300, 330];
-export const HARD = 0.1;
 const NOT_DRAWN = 0;
 const NO_SIGNAL = 1;
 const SIGNAL = 2;

@@ -14,6 +14,7 @@ from sim.player.spec import COLORS, Chart, Line
 from sim.toy import ToyConfig, first_above, run_toy
 from sim.views.controls import Num, build_config
 from sim.views.doc import Ask, Caption, Charts, Columns, Formula, Heading, Live, Note, Question, Text, View
+from sim.views.training import HARD  # the hardest prompt "starts to learn" once its p passes this
 
 STD_SEEDS = 16
 CONTROLS = (  # the page's controls (the app's sidebar, a lesson's page)
@@ -22,7 +23,6 @@ CONTROLS = (  # the page's controls (the app's sidebar, a lesson's page)
     Num.of(ToyConfig, "seed", hi=9999),
 )
 PS = np.linspace(0.0, 1.0, 101)  # the weight chart's p (index 50 is p = 0.5, index 5 is p = 0.05)
-HARD = 0.1  # "the hardest prompt has started to learn" once its p passes this
 RUN_COLORS = {"with std": COLORS["main"], "without std, same lr": COLORS["grey"],
               "without std, same first step": COLORS["pin"]}
 

@@ -115,7 +115,7 @@ def navigation() -> st.navigation:
 
 if __name__ == "__main__":  # a session's script run
     # A local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.
-    st.set_page_config(page_title="GRPO Playground", page_icon=str(ASSETS / "icon.png"), layout="wide")
+    st.set_page_config(page_title="GRPO Playground", page_icon=str(ASSETS / "img" / "icon.png"), layout="wide")
     server = st.session_state[SERVER_KEY] = served()  # handed to the page (ui/host.py), which passes it on
     try:
         navigation().run()

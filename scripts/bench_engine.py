@@ -1,4 +1,4 @@
-"""Benchmark of assets/engine.js, the browser engine: its time in node and in Chromium for one new setting.
+"""Benchmark of assets/js/engine.js, the browser engine: its time in node and in Chromium for one new setting.
 
     python scripts/bench_engine.py            # 15 runs per case, node and Chromium
     python scripts/bench_engine.py --check    # each figure beside its target; exit 1 beyond 2x
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --repeats must be at least 1", file=sys.stderr)
         return 2
     cases, repeats = (TINY, 2) if args.tiny else (CASES, args.repeats)
-    report = Report("engine", "The browser's toy engine (assets/engine.js)")
+    report = Report("engine", "The browser's toy engine (assets/js/engine.js)")
     hosts = {"node": in_node(cases, repeats)}
     if not args.no_browser:
         hosts["Chromium"] = in_chromium(cases, repeats)

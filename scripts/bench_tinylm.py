@@ -11,8 +11,8 @@ at which the exact held-out pass@1 reached 0.80, completions/s, generated tokens
 pass@1, pass@64, never solved, crossover k for SFT and GRPO from 300 x 64 samples, and the exact pass@1 on the
 14 held-out ripple-carry problems, the teacher's blind spot, before and after); the medians.
 --preset runs a preset (sim/tinylm/presets.py) instead of the defaults. --write-figures also writes the
-per-seed figures to the preset's record (figures.PRESET_ASSETS: assets/tinylm_seeds.json for the default,
-assets/tinylm_chapter_lab.json for chapter-lab), with the mean pass@k curves and the never-solved prompts;
+per-seed figures to the preset's record (figures.PRESET_ASSETS: assets/data/tinylm_seeds.json for the default,
+assets/data/tinylm_chapter_lab.json for chapter-lab), with the mean pass@k curves and the never-solved prompts;
 the page and the lesson read them (docs/tinylm.md quotes them).
 
 Timings on a shared machine are noisy: read the medians and compare wall with CPU seconds. The figures

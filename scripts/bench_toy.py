@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from scripts.benchdoc import Report, add_arguments, machine  # noqa: E402
-from sim.binomial import binomial_sampler  # noqa: E402
 from sim.toy import ToyConfig, expected_run, run_toy, run_toy_reference  # noqa: E402
+from sim.toy.binomial import binomial_sampler  # noqa: E402
 from sim.toy.runs import _run_general  # noqa: E402
 
 

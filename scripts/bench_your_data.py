@@ -1,4 +1,4 @@
-"""Benchmark of reading a visitor's files (sim/datafile.py, sim/runlog.py, sim/plan.py, sim/diagnose.py).
+"""Benchmark of reading a visitor's files (sim/yourdata: datafile.py, runlog.py, plan.py, diagnose.py).
 
     OMP_NUM_THREADS=1 python scripts/bench_your_data.py            # 9 repeats of each (about a minute)
     OMP_NUM_THREADS=1 python scripts/bench_your_data.py --quick    # 3 repeats
@@ -8,7 +8,7 @@
 
 Files, built in memory as the tools write them:
   * a 10,000-step trainer_state.json (json.dumps(indent=2, sort_keys=True), the keys a TRL 1.16.0 GRPOTrainer run
-    logs per step, taken from assets/examples/tinylm_trl_trainer_state.json), and the same log as a W&B-style CSV
+    logs per step, taken from assets/data/examples/tinylm_trl_trainer_state.json), and the same log as a W&B-style CSV
     (`train/` prefixes);
   * a 100,000-prompt CSV, `prompt,correct,samples`, 64 samples per prompt;
   * two hostile files the caps refuse: a CSV header of 10^6 columns and 200,000 nested JSON brackets.
@@ -32,12 +32,12 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from scripts.benchdoc import Report, add_arguments  # noqa: E402
-from sim.datafile import DataError  # noqa: E402
-from sim.diagnose import diagnose  # noqa: E402
-from sim.plan import load_pool, plan  # noqa: E402
-from sim.runlog import load_run_log  # noqa: E402
+from sim.yourdata.datafile import DataError  # noqa: E402
+from sim.yourdata.diagnose import diagnose  # noqa: E402
+from sim.yourdata.plan import load_pool, plan  # noqa: E402
+from sim.yourdata.runlog import load_run_log  # noqa: E402
 
-EXAMPLE = ROOT / "assets" / "examples" / "tinylm_trl_trainer_state.json"
+EXAMPLE = ROOT / "assets" / "data" / "examples" / "tinylm_trl_trainer_state.json"
 LABELS = {"log_10k_json_parse": "parse a 10,000-step trainer_state.json", "log_10k_csv_parse": "parse the same log as "
           "a W&B CSV", "log_10k_diagnose": "diagnose it (every rule)", "pool_100k_parse": "parse a 100,000-prompt CSV",
           "pool_100k_plan": "plan it (G = 2..64, pass@k, the toy's quantiles)",
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         "refuse_deep_json": measure(refused(deep, "deep.json"), repeats),
     }
     print(json.dumps({"repeats": repeats, **figures}))
-    report = Report("your-data", "Reading a visitor's files (sim/datafile.py, runlog, plan, diagnose)")
+    report = Report("your-data", "Reading a visitor's files (sim/yourdata/datafile.py, runlog, plan, diagnose)")
     for name, f in figures.items():
         target = TARGETS.get(name)
         report.add(f"{LABELS[name]} (wall, median)", round(f["wall_s"] * 1000), "ms",

@@ -6,7 +6,7 @@
 Writes a CSV with one row per prompt, `prompt,correct,samples` (c of n samples of the base model correct), the
 file `python -m sim plan` and pages/your_prompts.py read. The prompts are a seeded draw from TinyLM's training
 split (sim.tinylm.data.split); the counts come from sim.tinylm.evaluate.sample_correct_counts, the evaluation the
-TinyLM story uses, on the shipped checkpoint (assets/tinylm_sft.pt).
+TinyLM story uses, on the shipped checkpoint (assets/data/tinylm_sft.pt).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sim.export import rows_csv  # noqa: E402
-from sim.files import write_atomically  # noqa: E402
+from sim.runtime.files import write_atomically  # noqa: E402
 from sim.tinylm.checkpoint import ASSET, load_checkpoint  # noqa: E402
 from sim.tinylm.data import prompt_text, split  # noqa: E402
 from sim.tinylm.evaluate import sample_correct_counts  # noqa: E402
 
-OUT = Path(__file__).resolve().parents[1] / "assets" / "examples" / "tinylm_prompts.csv"
+OUT = Path(__file__).resolve().parents[1] / "assets" / "data" / "examples" / "tinylm_prompts.csv"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""Record the shipped default TinyLM run's live metrics into assets/tinylm_run.json, for the lesson's player.
+"""Record the shipped default TinyLM run's live metrics into assets/data/tinylm_run.json, for the lesson's player.
 
     python scripts/record_tinylm_run.py            # sim's trainer, StoryConfig() defaults, seed 0 (~15-30 s)
     python scripts/record_tinylm_run.py --out PATH --iterations 2 --eval-samples 2   # a tiny check (the suite)

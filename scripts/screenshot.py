@@ -1,7 +1,7 @@
 """The README's picture: Training dynamics in the real app, played to its last iteration, as headless Chromium shows
 it at 1280x800.
 
-    OMP_NUM_THREADS=1 python scripts/screenshot.py                      # writes assets/screenshot-training.png
+    OMP_NUM_THREADS=1 python scripts/screenshot.py                      # writes assets/img/screenshot-training.png
     OMP_NUM_THREADS=1 python scripts/screenshot.py --out /tmp/shot.png
 
 Starts `streamlit run app.py` on a free loopback port (tests/fixtures/serve.py, as the docs start it), opens
@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.fixtures.serve import IDLE, launch_chromium, start_server  # noqa: E402
 
-OUT = ROOT / "assets" / "screenshot-training.png"
+OUT = ROOT / "assets" / "img" / "screenshot-training.png"
 STATS = "window.grpoPlayers && window.grpoPlayers.training"
 WIDTH, HEIGHT = 1280, 800
 

@@ -9,13 +9,13 @@ import os
 import sys
 
 COMMANDS = {
-    "toy": ("sim.toy_cli", "run the 24-prompt logit-space GRPO toy headless"),
+    "toy": ("sim.toy.cli", "run the 24-prompt logit-space GRPO toy headless"),
     "tinylm": ("sim.tinylm.cli", "SFT + GRPO on a tiny transformer that learns two-digit addition"),
     "lesson": ("sim.lesson.cli", "`lesson build OUT`: the views as a static folder that opens offline, from file://"),
     "lab": ("sim.lab.cli", "the chapter's lab: `lab new DIR` for stubs, `lab check [PATH]` to check your tasks.py"),
-    "diagnose": ("sim.data_cli", "`diagnose FILE`: what a GRPO run's log says (trainer_state.json, a metrics CSV)",
+    "diagnose": ("sim.yourdata.cli", "`diagnose FILE`: what a GRPO run's log says (trainer_state.json, a metrics CSV)",
                  "diagnose_main"),
-    "plan": ("sim.data_cli", "`plan FILE`: will these prompts teach at this G? (CSV: correct,samples or pass_rate)",
+    "plan": ("sim.yourdata.cli", "`plan FILE`: will these prompts teach at this G? (CSV: correct,samples or pass_rate)",
              "plan_main"),
 }
 
@@ -65,7 +65,7 @@ def exit_process(code: int) -> None:
     """End the process with `code`. An interrupted command (130 after Ctrl-C, 143 after SIGTERM) leaves with
     os._exit once its one line is out: a KeyboardInterrupt that crossed a C-level module initialisation (torch's
     import) leaves CPython marked as ended by Ctrl-C, and sys.exit would then end it by SIGINT (exit status -2)
-    instead of 130. What an interrupted command writes is already in place or removed (sim/files.py)."""
+    instead of 130. What an interrupted command writes is already in place or removed (sim/runtime/files.py)."""
     if code in (130, 143):
         sys.stdout.flush()
         sys.stderr.flush()

@@ -1,12 +1,12 @@
-"""assets/engine.js's declarations, written from sim/'s: `python -m sim.engine_js` rewrites them.
+"""assets/js/engine.js's declarations, written from sim/'s: `python -m sim.engine_js` rewrites them.
 
-The browser engine (assets/engine.js, docs/browser-engine.md) validates a config exactly as sim/settings.py
+The browser engine (assets/js/engine.js, docs/browser-engine.md) validates a config exactly as sim/settings.py
 does and refuses a run over sim/toy/model.MAX_MEMORY_MB with the same words, so it needs every field's range,
 step, choices and default, the caps and the metric names. They are not typed twice: this module writes them,
 as one JSON object, between two marker lines of engine.js, and tests/test_engine_js.py checks that running it
 again would change nothing.
 
-    python -m sim.engine_js            # rewrite the block in assets/engine.js
+    python -m sim.engine_js            # rewrite the block in assets/js/engine.js
     python -m sim.engine_js --check    # exit 1 if the block is out of date
 
 It also wraps engine.js as a classic script (`classic_script`), for a page opened from file://, where ES
@@ -23,7 +23,7 @@ import sys
 
 from sim.paths import ASSETS
 
-ENGINE = ASSETS / "engine.js"
+ENGINE = ASSETS / "js" / "engine.js"
 BEGIN = "// ---- declarations: written by `python -m sim.engine_js` from sim/ (do not edit by hand) ----"
 END = "// ---- end of declarations ----"
 SAFE = 2**53 - 1  # larger integers travel as decimal strings (JS reads them as BigInt)

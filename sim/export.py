@@ -33,8 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sim.files import write_atomically
 from sim.grpo import trl_advice
+from sim.runtime.files import write_atomically
 from sim.settings import GRPO_DEFAULTS
 
 SCHEMA = "grpo-playground/settings/v1"
@@ -152,7 +152,7 @@ def csv_cell(value: object) -> object:
 
 
 def rows_csv(rows: Sequence[Mapping[str, object]]) -> str:
-    """CSV text of rows (sim.toy.history_rows, sim/plan.py's prompts): the first row's keys are the header,
+    """CSV text of rows (sim.toy.history_rows, sim/yourdata/plan.py's prompts): the first row's keys are the header,
     numbers in full precision, None as an empty cell, text through csv_cell (no cell a spreadsheet would run).
     The one CSV writer of the project."""
     if not rows:

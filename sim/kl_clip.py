@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from sim.binomial import inverse_cdf
 from sim.grpo import clipped_surrogate, k1_kl, k2_kl, k3_kl, policy_loss
 from sim.rng import KL, check_key, key_words, stream_uniforms
 from sim.settings import grpo_setting, validate
+from sim.toy.binomial import inverse_cdf
 
 CHAPTER_P_OLD, CHAPTER_P_NEW = 0.40, 0.50  # "the probability of 5 in response 1 has risen from 0.40 to 0.50"
 RESPONSE_LENGTH = 4  # tokens of the response whose first token's ratio moves (the others stay at ratio 1)
@@ -153,7 +153,7 @@ def token_counts(n: int, pi: np.ndarray, repeats: int, seed: int = 0) -> np.ndar
     chain of conditional binomials (token v takes Binomial(n - tokens so far, pi_v / (1 - pi so far)) of the
     rest, the last token what is left), each by the inverse CDF of a uniform from the portable generator
     (sim/rng.py: key seed, c3 KL, c1 n, c2 v; uniform r for repeat r). So a seed gives the same counts in the
-    browser (assets/exercises.js tokenCounts), and the estimates at one n do not depend on the other sizes."""
+    browser (assets/js/exercises.js tokenCounts), and the estimates at one n do not depend on the other sizes."""
     k0, k1 = key_words([seed])
     V = pi.size
     counts = np.zeros((repeats, V), dtype=np.int64)

@@ -72,7 +72,7 @@ def p_none_correct(n, c, k) -> np.ndarray:
         C(n - c, k) / C(n, k)        (= 1 - pass@k, kept accurate when it is tiny)
 
     unbiased for (1 - p)^k when c ~ Binomial(n, p) and k <= n. With c and n - c swapped it is the chance
-    that all k are correct: p_none_correct(n, n - c, k) = C(c, k) / C(n, k), unbiased for p^k (sim/plan.py's
+    that all k are correct: p_none_correct(n, n - c, k) = C(c, k) / C(n, k), unbiased for p^k (sim/yourdata/plan.py's
     all-correct groups). Log-gamma keeps n in the millions finite; its relative error grows like
     log(n!) * 1e-16, about 1e-9 at n = 10^6. Broadcasts; ValueError as pass_at_k.
 

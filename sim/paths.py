@@ -7,7 +7,8 @@ site-packages/grpo_playground/app/ (app.py, pages/, assets/ with the vendored Pl
 
     CODE_ROOT   the folder that holds the `sim` package (what a lab folder puts on sys.path)
     APP_ROOT    the folder that holds app.py, pages/, assets/, lab/ and .streamlit/config.toml
-    ASSETS      APP_ROOT / "assets": the player's and the lesson's JS and CSS, Plotly.js, TinyLM's files
+    ASSETS      APP_ROOT / "assets": js/ (the browser's code), data/ (recorded runs, examples, TinyLM's checkpoint),
+                vendor/ (Plotly.js, KaTeX), img/
     LAB_STUBS   APP_ROOT / "lab": the chapter's lab as stubs (`python -m sim lab new` copies them)
 
 Nothing here imports more than pathlib, so any module may use it.
@@ -23,4 +24,7 @@ APP_ROOT = _INSTALLED if (_INSTALLED / "app.py").is_file() else CODE_ROOT
 APP = APP_ROOT / "app.py"
 PAGES = APP_ROOT / "pages"
 ASSETS = APP_ROOT / "assets"
+JS = ASSETS / "js"  # the browser's code: plain ES modules and their CSS
+DATA = ASSETS / "data"  # recorded runs, the example files, TinyLM's checkpoint
+VENDOR = ASSETS / "vendor"  # Plotly.js (and the tests' axe-core), with their licences
 LAB_STUBS = APP_ROOT / "lab"

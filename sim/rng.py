@@ -9,7 +9,7 @@ random 32-bit words, with no state in between. Ten rounds of
 
 with M0 = 0xD2511F53, M1 = 0xCD9E8D57 (multipliers), W0 = 0x9E3779B9, W1 = 0xBB67AE85 (Weyl constants) and
 hi / lo the upper and lower 32 bits of the exact 64-bit product. The products are exact in numpy's uint64 and,
-in JavaScript, with Math.imul and a 16-bit split (assets/engine.js), so both compute every word bit for bit.
+in JavaScript, with Math.imul and a 16-bit split (assets/js/engine.js), so both compute every word bit for bit.
 
 Uniforms. A *stream* is a key and the counter words (c1, c2, c3); its uniforms are numbered i = 0, 1, 2, ...
 Uniform i comes from the block c0 = i // 2: its words (w0, w1) for even i, (w2, w3) for odd i, a and b:
@@ -18,7 +18,7 @@ Uniform i comes from the block c0 = i // 2: its words (w0, w1) for even i, (w2, 
 
 so the uniform of any draw is a pure function of (key, stream, i): no draw depends on how many others were made.
 
-The project's counter layout (assets/engine.js uses the same; docs/browser-engine.md has it as a table):
+The project's counter layout (assets/js/engine.js uses the same; docs/browser-engine.md has it as a table):
 
     the 24-prompt toy (sim/toy), seed index s = 0..S-1 of a run with ToyConfig.seed = seed:
         key = seed + s (a 64-bit integer: k0 its low 32 bits, k1 its high 32), c3 = TOY (0)
@@ -39,7 +39,7 @@ of a band from seed 0 is the 1-seed run with seed 7 (so bands from seeds 0 and 1
 
 Cost. numpy computes a round as five passes over stacked (2, ...) uint64 arrays: about 15-20 ns a uniform here,
 against about 2 for numpy's own generator (64 seeds x 300 iterations: about 47 ms a run against 39). No cache:
-the pages run the toy in the browser (assets/engine.js); sim's runs are the CLI's, the exports' and the tests'.
+the pages run the toy in the browser (assets/js/engine.js); sim's runs are the CLI's, the exports' and the tests'.
 """
 
 from __future__ import annotations

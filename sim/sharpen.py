@@ -213,7 +213,7 @@ def train(
     method="autograd" differentiates sim.grpo.policy_loss (the reference); method="counts" uses
     the equal closed form of grad_counts (tests prove them equal), ~30x faster.
     `on_step(i, metrics)` is called after update i. Deterministic for a given cfg.seed: the draws come from
-    sim/rng.py's portable generator (iteration i, group b, answer g), so assets/engine.js draws the same.
+    sim/rng.py's portable generator (iteration i, group b, answer g), so assets/js/engine.js draws the same.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")

@@ -290,7 +290,7 @@ def test_app_predict_revealed_by_keyboard(browser, server):
 
 
 def test_lesson_predict_revealed_by_keyboard(browser, lesson_dir):
-    """A lesson's questions (assets/doc.js, assets/predict.js): the guess, Reveal, the answer, the next question and
+    """A lesson's questions (assets/js: doc.js, predict.js): the guess, Reveal, the answer, the next question and
     the charts; no violation after."""
     ctx, page = open_page(browser, (lesson_dir / "wasted.html").as_uri() + "?predict=1", SMALL)
     verdicts = page.locator("#ls-doc .gp-predict .gp-close, #ls-doc .gp-predict .gp-far")

@@ -255,7 +255,7 @@ def test_training_std_off_changes_the_config_and_export():
 
 def test_training_predict_mode_is_the_browsers():
     at = page("pages/training.py", predict="1")
-    assert request(at)["predict"] is True  # the question comes from the run, in the browser (assets/predict.js)
+    assert request(at)["predict"] is True  # the question comes from the run, in the browser (assets/js/predict.js)
     assert request(page("pages/training.py"))["predict"] is False
 
 
@@ -348,7 +348,7 @@ def test_passk_per_problem_curves_and_captions():
     from sim.sharpen import train
     from sim.views.passk import sharpen_caption, toy_curves, toy_p_before_after
 
-    # what the browser writes for them (sim/views, which assets/toy_views.js equals)
+    # what the browser writes for them (sim/views, which assets/js/toy_views.js equals)
     assert "no crossing" in toy_curves(*toy_p_before_after())[1]  # the 24-prompt toy: coverage grows too
     said = sharpen_caption(train(SharpenConfig()))
     assert "After 100 iterations p = (0.97, 0.03)" in said and "cross at k ≈ 2.9" in said

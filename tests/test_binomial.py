@@ -1,4 +1,4 @@
-"""Tests of sim/binomial.py: the sampler is the exact inverse CDF (every path: settled, row counts, bracket,
+"""Tests of sim/toy/binomial.py: the sampler is the exact inverse CDF (every path: settled, row counts, bracket,
 bdtr finish), has the binomial law, and its precomputed offsets change nothing."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 from scipy.special import bdtr
 
-from sim.binomial import BinomialSampler, binomial_pmf
+from sim.toy.binomial import BinomialSampler, binomial_pmf
 
 
 @pytest.mark.parametrize("G", [2, 8, 64, 200])

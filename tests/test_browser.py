@@ -143,7 +143,7 @@ def test_training_play_runs_in_the_browser(page, server):
 def test_a_slow_setting_says_it_is_computing_and_keeps_the_old_charts(page, server):
     """A setting that takes the engine a second or more in the browser (G = 64, 64 seeds, 500 iterations, μ = 8 and
     dynamic sampling): while the page's Web Worker computes, the view says so under the player, the previous charts
-    stay on screen, the tab keeps answering, and the new ones replace them (assets/live.js). The server only sent a
+    stay on screen, the tab keeps answering, and the new ones replace them (assets/js/live.js). The server only sent a
     config."""
     open_training(page, server, "?G=64&seeds=64&T=500&mu=8&dyn=true&seed=4321")
     status = page.locator(".gp-status")

@@ -1,4 +1,4 @@
-"""sim/datafile.py and the readers on it (sim/runlog.py, sim/plan.py): the hostile-file set, without a process.
+"""sim/yourdata/datafile.py and the readers on it (runlog.py, plan.py): the hostile-file set, without a process.
 
 Every refusal is a DataError whose text is one line naming the file and, where there is one, the line and the
 field. Caps are checked before a parser runs; a formula cell is refused where a number belongs and neutralised
@@ -15,11 +15,11 @@ import random
 import numpy as np
 import pytest
 
-from sim import datafile
-from sim.datafile import DataError, decode, nesting_depth, read_csv, read_json, read_path
 from sim.export import csv_cell, rows_csv
-from sim.plan import load_pool
-from sim.runlog import load_run_log
+from sim.yourdata import datafile
+from sim.yourdata.datafile import DataError, decode, nesting_depth, read_csv, read_json, read_path
+from sim.yourdata.plan import load_pool
+from sim.yourdata.runlog import load_run_log
 
 FORMULAS = ["=cmd|' /C calc'!A0", "+cmd|' /C calc'!A0", "-2+3+cmd|' /C calc'!A0", "@SUM(1+1)*cmd|' /C calc'!A0",
             "=HYPERLINK(\"http://x\",\"y\")", "\t=1+1"]
@@ -162,7 +162,7 @@ def test_unknown_columns_are_ignored_with_a_note_and_prompt_text_is_kept_verbati
 def test_an_exported_prompt_table_neutralises_formula_cells():
     p = pool("prompt,correct,samples\n" + "".join(f'"{f.replace(chr(34), chr(34) * 2)}",1,8\n' for f in FORMULAS)
              + "37+48=,2,8\n")
-    from sim.plan import prompt_rows
+    from sim.yourdata.plan import prompt_rows
 
     text = rows_csv(prompt_rows(p, 8))
     cells = [row[1] for row in csv.reader(io.StringIO(text))][1:]

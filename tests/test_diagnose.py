@@ -1,4 +1,4 @@
-"""sim/runlog.py and sim/diagnose.py: TRL's formats read, and every rule on synthetic logs whose answers are
+"""sim/yourdata (runlog.py, diagnose.py): TRL's formats read, and every rule on synthetic logs whose answers are
 worked by hand; the bounds on dead groups against enumerating every batch; a real GRPOTrainer run (integration)."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from sim.diagnose import (
+from sim.exercises import p_no_signal
+from sim.yourdata.diagnose import (
     DiagnoseConfig,
     dead_group_bounds,
     diagnose,
@@ -19,8 +20,7 @@ from sim.diagnose import (
     text_report,
     to_json,
 )
-from sim.exercises import p_no_signal
-from sim.runlog import RunLog, load_run_log
+from sim.yourdata.runlog import RunLog, load_run_log
 
 T = 100
 
@@ -251,10 +251,10 @@ def test_missing_metrics_are_not_judged_and_json_carries_everything():
 # ---- real GRPOTrainer runs -----------------------------------------------------------------------------------
 
 def test_the_shipped_600_step_trl_run_reads_as_docs_your_data_says():
-    """assets/examples/tinylm_trl_trainer_state.json: a real TRL run of TinyLM (G = 8, beta = 0, mu = 1)."""
+    """assets/data/examples/tinylm_trl_trainer_state.json: a real TRL run of TinyLM (G = 8, beta = 0, mu = 1)."""
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "assets" / "examples" / "tinylm_trl_trainer_state.json"
+    path = Path(__file__).resolve().parents[1] / "assets" / "data" / "examples" / "tinylm_trl_trainer_state.json"
     d = diagnose(load_run_log(path.read_bytes(), path.name))
     assert (d.group_size, d.group_size_from, d.window, len(d.log.steps)) == (8, "the default", 30, 600)
     assert d.summary["reward"]["start"] == pytest.approx(0.469, abs=5e-4)

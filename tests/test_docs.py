@@ -59,4 +59,4 @@ def test_the_readme_is_a_front_page():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 200
     assert not re.search(r"\b20\d\d-\d\d-\d\d\b", text), "nothing dated in the README: figures live in docs/"
-    assert "bash scripts/test.sh" in text and "assets/screenshot-training.png" in text
+    assert "bash scripts/test.sh" in text and "assets/img/screenshot-training.png" in text

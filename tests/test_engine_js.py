@@ -1,4 +1,4 @@
-"""assets/engine.js, the browser's second path of sim/: its generated declarations are current, its own tests
+"""assets/js/engine.js, the browser's second path of sim/: its generated declarations are current, its own tests
 pass under node, and for hundreds of random valid configs it gives sim's runs (same seed, same run, everywhere):
 counts and answers equal, every real array within 1e-9 relative (normwise: see tests/fixtures/engine_jobs.py),
 the same messages for invalid and diverging configs. Under node (integration) and once in Chromium (e2e)."""
@@ -23,7 +23,7 @@ DOCS = ROOT / "docs" / "browser-engine.md"
 def test_the_declarations_block_is_current():
     """The block `python -m sim.engine_js` writes (ranges, choices, defaults, caps, metric names) is in the file."""
     source = engine_js.ENGINE.read_text(encoding="utf-8")
-    assert engine_js.rewrite(source) == source, "assets/engine.js is out of date: run python -m sim.engine_js"
+    assert engine_js.rewrite(source) == source, "assets/js/engine.js is out of date: run python -m sim.engine_js"
     seed = next(line for line in source.splitlines() if line.startswith('    {"name": "seed"'))
     assert '"hi": "9223372036854775807"' in seed and '"allowed": "[0, 9223372036854775807]"' in seed  # a string
     assert '"MAX_MEMORY_MB": 480.0' in source and '"HISTORY_ARRAYS": 3' in source

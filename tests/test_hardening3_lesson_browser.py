@@ -5,7 +5,7 @@ note; decimal numbers only; the contents page carries only its own keys; a malfo
 
 Data rows damage a page's inline JSON (Wasted groups' manifest: the view's declaration its page computes from; a
 recorded view's document is read by the same rules, tests/test_hardening3_lesson_js.py); link rows use the Training
-dynamics page (it computes every setting in the page, assets/lesson_page.js)."""
+dynamics page (it computes every setting in the page, assets/js/lesson_page.js)."""
 
 from __future__ import annotations
 

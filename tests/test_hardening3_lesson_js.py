@@ -1,4 +1,4 @@
-"""Issue 28, the lesson page's rules (assets/lesson_rules.js, run in node): rows 3 (data is parsed as JSON, and an
+"""Issue 28, the lesson page's rules (assets/js/lesson_rules.js, run in node): rows 3 (data is parsed as JSON, and an
 entry of the wrong shape is refused), 6 (invisible characters shown as sim.validate.neutral shows them), 14
 (a repeated key takes its last value with a note; decimal numbers only; the contents page carries only its own
 keys) and 4 (the hash a view writes keeps classroom, hide and predict).
@@ -22,7 +22,7 @@ from ui.controls import plain
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")]
-RULES = Path(__file__).resolve().parents[1] / "assets" / "lesson_rules.js"
+RULES = Path(__file__).resolve().parents[1] / "assets" / "js" / "lesson_rules.js"
 
 
 def js(calls: list[list]) -> list:

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from sim import files
 from sim.lab.cli import main as lab_main
 from sim.lab.limits import TIMEOUT_MAX, TIMEOUT_MIN, parse_timeout
+from sim.runtime import files
 from sim.tinylm import cli as tinylm_cli
 from sim.tinylm.checkpoint import SavePathError, load_checkpoint, save_checkpoint, sidecar_path
 from sim.tinylm.model import ModelConfig, build_model
@@ -247,7 +247,7 @@ def test_pickle_with_reduce_is_refused_in_one_line(tmp_path, capsys):
     assert not marker.exists()
 
 
-# ---- the grep pass: the toy's --out follows the same rules (sim/files.py) ---------------------------------
+# ---- the grep pass: the toy's --out follows the same rules (sim/runtime/files.py) ---------------------------------
 
 
 @pytest.mark.parametrize("make, needle", [
@@ -257,7 +257,7 @@ def test_pickle_with_reduce_is_refused_in_one_line(tmp_path, capsys):
     (lambda d: (d / "h.csv").mkdir(), "h.csv is a directory"),  # messages: "cannot write PATH: why"
 ])
 def test_toy_out_is_refused_before_the_run(tmp_path, capsys, monkeypatch, make, needle):
-    from sim import toy_cli
+    from sim.toy import cli as toy_cli
 
     make(tmp_path)
     before = tree(tmp_path)
@@ -267,7 +267,7 @@ def test_toy_out_is_refused_before_the_run(tmp_path, capsys, monkeypatch, make, 
 
 
 def test_toy_out_failed_write_keeps_the_old_file(tmp_path, capsys, monkeypatch):
-    from sim import toy_cli
+    from sim.toy import cli as toy_cli
 
     out = tmp_path / "h.csv"
     out.write_text("old,history\n")

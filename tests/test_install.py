@@ -69,7 +69,7 @@ def test_the_wheel_ships_the_app_and_its_files(installed):
     assert f"{app}assets/vendor/plotly-cartesian-4.1.1.min.js" in names  # the vendored Plotly.js
     pages = {f"{app}pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
     assert pages and pages <= names, pages - names  # every page
-    assert {f"{app}app.py", f"{app}.streamlit/config.toml", f"{app}assets/tinylm_sft.pt", f"{app}lab/tasks.py",
+    assert {f"{app}app.py", f"{app}.streamlit/config.toml", f"{app}assets/data/tinylm_sft.pt", f"{app}lab/tasks.py",
             "sim/paths.py", "sim/toy/runs.py", "ui/server.py", "grpo_playground/cli.py"} <= names
     assert not [n for n in names if n.startswith(("tests/", "scripts/"))]
     entry = next(n for n in names if n.endswith("entry_points.txt"))

@@ -1,4 +1,4 @@
-"""A lesson page reads its link by the app's rules: assets/control_rules.js (run in node) against
+"""A lesson page reads its link by the app's rules: assets/js/control_rules.js (run in node) against
 ui/controls.parse_url_value and the app's warning, on every control of every view a lesson computes in the page,
 for raw values in range, out of range, off the slider's steps, not numbers, options written other ways."""
 
@@ -18,7 +18,7 @@ from ui.controls import parse_url_value
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")]
-RULES = Path(__file__).resolve().parents[1] / "assets" / "control_rules.js"
+RULES = Path(__file__).resolve().parents[1] / "assets" / "js" / "control_rules.js"
 CONTROLS = [c for v in views() if v.lesson == "page" for c in v.controls if not isinstance(c, Picks)]
 
 

@@ -1,4 +1,4 @@
-"""The views computed in the page (assets/toy_views.js, assets/pyformat.js) say and draw what sim/views says and
+"""The views computed in the page (assets/js/toy_views.js, assets/js/pyformat.js) say and draw what sim/views says and
 draws, word for word, for the same runs.
 
 Python computes runs (sim.toy, sim.sharpen) on random settings of each page's controls, writes them into a folder
@@ -210,7 +210,7 @@ def test_std_scaling_and_the_sharpening_toy_in_the_page_equal_sim_views(tmp_path
         assert said == words, case["kind"]
 
 
-# ---- the views' documents (sim/views/*.py show, assets/views.js SHOW), on random settings of every control ----
+# ---- the views' documents (sim/views/*.py show, assets/js/views.js SHOW), on random settings of every control ----
 
 def random_values(view, rng: random.Random) -> dict:
     """URL values of a random setting of `view`: every control anywhere in its range, a few picks."""

@@ -1,5 +1,5 @@
 """A built lesson in headless Chromium, from file:// and over http.server on loopback: only the lesson's own
-files are requested; every view computes any setting of its controls in the page (assets/views.js, the toy engine),
+files are requested; every view computes any setting of its controls in the page (assets/js/views.js, the toy engine),
 takes it from the link by the app's rules and writes it back, keeps the presets, plays, asks before it answers, and
 refuses what the engine refuses with the app's words; a recorded view's damaged data is a message."""
 

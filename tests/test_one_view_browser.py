@@ -106,7 +106,7 @@ def lesson_dir(tmp_path_factory):
     return lesson.build(tmp_path_factory.mktemp("oneview") / "lesson", ["--quiet"])
 
 
-# Answer the first question on screen that waits for a guess, in the shared JavaScript's box (assets/predict.js: a
+# Answer the first question on screen that waits for a guess, in the shared JavaScript's box (assets/js/predict.js: a
 # lesson's questions, and the app's views computed in the page): the chapter's answer where the view declares it,
 # else the first number the box accepts, or the first option. False when no question waits.
 ANSWER_BOX = "(answers) => {" + READ + """

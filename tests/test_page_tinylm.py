@@ -155,7 +155,7 @@ def test_gspo_importance_level_is_offered_and_accepted():
 
 
 def test_the_recorded_trl_run_overlays_reward_and_pass_at_1():
-    # Issue 18: the page can overlay the recorded TRL run (assets/tinylm_trl_run.json) on the live charts.
+    # Issue 18: the page can overlay the recorded TRL run (assets/data/tinylm_trl_run.json) on the live charts.
     from sim.tinylm.trl_record import load_trl_run
     from sim.views.tinylm import metric_chart
 

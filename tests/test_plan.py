@@ -1,4 +1,4 @@
-"""sim/plan.py: the all-wrong / all-correct estimators against brute-force enumeration, exact expectations and
+"""sim/yourdata/plan.py: the all-wrong / all-correct estimators against brute-force enumeration, exact expectations and
 sampling; the pool's curves, batch costs, pass@k, never-teach prompts and the toy's difficulties."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from scipy.special import expit
 
 from sim.exercises import p_no_signal
 from sim.passk import mean_pass_at_k, p_none_correct, pass_at_k
-from sim.plan import (
+from sim.yourdata.plan import (
     GROUP_SIZES,
     PlanConfig,
     Pool,
@@ -27,7 +27,7 @@ from sim.plan import (
     text_report,
     toy_difficulties,
 )
-from sim.plan import mean_pass_at_k as pool_pass_at_k
+from sim.yourdata.plan import mean_pass_at_k as pool_pass_at_k
 
 
 def counts_pool(c, n, ids=None) -> Pool:

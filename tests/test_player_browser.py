@@ -1,4 +1,4 @@
-"""The browser player (ui/player.py, assets/player.js) in headless Chromium, on tests/apps/player_app.py.
+"""The browser player (ui/player.py, assets/js/player.js) in headless Chromium, on tests/apps/player_app.py.
 
 Checks: a 200-iteration Play draws every iteration, in order, with no websocket message sent; the speed
 select caps the iterations per second; Pause lands on the frame on screen; Step, Back, Reset, the timeline and

@@ -1,4 +1,4 @@
-"""sim/procs.py: values back as numpy arrays, a message (never a traceback) for a raising, hanging, crashing or
+"""sim/runtime/procs.py: values back as numpy arrays, a message (never a traceback) for a raising, hanging, crashing or
 memory-hungry call, nothing left running that the call started (a new session or a double fork included),
 replies decoded without running code, cancellation, and a pool that does not make one caller wait on
 another's hang. The functions run in the worker, so they live at module level here."""
@@ -13,7 +13,7 @@ import types
 import numpy as np
 import pytest
 
-from sim.procs import Pool, Reply, Worker
+from sim.runtime.procs import Pool, Reply, Worker
 from tests.fixtures.escape import alive, escape
 
 pytestmark = pytest.mark.integration
@@ -119,7 +119,7 @@ def private_mb_around_a_full_collection() -> tuple[float, float, int]:
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/smaps_rollup"), reason="reads Linux's /proc")
 def test_a_workers_collections_leave_the_fork_servers_pages_shared():
-    """sim/fork_server.py: the preloaded modules' objects are frozen, so a worker's full collection writes to none of
+    """sim/runtime/fork_server.py: preloaded objects are frozen, so a worker's full collection writes to none of
     the pages it shares with the fork server (unfrozen, one collection made about 50 MB of them its own)."""
     w = Worker(name="the test")
     try:
@@ -133,7 +133,7 @@ def test_a_workers_collections_leave_the_fork_servers_pages_shared():
 
 def test_a_worker_started_while_a_page_runs_does_not_run_the_page(tmp_path, monkeypatch):
     """Streamlit runs each page as `__main__`; multiprocessing would run that file again in a new worker
-    (as __mp_main__) unless the fork server skips it (sim/fork_server.py)."""
+    (as __mp_main__) unless the fork server skips it (sim/runtime/fork_server.py)."""
     ran = tmp_path / "ran"
     page = tmp_path / "page.py"
     page.write_text(f"open({str(ran)!r}, 'w').close()\n")

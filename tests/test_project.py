@@ -77,7 +77,8 @@ def test_a_checkout_finds_its_files_in_the_repository_root():
     from sim.player.plotly_js import PLOTLY_JS
     from sim.tinylm.checkpoint import ASSET
 
-    assert PLOTLY_JS.parent.parent == ASSET.parent == paths.ASSETS == ROOT / "assets"
+    assert PLOTLY_JS.parent == paths.VENDOR and ASSET.parent == paths.DATA
+    assert {paths.JS.parent, paths.DATA.parent, paths.VENDOR.parent} == {ROOT / "assets"} == {paths.ASSETS}
 
 
 def test_an_installed_copy_finds_its_files_under_grpo_playground_app(tmp_path):

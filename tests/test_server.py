@@ -183,7 +183,7 @@ def test_pages_build_configs_only_through_their_specs():
 
 
 # ---- no mutable state at module level outside ui/server.py ----
-IN_WORKERS = ("sim/lab/worker.py",)  # runs inside a lab worker process (sim.procs): that process's own imports
+IN_WORKERS = ("sim/lab/worker.py",)  # runs inside a lab worker process (sim.runtime.procs): that process's own imports
 MUTABLE_CALLS = {"dict", "list", "set", "Lock", "RLock", "Event", "Semaphore", "BoundedSemaphore", "count", "deque"}
 
 

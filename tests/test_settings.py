@@ -166,11 +166,11 @@ def test_todays_links_open_the_same_settings():
 
 def test_no_config_declares_one_url_key_twice():
     from sim.kl_clip import ClipView
-    from sim.plan import PlanConfig
-    from sim.rules import DiagnoseConfig
     from sim.settings import control
     from sim.tinylm.grpo_train import GRPOConfig
     from sim.tinylm.story import StoryConfig
+    from sim.yourdata.plan import PlanConfig
+    from sim.yourdata.rules import DiagnoseConfig
 
     for cls in (ToyConfig, SharpenConfig, GRPOConfig, StoryConfig, ClipView, PlanConfig, DiagnoseConfig):
         keys = [control(cls, name).key for name in declared(cls)]

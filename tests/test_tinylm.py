@@ -409,7 +409,7 @@ def test_same_figures_with_another_kernel_set():
 @pytest.mark.integration
 def test_default_run_tells_its_story_and_matches_the_shipped_figures():
     # The default story (about 25 s of CPU): pass@1 from ~0.5 to >= 0.80, the entropy falls steadily, and the run
-    # gives exactly the figures written in assets/tinylm_seeds.json for seed 0 (deterministic in float64).
+    # gives exactly the figures written in assets/data/tinylm_seeds.json for seed 0 (deterministic in float64).
     from sim.tinylm.figures import load_seed_figures, seed_row
     from sim.tinylm.story import StoryConfig, run_story
 

@@ -1,4 +1,4 @@
-"""Tests of `python -m sim toy` (sim/toy_cli.py): in-process through main([...]), plus one subprocess."""
+"""Tests of `python -m sim toy` (sim/toy/cli.py): in-process through main([...]), plus one subprocess."""
 
 import csv
 import json
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sim.settings import settings as declared
 from sim.toy import ToyConfig, run_toy
-from sim.toy_cli import main
+from sim.toy.cli import main
 
 
 def test_summary_text(capsys):

@@ -1,5 +1,5 @@
 """Training dynamics with mu > 1: the clip-higher and CISPO controls reach the config the page sends, and the
-caption for that config (sim/views, which the browser's assets/toy_views.js equals) compares the run with PPO's
+caption for that config (sim/views, which the browser's assets/js/toy_views.js equals) compares the run with PPO's
 clip, checked against the runs of those settings (AppTest, no browser)."""
 
 import dataclasses

@@ -1,6 +1,6 @@
 """The views' declarations (sim/views/doc.py): each view's document holds the chapter's numbers, said in the words
 both hosts show, and the declarations cannot drift between the hosts: the app (ui/view.py) and a lesson
-(assets/doc.js, from the same declaration's manifest and the JavaScript twin proved equal to `show`) read the same
+(assets/js/doc.js, from the same declaration's manifest and the JavaScript twin proved equal to `show`) read the same
 title, intro, controls, captions and questions. tests/test_one_view_browser.py opens every view in both."""
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ import pytest
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-RUN = ROOT / "assets" / "examples" / "tinylm_trl_trainer_state.json"
-POOL = ROOT / "assets" / "examples" / "tinylm_prompts.csv"
+RUN = ROOT / "assets" / "data" / "examples" / "tinylm_trl_trainer_state.json"
+POOL = ROOT / "assets" / "data" / "examples" / "tinylm_prompts.csv"
 
 
 def sim(*args, cwd=None) -> subprocess.CompletedProcess:

@@ -127,7 +127,7 @@ def test_your_prompts_at_its_defaults_plans_the_example_pool():
     assert set(charts(at)["plan_charts"][i]["title"] for i in range(4)) == {
         "Groups that teach nothing, by group size", "Answers per batch of 64 prompts", "The pool's pass rates",
         "Base model's pass@k over these prompts"}
-    # the toy on the pool computes in the browser (assets/toy_views.js pool_charts, the twin of sim's): a config
+    # the toy on the pool computes in the browser (assets/js/toy_views.js pool_charts, the twin of sim's): a config
     toy = live_requests(at)["your_prompts"]
     assert toy["view"] == "your_prompts" and toy["config"]["n_prompts"] == 256 and toy["pool_size"] == 512
     assert toy["config"]["iterations"] == 200 and len(toy["config"]["difficulties"]) == 256

@@ -1,4 +1,4 @@
-"""Text to copy: a plain block with a Copy button (assets/copy_text.js), for the share links and the TRL config.
+"""Text to copy: a plain block with a Copy button (assets/js/copy_text.js), for the share links and the TRL config.
 
     copy_text(link, key="share_this", label="Copy this link")
 
@@ -15,8 +15,8 @@ from sim.paths import ASSETS
 
 _COMPONENT = st.components.v2.component(
     "grpo_copy_text",
-    js=(ASSETS / "copy_text.js").read_text(encoding="utf-8"),
-    css=(ASSETS / "copy_text.css").read_text(encoding="utf-8"),
+    js=(ASSETS / "js" / "copy_text.js").read_text(encoding="utf-8"),
+    css=(ASSETS / "js" / "copy_text.css").read_text(encoding="utf-8"),
 )
 
 

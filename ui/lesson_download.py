@@ -37,7 +37,7 @@ class LessonZip:
 
     def _build(self) -> None:
         from sim.lesson.build import lesson_zip
-        from sim.procs import Worker
+        from sim.runtime.procs import Worker
 
         worker = Worker(memory_mb=BUILD_MEMORY_MB, name="the lesson build")
         try:

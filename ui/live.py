@@ -4,12 +4,12 @@ plays (Training dynamics, Std scaling, pass@k's toys).
     config = build_config(ToyConfig, CONTROLS, values)          # validated here, by sim/settings.py
     live_view(server, "training", {"view": "training", "config": dataclasses.asdict(config), ...})
 
-The browser receives the config and nothing computed: `assets/live_app.js` (the app's bundle: the engine
-`assets/engine.js`, the views' JavaScript `assets/toy_views.js`, the player) runs the runs in a Web Worker,
+The browser receives the config and nothing computed: `assets/js/live_app.js` (the app's bundle: the engine
+`assets/js/engine.js`, the views' JavaScript `assets/js/toy_views.js`, the player) runs the runs in a Web Worker,
 writes the captions and draws the charts. A new setting costs the server a script run and no numpy, and
 sim/views stays the reference the JavaScript is proved equal to (tests/test_js_views.py).
 
-The component's own code is a small loader (`assets/live_component.js`, resent with every rerun as any
+The component's own code is a small loader (`assets/js/live_component.js`, resent with every rerun as any
 st.components.v2 code is); the bundle itself is one file the browser loads once and keeps: app.py's server
 serves it on its own route (`bundle_path`, gzipped, cached for a year: its name carries its hash), and a script
 started without that server (a test app) gets it from Streamlit's static folder, as the player does Plotly.js.
@@ -29,8 +29,8 @@ from ui.player import plotly_url
 COMPONENT_NAME = "grpo_live"
 BUNDLE = classic_script(["live_app.js"], 'window.grpoLiveApp = __m["live_app.js"];').encode("utf-8")
 BUNDLE_NAME = f"grpo-live-{hashlib.sha256(BUNDLE).hexdigest()[:12]}.js"
-_CSS = (ASSETS / "player.css").read_text(encoding="utf-8")
-_COMPONENT = st.components.v2.component(COMPONENT_NAME, css=_CSS, js=(ASSETS / "live_component.js").read_text(
+_CSS = (ASSETS / "js" / "player.css").read_text(encoding="utf-8")
+_COMPONENT = st.components.v2.component(COMPONENT_NAME, css=_CSS, js=(ASSETS / "js" / "live_component.js").read_text(
     encoding="utf-8"), isolate_styles=False)
 
 

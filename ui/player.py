@@ -2,7 +2,7 @@
 
 A view's chart block (sim/views/doc.py) is drawn here: `player(...)` sends its charts (the one chart spec,
 sim/player/spec.py, encoded by sim/player/encode.py) once; the browser reveals them up to the current iteration t,
-frame by frame, redrawing with `Plotly.react` (`assets/player_charts.js`, `assets/player.js`). While playing nothing
+frame by frame, redrawing with `Plotly.react` (`assets/js/player_charts.js`, `player.js`). While playing nothing
 is sent to the server. The toy views that compute in the page (Training dynamics, Std scaling, pass@k's sharpening
 toy) are drawn by ui/live.py instead; the lesson draws the same declarations with assets/doc.js.
 
@@ -43,7 +43,7 @@ PLAYER_JS = ("player_charts.js", "player.js")
 COMPONENT_NAME = "grpo_player"
 # one ES module: player.js and what it imports, joined (sim/player/bundle.py); its default export is the component
 _JS = module_script(["player.js"], default="player.js")
-_CSS = (ASSETS / "player.css").read_text(encoding="utf-8")
+_CSS = (ASSETS / "js" / "player.css").read_text(encoding="utf-8")
 # isolate_styles=False: Plotly puts its own CSS in the document head, which a shadow root would not see.
 _COMPONENT = st.components.v2.component(COMPONENT_NAME, css=_CSS, js=_JS, isolate_styles=False)
 

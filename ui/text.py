@@ -12,8 +12,8 @@ import re
 
 import streamlit as st
 
-from sim.datafile import cell_text
 from sim.validate import neutral
+from sim.yourdata.datafile import cell_text
 
 
 def show_text(text: str) -> None:

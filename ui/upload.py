@@ -21,8 +21,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from sim.datafile import MAX_BYTES, DataError, cell_text
 from sim.paths import ASSETS
+from sim.yourdata.datafile import MAX_BYTES, DataError, cell_text
 from ui.text import chart_text, md, show_text  # noqa: F401  (re-exported for the pages)
 
 

@@ -1,5 +1,5 @@
 """The app's renderer of a view (sim/views/doc.py): the declaration's controls in the sidebar, its document drawn
-with Streamlit's widgets, its charts with the shared JavaScript (the player, assets/player_charts.js).
+with Streamlit's widgets, its charts with the shared JavaScript (the player, assets/js/player_charts.js).
 
     from sim.views.wasted import VIEW
     from ui.host import page_server
@@ -88,8 +88,8 @@ def render(blocks: Sequence, server) -> None:
 
 def row_caption(blocks: Sequence, i: int) -> str:
     """The caption that follows the charts at blocks[i], before the next heading or charts (""): it describes
-    (aria-describedby) those of its charts without a caption of their own (assets/player.js; a lesson's
-    assets/doc.js `rowCaption` reads it the same way)."""
+    (aria-describedby) those of its charts without a caption of their own (assets/js/player.js; a lesson's
+    assets/js/doc.js `rowCaption` reads it the same way)."""
     for b in blocks[i + 1:]:
         if isinstance(b, Caption):
             return b.text

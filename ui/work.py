@@ -100,7 +100,7 @@ class Gate:
 
 
 class GatedPool:
-    """A sim.procs Pool for the lab's calls from a page: while a call waits (a student's hanging function
+    """A sim.runtime.procs Pool for the lab's calls from a page: while a call waits (a student's hanging function
     takes its whole time limit), the page's script run gives its place in the gate up, and takes it back
     after, so the class is not held behind one student's infinite loop."""
 

@@ -11,21 +11,21 @@ import functools
 import numpy as np
 import streamlit as st
 
-from sim.diagnose import DiagnoseConfig, diagnose, json_text, step_ranges
-from sim.plan import SHOWN_PROMPTS, PlanConfig, load_pool, plan, prompt_csv, rate_histogram
-from sim.runlog import load_run_log
 from sim.toy import ToyConfig
 from sim.validate import neutral
 from sim.views.controls import build_config
 from sim.views.doc import Charts, Live
 from sim.views.your_data import POOL_SEEDS, PROMPTS_VIEW, RUN_VIEW, plan_charts, run_captions, run_charts
+from sim.yourdata.diagnose import DiagnoseConfig, diagnose, json_text, step_ranges
+from sim.yourdata.plan import SHOWN_PROMPTS, PlanConfig, load_pool, plan, prompt_csv, rate_histogram
+from sim.yourdata.runlog import load_run_log
 from ui.page import metric_row, open_page, table
 from ui.text import md, show_text
 from ui.upload import file_line, user_file
 from ui.view import render
 
-RUN_EXAMPLE = "examples/tinylm_trl_trainer_state.json"
-PROMPTS_EXAMPLE = "examples/tinylm_prompts.csv"
+RUN_EXAMPLE = "data/examples/tinylm_trl_trainer_state.json"
+PROMPTS_EXAMPLE = "data/examples/tinylm_prompts.csv"
 MAX_RANGES = 30  # step ranges listed on the page (the JSON has every step)
 ICON = {"warn": ":material/warning:", "info": ":material/info:", "ok": ":material/check_circle:",
         "unknown": ":material/help:"}
@@ -57,7 +57,7 @@ def show_finding(f) -> None:
 
 
 def your_run(server) -> None:
-    """A run's log, read with Chapter 15: the file -> sim/runlog.py -> sim/diagnose.py's findings -> the findings
+    """A run's log, read with Chapter 15: the file -> sim/yourdata (runlog.py, diagnose.py)'s findings -> the findings
     first, then each metric's chart with the chapter's reading."""
     values = _open(RUN_VIEW, server)
     st.sidebar.caption("The link holds G and W, not your file: whoever opens it sees the example until they upload "

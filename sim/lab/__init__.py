@@ -6,7 +6,7 @@
     checks.py      the cases (chapter numbers, then properties); check_task / check_all / run_case
     probes.py      what the pages ask of the student's functions (advantage table, k3 curve, loss + grad)
     runner.py      Lab: the student's file in a worker process with a time limit; compare(); lab_from_env()
-    pool.py        the lab's worker pool (sim.procs) and the file it runs, from the caller's side (no torch)
+    pool.py        the lab's worker pool (sim.runtime.procs) and the file it runs, from the caller's side (no torch)
     worker.py      what runs in a worker: import the student's file, call, check, probe
     cli.py         python -m sim lab new DIR / check [PATH]
 

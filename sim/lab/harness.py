@@ -17,7 +17,7 @@ import torch
 
 from sim.lab import solutions
 from sim.lab.mistakes import MISTAKES
-from sim.procs import is_out_of_memory
+from sim.runtime.procs import is_out_of_memory
 
 MAX_ELEMENTS = 4_000_000  # the most values a student's function may return
 
@@ -115,7 +115,7 @@ def call_student(impl, task, args, kwargs, grad_arg=None):
         hint = f"keep the signature {TASKS[task].signature}"
         raise Failure(f"raised TypeError: {cap(e, 200)} ({hint})", "raised") from None
     except (Exception, SystemExit) as e:  # the student's code: report it, never let it escape
-        if is_out_of_memory(e):  # the worker's memory cap: sim.procs reports it and replaces the worker
+        if is_out_of_memory(e):  # the worker's memory cap: sim.runtime.procs reports it and replaces the worker
             raise MemoryError(cap(e, 200)) from None
         raise Failure(f"raised {type(e).__name__}: {cap(e, 240)}", "raised") from None
     if not isinstance(out, torch.Tensor):

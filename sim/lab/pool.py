@@ -1,6 +1,6 @@
 """The lab's processes and the file they run, from the caller's side (no torch import here).
 
-A student's code runs in workers of `lab_pool()` (sim.procs: forked from a fork server that imported torch
+A student's code runs in workers of `lab_pool()` (sim.runtime.procs: forked from a fork server that imported torch
 once; a time limit per call, a memory cap, everything the code started killed after each call, a hung or
 crashed worker replaced). Two workers, so that one hanging check never makes another page wait. This module
 imports no torch, so a command line can start the pool first and import torch itself meanwhile.
@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sim.procs import Pool
+from sim.runtime.procs import Pool
 
 DEFAULT_TIMEOUT = 5.0  # seconds for one call of a student's function (the first one also imports the file)
 CHECK_TIMEOUT = 15.0  # seconds for all the checks of one task

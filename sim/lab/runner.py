@@ -16,7 +16,7 @@ A `Comparison` holds `student` (numpy or None), `reference` (numpy), `error` (St
 None) and `report` (the dict of `compare`: ok, message, shapes, NaN count, largest error,
 mismatch mask); `comparison.ok` says whether they agree.
 
-The student's code runs in the workers of `lab_pool()` (sim/lab/pool.py on sim/procs.py: forked from a
+The student's code runs in the workers of `lab_pool()` (sim/lab/pool.py on sim/runtime/procs.py: forked from a
 fork server that imported torch once, so a call costs well under a millisecond; two workers, shared by every
 Lab of the process, so a hanging check never holds up another page). A request past its time limit kills
 the worker and everything the student's code started, and answers a "timeout" StudentError; over the memory
@@ -54,7 +54,7 @@ from sim.lab.pool import (  # noqa: F401 - re-exported: the runner is the pages'
     lab_pool,
     resolve_lab_path,
 )
-from sim.procs import Pool
+from sim.runtime.procs import Pool
 
 # ---- comparing with the reference -----------------------------------------------------------------
 

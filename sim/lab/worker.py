@@ -1,4 +1,4 @@
-"""What runs inside the lab's worker process (sim.procs): import the student's file, call, check, probe.
+"""What runs inside the lab's worker process (sim.runtime.procs): import the student's file, call, check, probe.
 
 `handle(request)` answers one request with a plain dict (numpy arrays, numbers, strings):
 
@@ -8,7 +8,7 @@
   check: {"task"} -> the fields of sim.lab.checks.TaskResult
   probe: {"name", "kwargs"} -> {"value": [arrays...]}      (sim.lab.probes)
 Replies: {"ok": true, ...} or {"ok": false, "kind": ..., "message": ...}. A MemoryError (the worker's memory
-cap, sim.procs) is not caught here: sim.procs turns it into kind "memory" and replaces the worker.
+cap, sim.runtime.procs) is not caught here: sim.runtime.procs turns it into kind "memory" and replaces the worker.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import torch
 
 from sim.lab import checks, probes
 from sim.lab.harness import Failure, call_student, cap
-from sim.procs import is_out_of_memory
+from sim.runtime.procs import is_out_of_memory
 
 _modules: dict[str, tuple[tuple[int, int], object]] = {}  # this worker's imports: path -> (stamp, module or error)
 

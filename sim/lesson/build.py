@@ -1,7 +1,7 @@
 """Write a lesson folder: its one script and styles, Plotly.js, one page per view, the contents page.
 
 Each view is sim/views's declaration (sim/views/doc.py): a view computed in the page gets its manifest (title, intro,
-controls, presets) and the page's script computes its document for any setting (assets/views.js, proved equal to
+controls, presets) and the page's script computes its document for any setting (assets/js/views.js, proved equal to
 sim/views's `show`); a recorded view (TinyLM) also gets the document sim computes now, inline JSON that the page
 parses and never runs; an app-only view (it needs a visitor's file or the server) is listed on the contents page
 with why, and has no page.
@@ -20,11 +20,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sim.files import shown_path
 from sim.lesson.html import index_page, inline_json, view_page
-from sim.paths import ASSETS
+from sim.paths import JS
 from sim.player.bundle import classic_script
 from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
+from sim.runtime.files import shown_path
 from sim.views.doc import View, chart_payload, to_json
 
 MARKER = ".grpo-lesson"  # marks a folder this command wrote (the only kind --force replaces)
@@ -38,7 +38,7 @@ class LessonError(ValueError):
 
 
 def lesson_script() -> str:
-    """The lesson's one script (assets/lesson_page.js and everything it imports: the engine, the views, the chart
+    """The lesson's one script (assets/js/lesson_page.js and everything it imports: the engine, the views, the chart
     code, the player) as a classic script (sim/player/bundle.py), which runs the page: a module file cannot load
     from file://."""
     return classic_script(["lesson_page.js"], '__m["lesson_page.js"].main();')
@@ -124,7 +124,7 @@ def build(out: Path, views: list[View], *, force: bool = False, summary: str = "
         shutil.copyfile(PLOTLY_JS, tmp / PLOTLY_JS_NAME)
         (tmp / "lesson.js").write_text(lesson_script(), encoding="utf-8")
         for name in ("player.css", "lesson.css"):
-            shutil.copyfile(ASSETS / name, tmp / name)
+            shutil.copyfile(JS / name, tmp / name)
         data, listing = 0, []
         for i, v in enumerate(views):
             if v.lesson == "app":
@@ -161,7 +161,7 @@ def views_for(names: str) -> list[View]:
 
 def lesson_zip(view_names: str | None = None, task=None) -> bytes:
     """The default lesson (every view) as the bytes of grpo-lesson.zip, built in a temporary folder; view_names:
-    only these views (comma-separated, as the CLI's --views). With a sim.procs Task, task.emit((views done, of
+    only these views (comma-separated, as the CLI's --views). With a sim.runtime.procs Task, task.emit((views done, of
     all)) after each view."""
     import io
     import zipfile

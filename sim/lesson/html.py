@@ -26,7 +26,7 @@ def inline_json(obj) -> str:
 
 def view_page(manifest: dict, data: list | None = None) -> str:
     """A view: its title and intro, its controls and presets in a column beside it (the app's sidebar), and its
-    document, which lesson.js computes in the page for the setting the controls hold (assets/views.js), or reads
+    document, which lesson.js computes in the page for the setting the controls hold (assets/js/views.js), or reads
     from `data` (a recorded view: the document sim computed when the lesson was built, parsed, never run). The intro
     is folded under "What this page shows" where the app folds it, so the charts come first."""
     title, intro = manifest["title"], manifest["intro"] or ""

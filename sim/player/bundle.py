@@ -20,7 +20,7 @@ import json
 import re
 from pathlib import Path
 
-from sim.paths import ASSETS
+from sim.paths import JS
 
 _IMPORT = re.compile(r'^import\s+(\{[^}]*\}|\*\s+as\s+\w+|\w+)\s+from\s+"\./([\w.-]+\.js)";?[ \t]*$', re.M)
 _EXPORT_DECL = re.compile(r"^export\s+((?:async\s+)?function\*?|const|let|class)\s+(\w+)", re.M)
@@ -86,7 +86,7 @@ def _module(name: str, text: str) -> tuple[str, list[str]]:
     return f"{text}\nreturn {{ {returned} }};", deps
 
 
-def modules(entries: list[str], folder: Path = ASSETS) -> dict[str, tuple[str, list[str]]]:
+def modules(entries: list[str], folder: Path = JS) -> dict[str, tuple[str, list[str]]]:
     """Every module the entries need, deps first: {file: (factory body, direct imports)}."""
     out: dict[str, tuple[str, list[str]]] = {}
     visiting: set[str] = set()
@@ -117,7 +117,7 @@ def _closure(name: str, mods: dict) -> list[str]:
     return [n for n in mods if n in need]
 
 
-def bundle_body(entries: list[str], folder: Path = ASSETS) -> str:
+def bundle_body(entries: list[str], folder: Path = JS) -> str:
     """The joined modules as statements (no wrapper): defines __f (factories), __deps and __m (the modules)."""
     mods = modules(entries, folder)
     factories = ",\n".join(f"{json.dumps(n)}: function (__m) {{\n\"use strict\";\n{body}\n}}"
@@ -129,11 +129,11 @@ def bundle_body(entries: list[str], folder: Path = ASSETS) -> str:
             f"for (const __n of {order}) __m[__n] = __f[__n](__m);\n")
 
 
-def classic_script(entries: list[str], tail: str = "", folder: Path = ASSETS) -> str:
+def classic_script(entries: list[str], tail: str = "", folder: Path = JS) -> str:
     """A <script> (not a module): the bundle in a function, then `tail` (which may use __m, __f, __deps)."""
     return f"(function () {{\n\"use strict\";\n{bundle_body(entries, folder)}{tail}\n}})();\n"
 
 
-def module_script(entries: list[str], default: str, folder: Path = ASSETS) -> str:
+def module_script(entries: list[str], default: str, folder: Path = JS) -> str:
     """An ES module (a Streamlit component's js): the bundle, then `export default` of module `default`'s."""
     return f"{bundle_body(entries, folder)}export default __m[{json.dumps(default)}].default;\n"

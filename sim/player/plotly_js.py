@@ -5,9 +5,9 @@ It is Plotly.js's "cartesian" partial bundle, vendored in assets/vendor/ (see it
 player or a lesson draws is a scatter, bar or heatmap, and the full bundle's start-up took twice as long.
 """
 
-from sim.paths import ASSETS
+from sim.paths import VENDOR
 
 VERSION = "4.1.1"  # also the Plotly.js inside requirements.txt's plotly package (tests/test_player.py checks)
-PLOTLY_JS = ASSETS / "vendor" / f"plotly-cartesian-{VERSION}.min.js"
+PLOTLY_JS = VENDOR / f"plotly-cartesian-{VERSION}.min.js"
 # the name a browser sees carries the version, so a cached copy is never stale
 PLOTLY_JS_NAME = PLOTLY_JS.name

@@ -1,7 +1,7 @@
 """The one chart spec of the app and of a lesson: plain data, no plotting library, any x axis.
 
-Every chart of every view is declared here and drawn by the same JavaScript (assets/player_charts.js, through the
-player, assets/player.js): over the iterations of a run, where the player reveals it frame by frame, or over any
+Every chart of every view is declared here and drawn by the same JavaScript (assets/js/player_charts.js, through the
+player, assets/js/player.js): over the iterations of a run, where the player reveals it frame by frame, or over any
 other axis (p, u, the ratio rho, k, the answer i, a training step), where it is drawn whole. Declare the charts,
 not the frames:
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import torch
 
-from sim.files import OutputPathError, check_writable, shown_path, write_atomically
 from sim.paths import ASSETS
+from sim.runtime.files import OutputPathError, check_writable, shown_path, write_atomically
 from sim.tinylm.memory import MEMORY_CAP_BYTES, describe, model_bytes, n_params
 from sim.tinylm.model import DTYPE, LIMITS, ModelConfig, TinyLM
 from sim.tinylm.tokens import MAX_NEW_TOKENS, PROMPT_LEN, VOCAB_SIZE
@@ -33,8 +33,8 @@ from sim.validate import neutral
 
 FORMAT = "tinylm"
 VERSION = 3  # 2: ReLU MLP (1 held GELU weights); 3: float64 weights, SFT on the teacher with a carry blind spot
-ASSET = ASSETS / "tinylm_sft.pt"  # the shipped SFT model
-REGENERATE = "python -m sim tinylm --save-sft assets/tinylm_sft.pt --iterations 0"
+ASSET = ASSETS / "data" / "tinylm_sft.pt"  # the shipped SFT model
+REGENERATE = "python -m sim tinylm --save-sft assets/data/tinylm_sft.pt --iterations 0"
 HINT = f"Train a fresh SFT model with `python -m sim tinylm --from-scratch`, or rebuild the file with `{REGENERATE}`."
 MAX_FILE_BYTES = 64 * 2**20  # the shipped file is ~0.8 MB; anything much larger is not ours
 CONFIG_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "d_model")
@@ -77,7 +77,7 @@ def check_save_path(path: str | Path, flag: str = "--save-sft") -> Path:
     (`model.json` would have been overwritten by its own sidecar), and a slip such as `--save-sft notes.txt`
     cannot replace a file that is not a checkpoint. An existing sidecar is replaced only if it is a TinyLM
     sidecar. Everything else (symlink loops, devices, directories, long names, a parent that cannot take a
-    file) is sim.files.check_writable's. Returns the checkpoint's real path."""
+    file) is sim.runtime.files.check_writable's. Returns the checkpoint's real path."""
     if Path(path).suffix != SUFFIX:
         raise SavePathError(f"{flag} {shown_path(path)}: a checkpoint's name must end in {SUFFIX} (its sidecar is "
                             f"the same name with .json)")  # fmt: skip
@@ -99,7 +99,7 @@ def check_save_path(path: str | Path, flag: str = "--save-sft") -> Path:
 
 def save_checkpoint(model: TinyLM, path: str | Path, meta: dict | None = None) -> None:
     """Write the model and a JSON sidecar (path with .json) holding config and `meta`, atomically
-    (sim.files.write_atomically: both complete, then both renamed into place, so a full disk or an
+    (sim.runtime.files.write_atomically: both complete, then both renamed into place, so a full disk or an
     interruption leaves the old pair or none, never half a file). SavePathError for a path check_save_path
     refuses."""
     target = check_save_path(path, "checkpoint")

@@ -1,6 +1,6 @@
 """`python -m sim tinylm`: SFT checkpoint -> GRPO -> pass@k before and after (story.run_story), as a table or JSON.
 
-    python -m sim tinylm                    # from the shipped SFT checkpoint (assets/tinylm_sft.pt)
+    python -m sim tinylm                    # from the shipped SFT checkpoint (assets/data/tinylm_sft.pt)
     python -m sim tinylm --preset chapter-lab   # the chapter's lab: GRPO sharpens (sim/tinylm/presets.py)
     python -m sim tinylm --from-scratch     # train SFT first (~0.5 pass@1), then GRPO
     python -m sim tinylm --json --iterations 20 --group-size 4
@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from sim.files import check_writable, shown_path, write_atomically
+from sim.runtime.files import check_writable, shown_path, write_atomically
 from sim.settings import add_flags, from_args
 from sim.tinylm.checkpoint import ASSET, CheckpointError, check_save_path
 from sim.tinylm.grpo_train import GRPOConfig
@@ -80,7 +80,7 @@ def story_config(args: argparse.Namespace) -> StoryConfig:
 
 def check_output(path: str, flag: str = "--save-sft") -> None:
     """Fail before training, not after it, when `path` cannot be written (a ValueError: one line). A checkpoint
-    (--save-sft) follows check_save_path's rules; any other output (--out) sim.files.check_writable's."""
+    (--save-sft) follows check_save_path's rules; any other output (--out) sim.runtime.files.check_writable's."""
     if flag == "--save-sft":
         check_save_path(path, flag)
     else:

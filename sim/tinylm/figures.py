@@ -1,8 +1,8 @@
 """The TinyLM presets' stories over several GRPO seeds: what GRPO does at large k, with the spread.
 
 `scripts/bench_tinylm.py --preset NAME --write-figures` runs story.run_story for seeds 0, 1, 2, ... and
-writes the preset's record (PRESET_ASSETS: the default run in assets/tinylm_seeds.json, the chapter-lab
-run in assets/tinylm_chapter_lab.json); the page and the static lesson read them through
+writes the preset's record (PRESET_ASSETS: the default run in assets/data/tinylm_seeds.json, the chapter-lab
+run in assets/data/tinylm_chapter_lab.json); the page and the static lesson read them through
 `load_seed_figures(path)` / `load_preset_figures()`, and docs/tinylm.md quotes them. Runs are deterministic
 (float64), so a record is what the code gives on any machine; tests/test_tinylm.py checks seed 0's row of each
 against a fresh run.
@@ -19,12 +19,12 @@ import math
 import statistics
 from pathlib import Path
 
-from sim.files import write_atomically
 from sim.paths import ASSETS
+from sim.runtime.files import write_atomically
 from sim.tinylm.presets import PRESET_NAMES
 
-SEEDS_ASSET = ASSETS / "tinylm_seeds.json"  # the default preset's record (the name predates the presets)
-PRESET_ASSETS = {"default": SEEDS_ASSET, "chapter-lab": ASSETS / "tinylm_chapter_lab.json"}
+SEEDS_ASSET = ASSETS / "data" / "tinylm_seeds.json"  # the default preset's record (the name predates the presets)
+PRESET_ASSETS = {"default": SEEDS_ASSET, "chapter-lab": ASSETS / "data" / "tinylm_chapter_lab.json"}
 assert set(PRESET_ASSETS) == set(PRESET_NAMES)
 ROW_FIELDS = ("seed", "pass_at_1_before", "pass_at_1_after", "pass_at_64_before", "pass_at_64_after",
               "never_solved_before", "never_solved_after", "crossover_k")  # fmt: skip
@@ -166,7 +166,7 @@ def load_seed_figures(path: str | Path = SEEDS_ASSET) -> dict | None:
             "side": side(rows), "curves": mean_curves(rows), "preset": str(data.get("preset", "default"))}  # fmt: skip
 
 
-RUN_ASSET = ASSETS / "tinylm_run.json"  # the default run's live metrics (scripts/record_tinylm_run.py)
+RUN_ASSET = ASSETS / "data" / "tinylm_run.json"  # the default run's live metrics (scripts/record_tinylm_run.py)
 RUN_METRICS = ("reward", "entropy", "kl", "frac_reward_zero_std")  # logged by sim's trainer (TRL names)
 
 

@@ -1,7 +1,7 @@
 """TinyLM runs for a UI: a worker process per run, a first-come-first-served line, one shared run per setting.
 
 No Streamlit here. The story itself (SFT model -> GRPO -> pass@k) is story.run_story; this module only
-runs it in worker processes (sim.procs) and shares the runs. `TinyLMRuns` is the whole state, one object
+runs it in worker processes (sim.runtime.procs) and shares the runs. `TinyLMRuns` is the whole state, one object
 (the server holds one; nothing here is a module-level variable):
 
   * `runs.join(cfg, viewer)` returns the run for that StoryConfig (seed included), starting it if nobody
@@ -16,7 +16,7 @@ runs it in worker processes (sim.procs) and shares the runs. `TinyLMRuns` is the
     nobody else watches it), and a run it started waits in line until the one it left has stopped. So one tab
     never has more than one run queued or training, however fast it presses Start (the registry's rule, not
     the page's).
-  * Each run trains in its own process (sim.procs.Worker: forked from a fork server that imported the story
+  * Each run trains in its own process (sim.runtime.procs.Worker: forked from a fork server that imported the story
     once; a memory cap), and a thread of the server relays its progress. Not a thread of the server: a
     Streamlit server is one process, and a training thread shares the GIL with every session's reruns.
     Measured with 60 headless students on one shared run: with a thread the run took ~100 s, not ~26 s.
@@ -42,7 +42,7 @@ from collections import OrderedDict, deque
 
 import torch
 
-from sim.procs import Worker
+from sim.runtime.procs import Worker
 from sim.tinylm.checkpoint import CheckpointError
 from sim.tinylm.memory import MEMORY_CAP_BYTES, MiB
 from sim.tinylm.story import StoryConfig, run_story

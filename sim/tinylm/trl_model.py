@@ -1,7 +1,7 @@
 """TinyLM as a transformers model, and its tokenizer: what TRL's GRPOTrainer needs to train TinyLM itself.
 
 Why wrap TinyLM rather than train a transformers architecture of the same size: the shipped SFT checkpoint
-(assets/tinylm_sft.pt) is then the start of both trainers, the weights are the same float64 tensors, and a
+(assets/data/tinylm_sft.pt) is then the start of both trainers, the weights are the same float64 tensors, and a
 comparison of `--trainer sim` with `--trainer trl` is about the trainer (sampling, batching, loss, optimizer),
 not about a second model or a second SFT run.
 

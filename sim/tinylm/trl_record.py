@@ -1,8 +1,8 @@
-"""A recorded TRL run of TinyLM's task (assets/tinylm_trl_run.json): its reward and pass@1 curves, for a page to
+"""A recorded TRL run of TinyLM's task (assets/data/tinylm_trl_run.json): its reward and pass@1 curves, for a page to
 overlay on a live `--trainer sim` run. Plain JSON: reading it needs neither TRL nor transformers.
 
     python -m sim tinylm --trainer trl --json --out run.json     # a TRL run (requirements-trl.txt)
-    python -m sim.tinylm.trl_record run.json                     # -> assets/tinylm_trl_run.json
+    python -m sim.tinylm.trl_record run.json                     # -> assets/data/tinylm_trl_run.json
     run = load_trl_run()                                         # the curves, or None if there is no record
 
 The file is data from disk: `load_trl_run` checks every field's type, length and range and raises
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sim.paths import ASSETS
 
-ASSET = ASSETS / "tinylm_trl_run.json"
+ASSET = ASSETS / "data" / "tinylm_trl_run.json"
 FORMAT, VERSION = "tinylm-trl-run", 1
 MAX_BYTES = 4 * 2**20
 RECORD = "python -m sim tinylm --trainer trl --json --out run.json && python -m sim.tinylm.trl_record run.json"

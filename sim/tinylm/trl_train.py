@@ -39,7 +39,7 @@ from trl import GRPOConfig as TrlGRPOConfig
 from trl import GRPOTrainer as TrlGRPOTrainer
 
 from sim.export import trl_grpo_config
-from sim.files import write_atomically
+from sim.runtime.files import write_atomically
 from sim.tinylm.data import prompt_text, rewards, split
 from sim.tinylm.evaluate import compare, expected_pass_at_1, passk_eval
 from sim.tinylm.grpo_train import GRPOConfig

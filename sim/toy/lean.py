@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from sim.binomial import binomial_sampler
 from sim.rng import toy_first_uniforms
+from sim.toy.binomial import binomial_sampler
 from sim.toy.history import STATE_METRICS, History, ToyHistory, chunk_rows, state_metrics
 from sim.toy.model import ToyConfig, dot, init_state, sum_p
 from sim.toy.update import CLIP, advantage_table, logit_grad, step_w, surrogate_grad

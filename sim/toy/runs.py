@@ -1,7 +1,7 @@
 """Sampled runs of the toy, S seeds at once, and the exact average run.
 
     run_toy       each iteration draws k_j ~ Binomial(G, p_j) correct answers per prompt (the same law as
-                  G separate answers; sim.binomial samples it at a cost independent of G), refills
+                  G separate answers; sim.toy.binomial samples it at a cost independent of G), refills
                   all-equal groups under dynamic sampling, and applies update.count_update
     expected_run  the deterministic "average run": each step applies the expected update
 
@@ -18,9 +18,9 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import gammaln
 
-from sim.binomial import binomial_sampler
 from sim.rng import toy_first_uniforms, toy_keys, toy_refill_uniforms
 from sim.toy import update
+from sim.toy.binomial import binomial_sampler
 from sim.toy.history import History, ToyHistory, chunk_rows, diverged
 from sim.toy.lean import run_lean
 from sim.toy.model import ToyConfig, init_state, policy
@@ -36,7 +36,7 @@ def run_toy(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = None, 
 
     Same cfg -> same history; the first t iterations do not depend on cfg.iterations. Seed s of a run draws
     from sim/rng.py's portable generator with key seed + s, so it does not depend on n_seeds: "seed 7" of a
-    band from seed 0 is the 1-seed run with seed 7, and assets/engine.js draws the same numbers.
+    band from seed 0 is the 1-seed run with seed 7, and assets/js/engine.js draws the same numbers.
     `on_step(t, metrics)` is called after iteration t (1..T) with the step's metrics, (S,) arrays.
     `advantage_table` = (A_correct, A_wrong) over k = 0..G replaces the advantages of cfg (for instance a
     student's group_advantages, tabulated; scale "group" or "none" only). A run whose logits overflow raises

@@ -166,7 +166,7 @@ Spec = Num | Choice | Flag | Picks
 def build_config(config: type, specs: Sequence[Spec], values: Mapping[str, object], **fixed):
     """`config(...)` from the page's controls: every spec declared on `config` (`Num.of(config, field, ...)`
     and the like) sets its field to `values[spec.key]`; `fixed` sets what the page does not offer. The app and a
-    lesson build their configs with this one rule (the lesson's twin: assets/control_rules.js configOf)."""
+    lesson build their configs with this one rule (the lesson's twin: assets/js/control_rules.js configOf)."""
     fields = {s.field: _value(s, values[s.key]) for s in specs if s.config is config}
     return config(**fields, **fixed)
 

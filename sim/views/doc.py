@@ -9,9 +9,9 @@
                     Metrics([("P(signal)", "33.7%")]), Charts("wasted", [Chart(...)]), Caption("...")])]
 
 `show` computes the view's document for one setting: a list of blocks, plain data. Two hosts draw it: the app
-(ui/view.py: Streamlit's widgets, the charts through the shared JavaScript, assets/player_charts.js) and a lesson
-(sim/lesson writes the page; assets/doc.js draws the same blocks). Where a lesson computes the view in the page,
-its JavaScript twin (assets/views.js) returns the same document, block for block and word for word
+(ui/view.py: Streamlit's widgets, the charts through the shared JavaScript, assets/js/player_charts.js) and a lesson
+(sim/lesson writes the page; assets/js/doc.js draws the same blocks). Where a lesson computes the view in the page,
+its JavaScript twin (assets/js/views.js) returns the same document, block for block and word for word
 (tests/test_js_views.py). Every text here is plain text: a host shows it as text, never as markup; the app's
 nicer rendition (Markdown, LaTeX) of a text or formula is declared beside it (`md`, `latex`), and a lesson shows
 the plain text.
@@ -28,7 +28,7 @@ Blocks (`to_json` is what a lesson and the JavaScript twin hold):
   Note(text, tone)                   a boxed remark: "info", "success", "warning" or "error"
   Ask(key, question, then)           predict, then reveal: `then` waits for a guess in predict mode (?predict=1)
   Columns([blocks, blocks])          side by side (stacked on a narrow screen)
-  Live(key, request)                 a part the browser computes with the toy engine (assets/live.js)
+  Live(key, request)                 a part the browser computes with the toy engine (assets/js/live.js)
   Link(page, label, icon)            a link to another page of the app (the app only)
   Verdict(comparison, what, task)    a student's lab function against the reference (the app only, lab mode)
 """
@@ -97,7 +97,7 @@ class Note:
 
 @dataclass(frozen=True)
 class Question:
-    """A predict-first question (ui/predict.py's and assets/predict.js's keywords)."""
+    """A predict-first question (ui/predict.py's and assets/js/predict.js's keywords)."""
 
     question: str
     answer: object
@@ -126,7 +126,7 @@ class Columns:
 @dataclass(frozen=True)
 class Live:
     key: str
-    request: Mapping  # {"view": what assets/view_runs.js computes, "config": the config's fields, ...}
+    request: Mapping  # {"view": what assets/js/view_runs.js computes, "config": the config's fields, ...}
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ class View:
                 parts the app draws itself, e.g. an upload)
     presets     name -> the settings it changes, by URL key (the rest go back to their defaults)
     what        one line for the contents (the app's home, the lesson's index)
-    lesson      how a lesson has it: "page" (computed in the page, assets/views.js), "recorded" (computed by sim
+    lesson      how a lesson has it: "page" (computed in the page, assets/js/views.js), "recorded" (computed by sim
                 when the lesson is built) or "app" (the app only: it needs a visitor's file or the server)
     """
 

@@ -1,7 +1,7 @@
 """KL and clipping: k1, k2, k3 against u = pi_ref / pi, PPO's clipped surrogate, the gradient weight a token gets
 under the clip's successors, and k1, k2, k3 by sampling (Chapter 15, "Adding the KL leash" and "Adding PPO's
 clip"), declared once (sim/views/doc.py). Every number comes from sim/kl_clip.py. The JavaScript twin:
-assets/views.js `kl_clip`."""
+assets/js/views.js `kl_clip`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """One group: the chapter's worked example, declared once (sim/views/doc.py): rewards -> group advantages ->
-per-token weights, per loss type. The JavaScript twin: assets/views.js `one_group`.
+per-token weights, per loss type. The JavaScript twin: assets/js/views.js `one_group`.
 
 Every number comes from sim/exercises.py (group_summary, per_token_weights, length_effect, credit_table).
 `one_group` returns them with the page's metrics and captions, each caption computed from the numbers it

@@ -1,6 +1,6 @@
 """pass@k, declared once (sim/views/doc.py): the unbiased estimator, the chapter's two problems, the toy's pass@k
-before and after training and the sharpening toy. The toys compute in the browser (assets/toy_views.js is the twin
-of sharpen_charts, sharpen_caption and toy_curves here); the JavaScript twin of the document: assets/views.js
+before and after training and the sharpening toy. The toys compute in the browser (assets/js/toy_views.js is the twin
+of sharpen_charts, sharpen_caption and toy_curves here); the JavaScript twin of the document: assets/js/views.js
 `passk`."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Std scaling (Exercise 15.4), declared once (sim/views/doc.py): how the std division reweights prompts (the mean
 |A| of a group, and a prompt's weight against its solve rate), and what it does to training once the step size is
-taken out of the comparison (three toy runs, computed in the browser: assets/toy_views.js's std_charts and
-std_words are the twins of the ones here). The JavaScript twin of the document: assets/views.js `std_scaling`."""
+taken out of the comparison (three toy runs, computed in the browser: assets/js/toy_views.js's std_charts and
+std_words are the twins of the ones here). The JavaScript twin of the document: assets/js/views.js `std_scaling`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """TinyLM, declared once (sim/views/doc.py): GRPO on a small transformer that learns two-digit addition. Its
 trainer runs on the app's server (ui/tinylm.py); what both hosts show is the recorded part, `recorded`: both
 presets' pass@k over seeds (assets/tinylm_*.json through sim/tinylm/figures.py) and the default run replayed in the
-player (assets/tinylm_run.json). A lesson has the recorded part, computed when it is built; the controls train, so
+player (assets/data/tinylm_run.json). A lesson has the recorded part, computed when it is built; the controls train, so
 they are the app's. The live run's charts (`metric_chart`, `passk_chart`) are this module's too, in the one chart
 spec."""
 

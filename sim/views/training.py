@@ -2,7 +2,7 @@
 the browser, in the app and in a lesson alike.
 
 `training_charts(cfg, run, exp)` is the one function that turns a run (`run_toy(cfg)`, `expected_run(cfg)`) into
-what the player shows, with its captions; assets/toy_views.js is its JavaScript twin (tests/test_js_views.py), and
+what the player shows, with its captions; assets/js/toy_views.js is its JavaScript twin (tests/test_js_views.py), and
 that twin is what the browser runs. The view's document is one Live block: the config, validated here.
 """
 

@@ -1,5 +1,5 @@
 """Wasted groups: P(group teaches nothing) = p^G + (1 - p)^G, as a heatmap over p x G, curves and the chapter's
-table (Chapter 15, "Groups that teach nothing"). The JavaScript twin: assets/views.js `wasted`."""
+table (Chapter 15, "Groups that teach nothing"). The JavaScript twin: assets/js/views.js `wasted`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Your run and Your prompts, declared (sim/views/doc.py; the app only: they read a visitor's file): their controls,
 words and charts. Each chart's reading (after Chapter 15) and a caption that says what it shows for the data on
-screen, with its numbers. The numbers come from sim/diagnose.py and sim/plan.py; text from the file reaches a chart
+screen, with its numbers. The numbers come from sim/yourdata (diagnose.py, plan.py); text from the file reaches a chart
 only through `label` (cut, invisible characters escaped, HTML-escaped: Plotly reads <b> in a name). The toy on a
-visitor's pool computes in the browser (assets/toy_views.js pool_charts is the twin of the one here)."""
+visitor's pool computes in the browser (assets/js/toy_views.js pool_charts is the twin of the one here)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import html
 
 import numpy as np
 
-from sim.datafile import cell_text
-from sim.diagnose import DiagnoseConfig, Diagnosis, rolling_mean, start_end, step_ranges
-from sim.plan import PlanConfig
 from sim.player.spec import COLORS, Band, BarSeries, Chart, Line, rgba
 from sim.toy import ToyConfig, ToyHistory
 from sim.views.controls import Flag, Num
 from sim.views.doc import Text, View
 from sim.views.training import training_charts
+from sim.yourdata.datafile import cell_text
+from sim.yourdata.diagnose import DiagnoseConfig, Diagnosis, rolling_mean, start_end, step_ranges
+from sim.yourdata.plan import PlanConfig
 
 # key -> (title, y axis, the chapter's reading). The charts of a run, in the order the page draws them.
 RUN_CHARTS = {
@@ -302,7 +302,7 @@ LOG_TICKS = (10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000, 300000)
 
 
 def plan_charts(p: dict, cfg: PlanConfig, counts, edges) -> list[Chart]:
-    """The Your prompts page's four charts for a plan (sim.plan.plan) and the pool's histogram (rate_histogram)."""
+    """The Your prompts page's four charts for a plan (sim.yourdata.plan.plan) and the pool's histogram."""
     G, gs, say = cfg.group_size, np.asarray(p["group_sizes"], dtype=float), plan_captions(p)
     g_axis = {"x_log": True, "x_ticks": G_TICKS, "x_range": G_RANGE}
     b = p["batch"]

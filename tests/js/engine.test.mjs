@@ -1,7 +1,7 @@
-// Unit tests of assets/engine.js alone (node --test tests/js/). Its equality with sim/ is tests/test_engine_js.py's.
+// Unit tests of assets/js/engine.js alone (node --test tests/js/). Its equality with sim/ is tests/test_engine_js.py's.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import * as engine from "../../assets/engine.js";
+import * as engine from "../../assets/js/engine.js";
 
 // Random123's known-answer vectors for Philox4x32-10 (its tests/kat_vectors): counter, key -> the four words.
 const KNOWN_ANSWERS = [

@@ -1,4 +1,4 @@
-// One job of tests/test_engine_js.py on assets/engine.js, shared by node (run_jobs.mjs) and Chromium (the e2e
+// One job of tests/test_engine_js.py on assets/js/engine.js, shared by node (run_jobs.mjs) and Chromium (the e2e
 // test loads it as a classic script). A job is {kind, config, table?}: "toy" (runToy), "expected" (expectedRun),
 // "sharpen" (runSharpen), "std" (stdComparison), "toy_config" / "sharpen_config" (validation only). The result:
 // {ok: true, arrays: {name: pack(Float64Array, shape)}, values} or {ok: false, error: the message}.

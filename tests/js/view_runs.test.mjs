@@ -1,8 +1,8 @@
-// assets/view_runs.js under node (run by tests/test_engine_js.py's `node --test tests/js/`): what a view asks the
+// assets/js/view_runs.js under node (run by tests/test_engine_js.py's `node --test tests/js/`): what a view asks the
 // engine for, the expected run computed once for every seed of a setting, and what a Worker may hand over.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { buffers, viewRuns } from "../../assets/view_runs.js";
+import { buffers, viewRuns } from "../../assets/js/view_runs.js";
 
 const small = { n_seeds: 3, iterations: 20, lr_w: 0.2 };
 

@@ -1,14 +1,14 @@
-// tests/test_js_views.py's other half: runs assets/pyformat.js and assets/toy_views.js on what Python wrote into
+// tests/test_js_views.py's other half: runs assets/js/pyformat.js and assets/js/toy_views.js on what Python wrote into
 // a folder (cases.json, and each array as raw little-endian float64 in its own file), and prints what they give
 // as one JSON object: {format: [text...], views: [{charts, question, words, caption}...]}. Charts are the
 // player's payload charts with each array reference replaced by the array's values (as float32, what the
 // player's Python payload carries).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildPayload } from "../../assets/chart_spec.js";
-import { format, repr } from "../../assets/pyformat.js";
-import * as views from "../../assets/toy_views.js";
-import { SHOW } from "../../assets/views.js";
+import { buildPayload } from "../../assets/js/chart_spec.js";
+import { format, repr } from "../../assets/js/pyformat.js";
+import * as views from "../../assets/js/toy_views.js";
+import { SHOW } from "../../assets/js/views.js";
 
 const dir = process.argv[2];
 const cases = JSON.parse(readFileSync(join(dir, "cases.json"), "utf8"));
@@ -27,7 +27,7 @@ function load(a) {
   return a;
 }
 
-// A document (assets/views.js) with each Charts block's charts as the player's resolved payload (as Python's)
+// A document (assets/js/views.js) with each Charts block's charts as the player's resolved payload (as Python's)
 function resolvedDoc(blocks) {
   return blocks.map((b) => {
     if (b.kind === "charts") {

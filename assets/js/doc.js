@@ -1,4 +1,4 @@
-// A lesson's renderer of a view's document (sim/views/doc.py): the blocks assets/views.js computes in the page, or
+// A lesson's renderer of a view's document (sim/views/doc.py): the blocks assets/js/views.js computes in the page, or
 // sim computed when the lesson was built (a recorded view), drawn with the DOM and the shared chart code. The app
 // draws the same blocks with Streamlit (ui/view.py); the words are the same, the formulas here their plain text.
 //

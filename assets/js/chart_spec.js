@@ -1,6 +1,6 @@
 // The one chart spec in JavaScript: sim/player/spec.py's Chart, Line, Band, Bars, BarSeries and Heatmap, and
 // sim/player/encode.py's payload, for charts whose arrays are computed in the page (any x axis, as in Python). The payload is the one the
-// player draws (assets/player.js); its arrays are typed arrays with a shape ({v, shape}) instead of base64, so a
+// player draws (assets/js/player.js); its arrays are typed arrays with a shape ({v, shape}) instead of base64, so a
 // page hands the player what it computed without encoding it. Plain data, no DOM, no plotting library.
 //
 //   const charts = [Chart("Mean accuracy (G = 8)", [Line(mean, "mean of the seeds", {color: COLORS.main})],

@@ -1,6 +1,6 @@
 // A lesson's page (sim/lesson writes it; the lesson's one script, lesson.js, runs main()): a view's controls as the
 // app declares them (sim/views/doc.py View.manifest: keys, labels, ranges, presets), its document computed in the
-// page for the setting on screen (assets/views.js, the twin of sim/views's `show`) or recorded by sim when the lesson
+// page for the setting on screen (assets/js/views.js, the twin of sim/views's `show`) or recorded by sim when the lesson
 // was built, drawn by assets/doc.js. On the contents page it only carries the page's flags into the links.
 //
 // Every control takes any value of its range and step. The setting lives in the link (the hash, which wins over

@@ -360,7 +360,7 @@ export function streamUniforms(k0, k1, c1, c2, c3, n, out = new Float64Array(n),
   return out;
 }
 
-// ================================================================ the binomial (sim/binomial.py)
+// ================================================================ the binomial (sim/toy/binomial.py)
 
 const LOG_TINY = -700; // exp of less is near the subnormal range: the inverse CDF's walk starts above it
 
@@ -384,7 +384,7 @@ export function logChoose(G) {
   return out;
 }
 
-// sim.binomial.binomial_pmf: C(G, k) p^k (1 - p)^(G - k) for k = 0..G, into out (G+1,).
+// sim.toy.binomial.binomial_pmf: C(G, k) p^k (1 - p)^(G - k) for k = 0..G, into out (G+1,).
 export function binomialPmf(p, G, out = new Float64Array(G + 1), log_choose = logChoose(G)) {
   const lp = Math.log(p), lq = Math.log1p(-p);
   for (let k = 0; k <= G; k++) {
@@ -402,7 +402,7 @@ function expectedPmf(lp_c, lp_w, log_choose, out, at = 0) {
 }
 
 // The inverse CDF k = min{k : U < F(k; p)} of Binomial(G, p), F(k; p) = sum_{i <= k} C(G, i) p^i (1 - p)^(G-i):
-// sim.binomial.BinomialSampler's draw for the same U (they differ only where U is within rounding of an F).
+// sim.toy.binomial.BinomialSampler's draw for the same U (they differ only where U is within rounding of an F).
 // From policy(z): p = p_c, 1 - p = p_w and their logs. The walk adds the terms f(k + 1) = f(k) (G - k) / (k + 1)
 // p / (1 - p) from the first that does not underflow (the terms rise up to the mode floor((G + 1) p)).
 function inverseCdf(U, G, p_c, p_w, lp_c, lp_w, log_choose) {

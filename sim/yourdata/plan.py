@@ -28,7 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, logit
 
-from sim.datafile import (
+from sim.exercises import p_no_signal
+from sim.passk import p_none_correct, pass_at_k, pass_at_k_known_p
+from sim.settings import setting, validate
+from sim.toy.model import MAX_PROMPTS as TOY_MAX_PROMPTS
+from sim.yourdata.datafile import (
     DataError,
     Table,
     cell_text,
@@ -38,10 +42,6 @@ from sim.datafile import (
     read_csv,
     shown_names,
 )
-from sim.exercises import p_no_signal
-from sim.passk import p_none_correct, pass_at_k, pass_at_k_known_p
-from sim.settings import setting, validate
-from sim.toy.model import MAX_PROMPTS as TOY_MAX_PROMPTS
 
 MAX_SAMPLES = 10**9  # n per prompt (log-gamma keeps its relative error near 1e-9 up to here)
 GROUP_SIZES = np.arange(2, 65)  # (63,) the G in reach
@@ -86,7 +86,7 @@ class PlanConfig:
 # ---- reading ------------------------------------------------------------------------------------------------
 
 def load_pool(data: bytes, name: str) -> Pool:
-    """A pool from a CSV's bytes (sim.datafile's caps and strict parsing). DataError (one line) otherwise."""
+    """A pool from a CSV's bytes (sim.yourdata.datafile's caps and strict parsing). DataError (one line) otherwise."""
     return pool_from_table(read_csv(decode(data, name), name))
 
 

@@ -9,7 +9,7 @@
 // heatmap-only chart costs no Plotly call per frame.
 
 // ---- Plotly.js: one <script> per page, from the app's own server ----
-// A host may have started it before this code arrived (assets/live_component.js: <script data-grpo-plotly>): then
+// A host may have started it before this code arrived (assets/js/live_component.js: <script data-grpo-plotly>): then
 // its tag is awaited, not loaded twice.
 let plotlyLoading = null;
 export function loadPlotly(url) {
@@ -69,7 +69,7 @@ function cacheArrayAttributes(Plotly) {
 }
 
 // An array of the payload: base64 from a server (sim/player/encode.py), or computed in the page ({v, shape}, a
-// typed array: assets/chart_spec.js), used as it is.
+// typed array: assets/js/chart_spec.js), used as it is.
 export function decode(a) {
   if (a.v) return a;
   const { dtype, shape, b64 } = a;

@@ -1,5 +1,5 @@
-// What each live view asks the engine for (assets/engine.js), from its request: the runs, nothing drawn. It runs
-// where the engine runs: in a Web Worker when the page can start one (assets/live.js), else on the page.
+// What each live view asks the engine for (assets/js/engine.js), from its request: the runs, nothing drawn. It runs
+// where the engine runs: in a Web Worker when the page can start one (assets/js/live.js), else on the page.
 //
 //   training    run = runToy(config), exp = expectedRun(config); with mu > 1 the same setting with PPO's symmetric
 //               clip (the clip caption's comparison); a pinned setting's run; the expected run with a student's

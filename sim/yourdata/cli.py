@@ -1,5 +1,5 @@
 """`python -m sim diagnose FILE` and `python -m sim plan FILE`: a run's log and a pool's pass rates, read with
-Chapter 15 (sim/diagnose.py, sim/plan.py), as a report or one JSON object.
+Chapter 15 (sim/yourdata/diagnose.py, sim/yourdata/plan.py), as a report or one JSON object.
 
     python -m sim diagnose trainer_state.json          # findings: each rule, its threshold, the steps it holds at
     python -m sim diagnose metrics.csv -G 16 --json     # a W&B/TensorBoard export; every number as JSON
@@ -17,9 +17,9 @@ import json
 import sys
 from pathlib import Path
 
-from sim.datafile import DataError, read_path
-from sim.files import check_writable, shown_path, write_atomically
+from sim.runtime.files import check_writable, shown_path, write_atomically
 from sim.settings import add_flags, from_args
+from sim.yourdata.datafile import DataError, read_path
 
 
 class ArgError(Exception):
@@ -55,7 +55,7 @@ def _run(argv: list[str], parser: argparse.ArgumentParser, work) -> int:
 # ---- diagnose -----------------------------------------------------------------------------------------------
 
 def diagnose_parser() -> argparse.ArgumentParser:
-    from sim.diagnose import DiagnoseConfig
+    from sim.yourdata.diagnose import DiagnoseConfig
 
     p = Parser(prog="python -m sim diagnose", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                description="Read a GRPO run's log (TRL's trainer_state.json, a CSV of TRL's metrics, or a "
@@ -67,8 +67,8 @@ def diagnose_parser() -> argparse.ArgumentParser:
 
 
 def diagnose_main(argv: list[str] | None = None) -> int:
-    from sim.diagnose import DiagnoseConfig, diagnose, text_report, to_json
-    from sim.runlog import load_run_log
+    from sim.yourdata.diagnose import DiagnoseConfig, diagnose, text_report, to_json
+    from sim.yourdata.runlog import load_run_log
 
     def work(args, data):
         d = diagnose(load_run_log(data, args.file), from_args(DiagnoseConfig, args))
@@ -80,7 +80,7 @@ def diagnose_main(argv: list[str] | None = None) -> int:
 # ---- plan ---------------------------------------------------------------------------------------------------
 
 def plan_parser() -> argparse.ArgumentParser:
-    from sim.plan import PlanConfig
+    from sim.yourdata.plan import PlanConfig
 
     p = Parser(prog="python -m sim plan", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                description="Read a pool of prompts' base-model pass rates (a CSV: correct,samples or pass_rate) "
@@ -95,8 +95,8 @@ def plan_parser() -> argparse.ArgumentParser:
 
 def plan_main(argv: list[str] | None = None) -> int:
     from sim.export import rows_csv
-    from sim.plan import PlanConfig, load_pool, plan, prompt_rows, text_report, toy_difficulties
     from sim.toy import ToyConfig
+    from sim.yourdata.plan import PlanConfig, load_pool, plan, prompt_rows, text_report, toy_difficulties
 
     def work(args, data):
         out = None

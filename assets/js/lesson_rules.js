@@ -1,5 +1,5 @@
 // GRPO Playground lesson: the rules a lesson page applies to its link and to its data, with no DOM (node's test
-// imports this module; the lesson's page script, assets/lesson_page.js, imports it).
+// imports this module; the lesson's page script, assets/js/lesson_page.js, imports it).
 //
 // The link is user input: read by the app's rules (ui/controls.py). A key given twice in the query (or twice in
 // the hash) takes its last value, with a note, except a control that holds several values (`multi`: One group's

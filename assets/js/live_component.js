@@ -1,5 +1,5 @@
 // The Streamlit component of a view computed in the page (ui/live.py). Its code stays small, since Streamlit sends
-// it with every rerun: it loads the app's bundle (assets/live_app.js and the engine, the views and the player it
+// it with every rerun: it loads the app's bundle (assets/js/live_app.js and the engine, the views and the player it
 // imports; sim/player/bundle.py) once per page, from the app's own server, as the player loads Plotly.js, and
 // hands it the element.
 

@@ -1,4 +1,4 @@
-"""The arithmetic a run's log is read with (sim/rules.py's rules, the Your run page's charts): rolling means over
+"""The arithmetic a run's log is read with (rules.py's rules, the Your run page's charts): rolling means over
 steps, the Jensen floor of dead groups, the bounds the reward puts on all-wrong and all-correct groups."""
 
 from __future__ import annotations

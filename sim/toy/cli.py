@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from sim.export import write_history
-from sim.files import check_writable, shown_path
+from sim.runtime.files import check_writable, shown_path
 from sim.settings import add_flags, from_args
 from sim.toy import ToyConfig, ToyHistory, expected_run, history_rows, run_toy
 
@@ -77,7 +77,7 @@ def _text_summary(s: dict) -> str:
 
 def _check_out(text: str | None) -> Path | None:
     """The --out path, refused before any work if it has the wrong extension or cannot be written
-    (sim.files.check_writable: a directory, a symlink loop, a device, a long name, no such directory)."""
+    (sim.runtime.files.check_writable: a directory, a symlink loop, a device, a long name, no such directory)."""
     if text is None:
         return None
     if not isinstance(text, str):  # argparse (3.11) turns --out=-- into [] instead of the text "--"

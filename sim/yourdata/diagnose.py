@@ -1,13 +1,13 @@
 """What a GRPO run's curves say, read with Chapter 15: findings, each a stated rule, its threshold and the steps
 where it holds.
 
-    log = load_run_log(data, "trainer_state.json")      # sim/runlog.py
+    log = load_run_log(data, "trainer_state.json")      # sim/yourdata/runlog.py
     d = diagnose(log, DiagnoseConfig(group_size=8))
     for f in d.findings: print(f.title, f.rule, step_ranges(f.steps))
     to_json(d)                                          # every number and finding, as `python -m sim diagnose --json`
 
-The rules and their thresholds are sim/rules.py's (its docstring lists them); the arithmetic they read with,
-rolling means, the Jensen floor and the bounds on dead groups, is sim/runstats.py's.
+The rules and their thresholds are sim/yourdata/rules.py's (its docstring lists them); the arithmetic they read with,
+rolling means, the Jensen floor and the bounds on dead groups, is sim/yourdata/runstats.py's.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.rules import DiagnoseConfig, Finding, run_rules, window_for
-from sim.runlog import RunLog
-from sim.runstats import dead_group_bounds, jensen_floor, rolling_mean, start_end, step_ranges
+from sim.yourdata.rules import DiagnoseConfig, Finding, run_rules, window_for
+from sim.yourdata.runlog import RunLog
+from sim.yourdata.runstats import dead_group_bounds, jensen_floor, rolling_mean, start_end, step_ranges
 
 __all__ = ["DEFAULT_G", "DiagnoseConfig", "Diagnosis", "Finding", "dead_group_bounds", "diagnose", "jensen_floor",
            "json_text", "rolling_mean", "start_end", "step_ranges", "text_report", "to_json"]

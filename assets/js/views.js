@@ -6,8 +6,8 @@
 //   SHOW.wasted({p: 0.05, group_size: 8})  ->  [{kind: "formula", text}, {kind: "caption", text}, {kind: "ask", ...}]
 //
 // `fields` are the controls' values by their config's field names (control_rules.js configOf). A block is what
-// sim.views.doc.to_json writes, except that a Charts block holds its charts (assets/chart_spec.js) rather than their
-// payload: assets/doc.js draws them.
+// sim.views.doc.to_json writes, except that a Charts block holds its charts (assets/js/chart_spec.js) rather than their
+// payload: assets/js/doc.js draws them.
 
 import { Band, BarSeries, Chart, COLORS, Heatmap, Line, rgba } from "./chart_spec.js";
 import { crossoverK, expectedMeanAbsAdvantage, meanAbsAdvantage, meanPassAtKKnownP, passAtKKnownP, sharpenConfig, STD_SEEDS,

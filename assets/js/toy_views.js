@@ -1,5 +1,5 @@
 // The views the toy engines compute in the page (Training dynamics, Std scaling, pass@k's sharpening toy and
-// the toy's pass@k before and after): from a config and the engine's results (assets/engine.js), the player's
+// the toy's pass@k before and after): from a config and the engine's results (assets/js/engine.js), the player's
 // charts, their captions, the words around them and the predict question. The JavaScript twin of
 // sim/views/training.py, std_scaling.py and passk.py: the same names, the same text for the same run, word for
 // word (tests/test_js_views.py feeds both the same runs, on random settings, and compares). Python stays the

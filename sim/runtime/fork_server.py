@@ -1,4 +1,4 @@
-"""The fork server's last preload (sim.procs.PRELOAD): two changes to every worker forked from it.
+"""The fork server's last preload (sim.runtime.procs.PRELOAD): two changes to every worker forked from it.
 
 A worker is a fork of the fork server and shares its memory pages until it writes to one.
 

@@ -146,7 +146,7 @@ def binomial_sampler(group_size: int) -> BinomialSampler:
 def inverse_cdf(U: np.ndarray, n: int, p: float) -> np.ndarray:
     """k = min{k : U < F(k; p)} for each uniform U, F the Binomial(n, p) CDF (scipy's bdtr): the exact inverse
     CDF transform, the draw BinomialSampler makes for the same U, without its tables (for a few draws at each of
-    many n: the KL page's Monte Carlo). assets/engine.js binomialInverse walks the same CDF; the two pick the same
+    many n: the KL page's Monte Carlo). assets/js/engine.js binomialInverse walks the same CDF; the two pick the same
     k except where U is within float rounding of a CDF value."""
     if p <= 0.0:
         return np.zeros(np.shape(U), dtype=np.int64)

@@ -12,7 +12,7 @@ With `task=True` it also gets `task=` (a Task: `emit(message)` streams to the ca
 
 Choices, and why:
   * The standard library's multiprocessing "forkserver": the fork server imports PRELOAD once, and each
-    worker is its fork (no server threads; never the server's __main__, sim/fork_server.py), ready in 20-50 ms.
+    worker is its fork (no server threads; never the server's __main__, sim/runtime/fork_server.py), ready in 20-50 ms.
     Calls and replies travel through multiprocessing's pipes, pickled; no wire format of ours.
   * pebble (per-task timeouts) and loky (restarts broken workers) were read and not taken: neither caps
     memory, kills what a worker started in a new session, streams messages from a running call, or decodes
@@ -46,7 +46,7 @@ import weakref
 from collections import deque
 from dataclasses import dataclass
 
-PRELOAD = ("numpy", "torch", "sim.lab.worker", "sim.tinylm.story", "sim.fork_server")  # fork server
+PRELOAD = ("numpy", "torch", "sim.lab.worker", "sim.tinylm.story", "sim.runtime.fork_server")  # fork server
 STARTUP_TIMEOUT = 120.0  # seconds for a worker to start (the fork server imports torch first); not the caller's
 MiB = 1024 * 1024
 _CTX = multiprocessing.get_context("forkserver")

@@ -1,7 +1,7 @@
-"""The rules sim/diagnose.py checks on a run's log, each a Finding: a stated rule, its threshold, the steps where it
+"""The rules diagnose.py checks on a run's log, each a Finding: a stated rule, its threshold, the steps where it
 holds, the chapter's reading and what to do.
 
-    findings, derived, binary = run_rules(log, cfg, group_size=8, window=30)   # sim/diagnose.py calls it
+    findings, derived, binary = run_rules(log, cfg, group_size=8, window=30)   # sim/yourdata/diagnose.py calls it
 
 The rules read a trailing rolling mean over W steps (`window`; default a twentieth of the steps, 1 to 50), so one
 noisy step neither fires nor hides a rule. "Start" and "end" are the means of the first and last W logged values.
@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.runlog import RunLog
-from sim.runstats import dead_group_bounds, jensen_floor, rolling_mean, start_end
 from sim.settings import setting, validate
+from sim.yourdata.runlog import RunLog
+from sim.yourdata.runstats import dead_group_bounds, jensen_floor, rolling_mean, start_end
 
 MIN_DEAD = 0.05  # the split of dead groups is judged only where at least this share is dead
 BINARY_RATIO = 0.9  # reward_std / sqrt(r(1 - r)) at least this (median): consistent with 0/1 rewards

@@ -1,6 +1,6 @@
 """A GRPO run's per-step metrics, read from the files a practitioner has: TRL's names, one array per metric.
 
-    log = load_run_log(data, "trainer_state.json")     # bytes of an upload or a file (sim.datafile reads paths)
+    log = load_run_log(data, "trainer_state.json")     # bytes of an upload or a file (datafile.py reads paths)
     log.steps           # (T,) optimizer steps, increasing
     log.metrics["reward"]   # (T,) floats; NaN where that step did not log it
     log.settings        # what the file says about the run (group_size, beta, mu, ...), often nothing
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.datafile import (
+from sim.yourdata.datafile import (
     MAX_COLUMNS,
     DataError,
     Table,

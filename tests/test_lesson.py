@@ -49,12 +49,14 @@ def test_every_page_carries_its_views_declaration(everything):
             continue
         m = script_json(page, "lesson-manifest")
         want = {**v.manifest(), "kind": v.lesson, "plotly": m["plotly"]}
+        want["tools"] = [t for t in v.tools if t != "exports"]  # an export needs the app's server
         if v.lesson == "recorded":
             want |= {"controls": [], "presets": []}  # TinyLM's controls train on the app's server
         assert m == want, v.name
         assert (script_json(page, "ls-data") is None) == (v.lesson == "page"), v.name
         html = page.read_text(encoding="utf-8")
         assert f"<h1>{escape(v.title)}</h1>" in html and '<script src="lesson.js"></script>' in html
+        assert '<script src="katex-0.19.1.min.js"></script>' in html and 'href="katex-0.19.1.css"' in html
     assert (everything / "lesson.js").is_file() and not (everything / "live.js").exists()
     assert "lesson_page.js" in (everything / "lesson.js").read_text(encoding="utf-8")
 

@@ -92,23 +92,29 @@ class Request:
         self.headers = {"accept-encoding": encoding}
 
 
-def test_routes_serve_plotly_and_the_bundle_gzipped_once():
-    """app.py's server serves Plotly.js and the bundle of the views computed in the browser itself: compressed
-    once, cacheable, nothing written to disk."""
-    from ui.live import BUNDLE, BUNDLE_NAME
+def test_routes_serve_plotly_katex_and_the_bundle_gzipped_once():
+    """app.py's server serves Plotly.js, KaTeX (its CSS with the fonts inside) and the bundle of the app's renderer
+    itself: compressed once, cacheable, nothing written to disk."""
+    from sim.player.bundle import app_bundle
+    from sim.player.katex import KATEX_CSS_NAME, KATEX_JS, KATEX_JS_NAME, katex_css
 
+    name, raw = app_bundle()
     s = server.Server()
-    assert s.plotly_url() is None and s.route_url(BUNDLE_NAME) is None  # a bare server: static serving
-    plotly, bundle = s.routes()
+    assert s.plotly_url() is None and s.route_url(name) is None  # a bare server (AppTest): no route
+    plotly, bundle, katex_js, katex_style = s.routes()
     assert s.plotly_url() == plotly.path and plotly.path.startswith("/assets/plotly-")
-    assert s.route_url(BUNDLE_NAME) == bundle.path == f"/assets/{BUNDLE_NAME}"
-    for route, original in ((plotly, PLOTLY_JS.read_bytes()), (bundle, BUNDLE)):
+    assert s.route_url(name) == bundle.path == f"/assets/{name}"
+    assert (s.route_url(KATEX_JS_NAME), s.route_url(KATEX_CSS_NAME)) == (katex_js.path, katex_style.path)
+    for route, original in ((plotly, PLOTLY_JS.read_bytes()), (bundle, raw), (katex_js, KATEX_JS.read_bytes()),
+                            (katex_style, katex_css().encode())):
         packed = asyncio.run(route.endpoint(Request("gzip, deflate, br")))
         plain = asyncio.run(route.endpoint(Request("identity")))
         assert packed.headers["content-encoding"] == "gzip" and gzip.decompress(packed.body) == original
         assert plain.body == original and "content-encoding" not in plain.headers
         assert "immutable" in packed.headers["cache-control"]
-        assert len(packed.body) < len(original) / 2
+        if route is not katex_style:  # the fonts inside are woff2, compressed already
+            assert len(packed.body) < len(original) / 2
+    assert plain.media_type == "text/css"
 
 
 # ---- the navigation fix, pinned to the Streamlit it was read against ----

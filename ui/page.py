@@ -45,11 +45,12 @@ def apply_style() -> None:
 
 
 def open_page(server, title: str, intro: str | None = None, specs: list[Spec] = (), *, fold_intro: bool = False,
-              controls: list[Spec] | None = None) -> dict[str, object]:
+              controls: list[Spec] | None = None, page_reads_link: bool = False) -> dict[str, object]:
     """Navigation, style, title, an optional intro (`fold_intro`: in an expander, so the charts come
     first), and the sidebar: one URL-bound control per spec, then the share / classroom link. `controls`:
     every control the page draws, if it draws some itself (default: `specs`); ?hide= names outside them are
-    warned about and dropped. `server`: the Server the page runs on (ui/host.py). Returns {spec.key: value}."""
+    warned about and dropped, unless `page_reads_link` (a view the browser computes reads its own link, ui/view.py).
+    `server`: the Server the page runs on (ui/host.py). Returns {spec.key: value}."""
     if use_app_navigation():  # a page opened straight from a link before the server set it: go through app.py
         st.rerun()
     apply_style()
@@ -57,7 +58,8 @@ def open_page(server, title: str, intro: str | None = None, specs: list[Spec] = 
     line = st.session_state[STATUS_KEY] = st.empty()  # every run, so the elements below keep their places
     claim(server)  # ?presenter=KEY: the lecturer's priority for this session; the key leaves the URL (ui/presenter.py)
     admit(server, line)  # the server's gate: a busy server's students queue here, the lecturer does not (ui/work.py)
-    check_hide(specs if controls is None else controls)
+    if not page_reads_link:
+        check_hide(specs if controls is None else controls)
     if intro and fold_intro:
         with st.expander("What this page shows"):
             st.markdown(intro)

@@ -22,7 +22,7 @@ from sim.yourdata.runlog import load_run_log
 from ui.page import metric_row, open_page, table
 from ui.text import md, show_text
 from ui.upload import file_line, user_file
-from ui.view import render
+from ui.view import show_doc
 
 RUN_EXAMPLE = "data/examples/tinylm_trl_trainer_state.json"
 PROMPTS_EXAMPLE = "data/examples/tinylm_prompts.csv"
@@ -99,7 +99,7 @@ def your_run(server) -> None:
     say = run_captions(d)
     if "clip" in say and "0 at every step" in say["clip"]:
         st.caption(md(say["clip"]))
-    render([Charts("run_charts", run_charts(d), columns=2)], server)
+    show_doc(server, "run_charts", [Charts("run_charts", run_charts(d), columns=2)])
     if len(log.reward_funcs) == 1:
         show_text(f"Reward function: {log.reward_funcs[0]}")
     elif log.reward_funcs:
@@ -135,7 +135,7 @@ def your_prompts(server) -> None:
                 ("Never solved (c = 0)", f"{p['never_teach']['all_wrong']['count']:,}")])
     st.caption(md(p["estimator"]))
     counts, edges = rate_histogram(pool)
-    render([Charts("plan_charts", plan_charts(p, cfg, counts, edges), columns=2)], server)
+    show_doc(server, "plan_charts", [Charts("plan_charts", plan_charts(p, cfg, counts, edges), columns=2)])
 
     st.subheader("By group size")
     ladder = sorted(set(p["ladder"]) | {G})
@@ -186,9 +186,9 @@ def your_prompts(server) -> None:
         show_text(str(e))
         st.stop()
     # the browser runs the toy on this pool (the difficulties travel in the config: this session's page only)
-    render([Live("your_prompts", {"view": "your_prompts", "config": dataclasses.asdict(toy), "columns": 2,
-                                  "classroom_columns": 3, "reduction": p["toy"]["reduction"],
-                                  "pool_size": len(pool.rate)})], server)
+    show_doc(server, "your_prompts_toy", [Live("your_prompts", {
+        "view": "your_prompts", "config": dataclasses.asdict(toy), "columns": 2, "classroom_columns": 3,
+        "reduction": p["toy"]["reduction"], "pool_size": len(pool.rate)})])
     st.caption(md("A caricature: the toy samples every prompt at every iteration, and one shared skill w stands for "
                   "what a network's weights share across prompts. It shows the shape (which prompts wait, how the dead "
                   "groups move from all wrong to all correct), not your run's speed."))

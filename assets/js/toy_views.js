@@ -104,8 +104,9 @@ export function captions(cfg, run, ppo = null) {
   const right = seedMean(run.metrics.frac_all_correct);
   // which kind of dead group the chart's stack shows more of at iteration t (t = -1: the last)
   const side = (t) => {
-    if (wrong.at(t) + right.at(t) === 0) return "none";
-    return wrong.at(t) >= right.at(t) ? "mostly all wrong, red" : "mostly all correct, green";
+    if (wrong.at(t) + right.at(t) === 0) return "";
+    if (wrong.at(t) === right.at(t)) return " (as many all wrong as all correct)";
+    return wrong.at(t) > right.at(t) ? " (mostly all wrong, red)" : " (mostly all correct, green)";
   };
   const starts = first_above(seedMean(run.p, nd(run.p).shape[2] - 1), HARD);
   const peak = argmax(H);
@@ -119,16 +120,16 @@ export function captions(cfg, run, ppo = null) {
   }
   let waits;
   if (starts !== null) {
-    waits = `The hardest prompt (bottom row) stays dark, below p = ${repr(HARD)}, until iteration ${starts}: its ` +
+    waits = `The hardest prompt (top row) stays dark, below p = ${repr(HARD)}, until iteration ${starts}: its ` +
       "groups are all wrong until the shared skill makes it sometimes solvable."; // prettier-ignore
   } else {
-    waits = `The hardest prompt (bottom row) never passes p = ${repr(HARD)}: its groups stay all wrong` +
+    waits = `The hardest prompt (top row) never passes p = ${repr(HARD)}: its groups stay all wrong` +
       (cfg.lr_w === 0 ? ", and with lr_w = 0 no shared skill lifts it." : "."); // prettier-ignore
   }
   return {
     acc: `Accuracy ${f(acc[0], ".2f")} → ${f(last(acc), ".2f")}. Band: the middle 80% of ${cfg.n_seeds} seeds; thick blue: ` +
       "their mean; dashed black: the exact expected run, drawn in full from the start.",
-    zero: `No gradient: ${f(z[0], ".0%")} of groups at first (${side(0)}), ${f(last(z), ".0%")} at the end (${side(-1)}). ` +
+    zero: `No gradient: ${f(z[0], ".0%")} of groups at first${side(0)}, ${f(last(z), ".0%")} at the end${side(-1)}. ` +
       "Dashed: mean_j p_j^G + (1 − p_j)^G.",
     bars: "Blue: the prompt's group in iteration t had mixed rewards and taught something; grey: all its " +
       "answers got the same reward (no gradient).",
@@ -191,7 +192,7 @@ export function training_charts(cfg, run, exp, o = {}) {
   ];
 }
 
-// The page's predict-first question (ui/predict.py's keywords): when does the hardest prompt pass HARD? null if
+// The page's predict-first question (assets/js/predict.js): when does the hardest prompt pass HARD? null if
 // it never does in this run.
 export function hard_prompt_question(cfg, run) {
   const hard = seedMean(run.p, nd(run.p).shape[2] - 1);
@@ -201,6 +202,7 @@ export function hard_prompt_question(cfg, run) {
     question: `The hardest prompt starts at p = ${f(hard[0], ".3f")}, so its groups are all wrong. Around which ` +
       `iteration will its p pass ${repr(HARD)} (mean over the seeds)?`,
     answer: starts, tolerance: Math.max(10, Math.floor(starts / 5)), fmt: "{:.0f}", lo: 0, hi: cfg.iterations,
+    whose: "this run's answer", // the chapter prints no iteration: the toy's run says it
     explain: "It waits until the shared skill w, pushed by the other prompts, makes it sometimes " +
       "solvable: RL can only reinforce answers the model sometimes produces.",
   }; // prettier-ignore

@@ -23,6 +23,7 @@ from pathlib import Path
 from sim.lesson.html import index_page, inline_json, view_page
 from sim.paths import JS
 from sim.player.bundle import classic_script
+from sim.player.katex import KATEX_CSS_NAME, KATEX_JS, KATEX_JS_NAME, katex_css
 from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
 from sim.runtime.files import shown_path
 from sim.views.doc import View, chart_payload, to_json
@@ -31,6 +32,7 @@ MARKER = ".grpo-lesson"  # marks a folder this command wrote (the only kind --fo
 # the names of views that are now part of one, still accepted by --views
 ALIASES = {"passk_estimator": "passk", "passk_problems": "passk", "sharpen": "passk", "tinylm_run": "tinylm"}
 TAGS = {"page": "computed in your browser", "recorded": "recorded runs"}
+STYLES = ("player.css", "doc.css", "lesson.css")  # the shared renderer's styles, then the lesson's own
 
 
 class LessonError(ValueError):
@@ -106,6 +108,7 @@ def swap_in(tmp: Path, real: Path) -> None:
 def page(view: View, plotly: str) -> tuple[str, int]:
     """A view's page and the bytes of its data (a recorded view's document)."""
     manifest = {**view.manifest(), "kind": view.lesson, "plotly": plotly}
+    manifest["tools"] = [t for t in view.tools if t != "exports"]  # an export is computed by the app's server
     if view.lesson == "recorded":  # its controls train on the app's server: the page has the records only
         manifest |= {"controls": [], "presets": []}
         data = to_json(view.document(), charts=chart_payload)
@@ -122,8 +125,10 @@ def build(out: Path, views: list[View], *, force: bool = False, summary: str = "
     real, tmp = prepare(out, force)
     try:
         shutil.copyfile(PLOTLY_JS, tmp / PLOTLY_JS_NAME)
+        shutil.copyfile(KATEX_JS, tmp / KATEX_JS_NAME)
+        (tmp / KATEX_CSS_NAME).write_text(katex_css(), encoding="utf-8")
         (tmp / "lesson.js").write_text(lesson_script(), encoding="utf-8")
-        for name in ("player.css", "lesson.css"):
+        for name in STYLES:
             shutil.copyfile(JS / name, tmp / name)
         data, listing = 0, []
         for i, v in enumerate(views):

@@ -14,7 +14,9 @@ HEAD = """<!doctype html>
 <meta name="referrer" content="no-referrer">
 <title>{title} · GRPO Playground lesson</title>
 <link rel="stylesheet" href="player.css">
+<link rel="stylesheet" href="doc.css">
 <link rel="stylesheet" href="lesson.css">
+<link rel="stylesheet" href="{katex_css}">
 </head>
 """
 
@@ -24,38 +26,31 @@ def inline_json(obj) -> str:
     return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).replace("<", "\\u003c")
 
 
+def head(title: str) -> str:
+    from sim.player.katex import KATEX_CSS_NAME
+
+    return HEAD.format(title=escape(title), katex_css=KATEX_CSS_NAME)
+
+
 def view_page(manifest: dict, data: list | None = None) -> str:
-    """A view: its title and intro, its controls and presets in a column beside it (the app's sidebar), and its
-    document, which lesson.js computes in the page for the setting the controls hold (assets/js/views.js), or reads
-    from `data` (a recorded view: the document sim computed when the lesson was built, parsed, never run). The intro
-    is folded under "What this page shows" where the app folds it, so the charts come first."""
-    title, intro = manifest["title"], manifest["intro"] or ""
-    about = (f'<details class="ls-about"><summary>What this page shows</summary><p class="ls-intro">{escape(intro)}'
-             "</p></details>" if manifest["fold_intro"] else f'<p class="ls-intro">{escape(intro)}</p>')
-    side = "" if not manifest["controls"] and not manifest["presets"] else """<aside class="ls-side" \
-aria-label="Settings">
-<h2 class="ls-side-title">Settings</h2>
-<form id="ls-controls" class="ls-controls" onsubmit="return false"></form>
-<div id="ls-presets" hidden></div>
-</aside>
-"""
+    """A view: its title, then the page the lesson's script draws into #ls-page with the app's own renderer
+    (assets/js/page.js: the intro, the settings beside the view, the document computed in the page for the setting
+    the controls hold, assets/js/views.js), or a recorded view's document from `data` (the document sim computed
+    when the lesson was built, parsed, never run)."""
+    from sim.player.katex import KATEX_JS_NAME
+
     block = "" if data is None else f'<script type="application/json" id="ls-data">{inline_json(data)}</script>\n'
-    return HEAD.format(title=escape(title)) + f"""<body>
+    return head(manifest["title"]) + f"""<body>
 <main>
 <nav class="ls-nav"><a href="index.html">← All views of this lesson</a></nav>
-<h1>{escape(title)}</h1>
-{about}
-<div id="ls-note" class="ls-note" role="status" hidden></div>
-<div class="ls-layout{'' if side else ' ls-wide'}">
-{side}<div class="ls-view">
+<h1>{escape(manifest["title"])}</h1>
 <div id="ls-error" class="ls-error" role="alert" hidden></div>
-<div id="ls-doc"></div>
-</div>
-</div>
+<div id="ls-page"></div>
 <noscript><p class="ls-error">This lesson draws its views with JavaScript: turn it on to see them.</p></noscript>
 </main>
 <script type="application/json" id="lesson-manifest">{inline_json(manifest)}</script>
-{block}<script src="lesson.js"></script>
+{block}<script src="{KATEX_JS_NAME}"></script>
+<script src="lesson.js"></script>
 </body>
 </html>
 """
@@ -71,7 +66,7 @@ def index_page(views: list[dict], summary: str) -> str:
                 f'<p class="ls-caption">{escape(v["what"])}</p></li>')
 
     items = "\n".join(item(v) for v in views)
-    return HEAD.format(title="Contents") + f"""<body>
+    return head("Contents") + f"""<body>
 <main>
 <h1>GRPO Playground: a lesson</h1>
 <p class="ls-intro">GRPO (Group Relative Policy Optimization) trains a model on problems with checkable answers:

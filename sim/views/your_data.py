@@ -2,20 +2,18 @@
 words and charts. Each chart's reading (after Chapter 15) and a caption that says what it shows for the data on
 screen, with its numbers. The numbers come from sim/yourdata (diagnose.py, plan.py); text from the file reaches a chart
 only through `label` (cut, invisible characters escaped, HTML-escaped: Plotly reads <b> in a name). The toy on a
-visitor's pool computes in the browser (assets/js/toy_views.js pool_charts is the twin of the one here)."""
+visitor's pool computes in the browser (assets/js/toy_views.js pool_charts)."""
 
 from __future__ import annotations
 
-import dataclasses
 import html
 
 import numpy as np
 
 from sim.player.spec import COLORS, Band, BarSeries, Chart, Line, rgba
-from sim.toy import ToyConfig, ToyHistory
+from sim.toy import ToyConfig
 from sim.views.controls import Flag, Num
 from sim.views.doc import Text, View
-from sim.views.training import training_charts
 from sim.yourdata.datafile import cell_text
 from sim.yourdata.diagnose import DiagnoseConfig, Diagnosis, rolling_mean, start_end, step_ranges
 from sim.yourdata.plan import PlanConfig
@@ -141,24 +139,6 @@ def plan_captions(p: dict) -> dict[str, str]:
     nt = p["never_teach"]
     out["rates"] = (f"{p['summary']['prompts']:,} prompts, mean pass rate {p['summary']['mean_rate']:.3f}; "
                     f"{nt['all_wrong']['count']:,} never solved and {nt['all_correct']['count']:,} always solved.")
-    return out
-
-
-def pool_charts(cfg: ToyConfig, run: ToyHistory, exp: ToyHistory, reduction: str, pool_size: int,
-                big: bool = False) -> list[Chart]:
-    """Training dynamics' charts (sim/views/training.py) for the toy whose prompts are this pool, titled for it (the
-    groups caption already says which side the dead groups are on, first and last)."""
-    charts = training_charts(cfg, run, exp, big=big)
-    what = f"your {pool_size:,} prompts" if cfg.n_prompts == pool_size else f"{cfg.n_prompts} quantiles of your " \
-                                                                                f"{pool_size:,} prompts"
-    out = []
-    for i, c in enumerate(charts):
-        if i == 0:
-            c = dataclasses.replace(c, title=f"Mean accuracy over {what} (G = {cfg.group_size})")
-        elif i == 2:
-            c = dataclasses.replace(c, x_title="prompt j (easy → hard, by the base model's rate)",
-                                    caption=c.caption + f" The toy's prompts: {reduction}.")
-        out.append(c)
     return out
 
 

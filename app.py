@@ -77,12 +77,13 @@ def home() -> None:
 
 
 def navigation() -> st.navigation:
-    pages = [st.Page(home, title="Home", icon=":material/home:", default=True)]
-    pages += [
+    entries = [st.Page(home, title="Home", icon=":material/home:", default=True)]
+    entries += [
         st.Page(file, title=title, icon=icon, url_path=Path(file).stem)
         for file, title, icon, _ in pages()  # a missing file fails here, loudly, rather than hiding a page
     ]
-    return st.navigation(pages)
+    return st.navigation(entries)
+
 
 if __name__ == "__main__":  # a session's script run
     # A local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.

@@ -61,9 +61,11 @@ def show_view(view: View, server, *, lab_extras: Callable | None = None, export:
     if lab is not None:
         values = _values(view, key)
         try:
-            data["lab"] = {"for": values, **lab_extras(values, lab)}
+            extras = lab_extras(values, lab)
+            extras["slots"] = {k: to_json(blocks, host="app") for k, blocks in extras.get("slots", {}).items()}
         except ValueError as e:  # a setting the engine refuses: the page says so itself
-            data["lab"] = {"for": values, "slots": {"top": [{"kind": "note", "tone": "error", "text": str(e)}]}}
+            extras = {"slots": {"top": [{"kind": "note", "tone": "error", "text": str(e)}]}}
+        data["lab"] = {"for": values, **extras}
     _COMPONENT(key=key, data=data, on_values_change=_nothing,
                on_action_change=(lambda: _export(view, key, export)) if export is not None else _nothing)
 

@@ -121,7 +121,7 @@ export function linkText(state, flags) {
 const isObject = (x) => typeof x === "object" && x !== null && !Array.isArray(x);
 const isList = (x, each) => Array.isArray(x) && x.every(each);
 const isText = (x) => typeof x === "string";
-const TEXTS = ["heading", "text", "formula", "caption", "note"];
+const TEXTS = ["heading", "text", "formula", "caption", "note", "code"];
 
 // A document (sim/views/doc.py's blocks, as a recorded view's page holds them): the problem, or null
 export function docProblem(doc) {
@@ -140,6 +140,8 @@ export function docProblem(doc) {
       const problem = docProblem(blocks);
       if (problem) return problem;
     }
+    if (b.kind === "text" && !(b.md === undefined || b.md === null || isText(b.md))) return "its text is not text";
+    if (b.kind === "formula" && !(b.latex === undefined || b.latex === null || isText(b.latex))) return "its formula is not text";
     if (![...TEXTS, "metrics", "table", "charts", "ask", "columns"].includes(b.kind)) return `a ${shown(b.kind)} block is not a recorded view's`;
   }
   return null;

@@ -138,6 +138,20 @@ export function captions(cfg, run, ppo = null) {
   }; // prettier-ignore
 }
 
+// The key numbers of a run, as big metrics above its charts (what a hall reads from the back): accuracy and the
+// share of groups that teach nothing, first and last; when the hardest prompt learns; the KL at the end
+export function training_metrics(cfg, run) {
+  const acc = seedMean(run.accuracy);
+  const z = seedMean(run.metrics.frac_reward_zero_std);
+  const starts = first_above(seedMean(run.p, nd(run.p).shape[2] - 1), HARD);
+  return [
+    ["accuracy, first → last", `${f(acc[0], ".2f")} → ${f(last(acc), ".2f")}`],
+    ["groups with no gradient", `${f(z[0], ".0%")} → ${f(last(z), ".0%")}`],
+    [`hardest prompt passes p = ${repr(HARD)}`, starts === null ? "never" : `iteration ${starts}`],
+    ["KL to the reference, last", `${f(last(seedMean(run.kl_exact)), ".2f")} nats`],
+  ];
+}
+
 // Training dynamics' five charts for run = runToy(cfg), exp = expectedRun(cfg). o.pinned = [label, run] overlays a
 // pinned run; o.mine = the expected run with a student's advantages; o.big = presenter heights; o.ppo = this
 // setting's run with PPO's symmetric clip, for the clip caption (mu > 1).
@@ -235,6 +249,11 @@ export function std_charts(runs) {
   ];
 }
 
+// Std scaling's key numbers: each run's accuracy at the end
+export function std_metrics(runs) {
+  return Object.entries(runs).map(([name, r]) => [`accuracy, ${name}`, f(last(r.accuracy), ".3f")]);
+}
+
 export function std_words(runs, lr) {
   const base = runs["with std"];
   const sameLr = runs["without std, same lr"];
@@ -298,6 +317,13 @@ export function sharpen_charts(cfg, h) {
   ]; // prettier-ignore
 }
 
+// The sharpening toy's key numbers: pass@1 and pass@k, first and last
+export function sharpen_metrics(cfg, h) {
+  const [p1, pk] = [nd(h.pass_at_1).v, nd(h.pass_at_k).v];
+  return [["pass@1, first → last", `${f(p1[0], ".3f")} → ${f(last(p1), ".3f")}`],
+    [`pass@${cfg.k_eval}, first → last`, `${f(pk[0], ".3f")} → ${f(last(pk), ".3f")}`]]; // prettier-ignore
+}
+
 export function sharpen_caption(cfg, h) {
   const p = nd(h.p);
   const P = p.shape[1];
@@ -316,6 +342,13 @@ export function sharpen_caption(cfg, h) {
 
 // The toy's mean pass@k at iteration 0 and T (p_j (P,) each, from expectedRun of the chapter's defaults): the
 // chart and what it shows.
+// the toy's key numbers: mean pass@1 and pass@64 at iteration 0 and T
+export function toy_metrics(p0, pT, T = TOY_T) {
+  const [before, after] = [mean_pass_at_k_known_p(p0, KS), mean_pass_at_k_known_p(pT, KS)];
+  return [[`pass@1, iteration 0 → ${T}`, `${f(before[0], ".3f")} → ${f(after[0], ".3f")}`],
+    [`pass@64, iteration 0 → ${T}`, `${f(last(before), ".3f")} → ${f(last(after), ".3f")}`]]; // prettier-ignore
+}
+
 export function toy_curves(p0, pT, T = TOY_T) {
   const before = mean_pass_at_k_known_p(p0, KS);
   const after = mean_pass_at_k_known_p(pT, KS);

@@ -64,7 +64,8 @@ function wasted({ p, group_size: G }, ctx = {}) {
     caption: `The × is your setting, p = ${f(p, ".2f")} and G = ${G}: ${pct(none)} of its groups teach nothing. Dark at ` +
       "both edges: too-hard prompts (p ≈ 0) teach nothing, too-easy ones (p ≈ 1) waste compute." }); // prettier-ignore
   const curves = Chart("P(no signal) against p", [
-    ...CURVES.map(([g, color]) => Line(PS.map((x) => X.p_no_signal(x, g)), `G = ${g}`, { x: PS, reveal: "full", color })),
+    ...CURVES.filter(([g]) => g !== G) // your G's own curve is "G = G (yours)" below, not a second legend entry
+      .map(([g, color]) => Line(PS.map((x) => X.p_no_signal(x, g)), `G = ${g}`, { x: PS, reveal: "full", color })),
     Line(PS.map((x) => X.p_no_signal(x, G)), `G = ${G} (yours)`, { x: PS, reveal: "full", color: COLORS.main, width: 4 }),
   ], { x_title: "p (solve rate)", y_title: "P(group teaches nothing)", y_range: [0, 1], height: 420, vlines: [[p, ""]],
     caption: `At p = ${f(p, ".2f")}, a group of ${G} teaches nothing ${pct(none)} of the time, a group of 64 ` +

@@ -116,6 +116,22 @@ def page(view: View, plotly: str) -> tuple[str, int]:
     return view_page(manifest), 0
 
 
+def workbook(views: list[View]) -> list[dict]:
+    """The chapter's exercises and lab tasks (sim/views/catalog.py), each with this lesson's page for it (None:
+    not in this lesson, or the app's only) and whether the page asks it first."""
+    from sim.views.catalog import EXERCISES
+
+    pages = {v.name: v for v in views}
+    out = []
+    for e in EXERCISES:
+        v = pages.get(e.page)
+        if v is None:
+            continue
+        out.append({"item": e.item, "task": e.task, "title": v.title, "question": e.question,
+                    "file": None if v.lesson == "app" else f"{v.name}.html"})
+    return out
+
+
 def build(out: Path, views: list[View], *, force: bool = False, summary: str = "",
           say: Callable[[str, int, int], None] = lambda view, done, total: None) -> dict:
     """Build the lesson into OUT; say(view, done, of total) after each view. `views` may include app-only views:
@@ -141,7 +157,7 @@ def build(out: Path, views: list[View], *, force: bool = False, summary: str = "
                 data += size
                 listing.append({"file": f"{v.name}.html", "title": v.title, "what": v.what, "tag": TAGS[v.lesson]})
             say(v.name, i + 1, len(views))
-        (tmp / "index.html").write_text(index_page(listing, summary), encoding="utf-8")
+        (tmp / "index.html").write_text(index_page(listing, summary, workbook(views)), encoding="utf-8")
         (tmp / MARKER).write_text("written by python -m sim lesson build\n", encoding="utf-8")
         swap_in(tmp, real)  # checked by prepare(): absent, empty, or a lesson and force
     except BaseException:

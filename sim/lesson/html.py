@@ -56,16 +56,36 @@ def view_page(manifest: dict, data: list | None = None) -> str:
 """
 
 
-def index_page(views: list[dict], summary: str) -> str:
-    """The contents page: each view with what it shows and how this lesson has it (computed in your browser,
-    recorded, or in the app only: no link, and why)."""
+def index_page(views: list[dict], summary: str, exercises: list[dict] = ()) -> str:
+    """The contents page: the chapter's exercises and lab tasks, each with the page that works it and, where the page
+    asks it first, its question-mode link (?predict=1); then each view with what it shows and how this lesson has it
+    (computed in your browser, recorded, or in the app only: no link, and why)."""
     def item(v: dict) -> str:
-        name = (f'<a href="{escape(v["file"])}">{escape(v["title"])}</a>' if v["file"] else
+        name = (f'<a class="ls-carry" href="{escape(v["file"])}">{escape(v["title"])}</a>' if v["file"] else
                 f'<span class="ls-app-only">{escape(v["title"])}</span>')
         return (f'<li>{name}<span class="ls-tag">{escape(v["tag"])}</span>'
                 f'<p class="ls-caption">{escape(v["what"])}</p></li>')
 
+    def row(e: dict) -> str:
+        where = (f'<a class="ls-carry" href="{escape(e["file"])}">{escape(e["title"])}</a>' if e["file"] else
+                 f'{escape(e["title"])} <span class="ls-tag">(in the app only)</span>')
+        asked = e["file"] and e["question"]
+        ask = f'<a class="ls-carry" href="{escape(e["file"])}?predict=1">as a question</a>' if asked else ""
+        return (f'<tr><td><strong>{escape(e["item"])}</strong>: {escape(e["task"])}</td><td>{where}</td>'
+                f"<td>{ask}</td></tr>")
+
     items = "\n".join(item(v) for v in views)
+    rows = "\n".join(row(e) for e in exercises)
+    workbook = "" if not exercises else f"""<h2>The chapter's exercises and lab tasks</h2>
+<p class="ls-caption">Each item of the chapter, the page that works it, and the same page as a question first (the
+answer and its chart appear once you have guessed).</p>
+<table class="ls-exercises">
+<thead><tr><th>exercise</th><th>page</th><th>question first</th></tr></thead>
+<tbody>
+{rows}
+</tbody>
+</table>
+"""
     return head("Contents") + f"""<body>
 <main>
 <h1>GRPO Playground: a lesson</h1>
@@ -73,9 +93,10 @@ def index_page(views: list[dict], summary: str) -> str:
 sample G answers per prompt, score each with a verifier, turn the rewards into advantages relative to the group
 (A = (r − mean) / std), and take a policy-gradient step. A group whose answers all get the same reward teaches
 nothing. These views accompany Chapter 15, “RL with verifiable rewards: reasoning models and GRPO”.</p>
-<p class="ls-caption">A static edition of the GRPO Playground app: the same views, controls, charts and words; each
-view computes in your browser (the same numbers as the app's for the same setting), TinyLM's runs were recorded; this
-folder holds everything it needs and works offline. {escape(summary)}</p>
+<p class="ls-caption">A static edition of the GRPO Playground app: the same views, controls, charts and words, drawn
+by the same code; each view computes in your browser (the same numbers as the app's for the same setting), TinyLM's
+runs were recorded; this folder holds everything it needs and works offline. {escape(summary)}</p>
+{workbook}<h2>The views</h2>
 <ul class="ls-views">
 {items}
 </ul>

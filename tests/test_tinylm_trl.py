@@ -155,6 +155,26 @@ def test_exported_snippet_builds_the_runs_config():
         loop_args(GRPOConfig(prompts_per_iter=5), num_processes=2)
 
 
+@needs_trl
+def test_trls_reference_model_is_the_policy(tmp_path):
+    """beta > 0: GRPOTrainer builds its reference with create_model_from_path(get_config_model_id(config)), as it
+    does here (trl/trainer/grpo_trainer.py, TRL 1.16.0). TinyLM's wrapper had an empty name (TRL refused it), and
+    from_pretrained left the causal mask, a buffer no checkpoint holds, uninitialised (logits 18 apart)."""
+    from trl.trainer.utils import create_model_from_path, get_config_model_id
+
+    from sim.tinylm.trl_model import TinyLMForCausalLM, save_as_reference
+
+    policy = TinyLMForCausalLM.wrap(build_model(ModelConfig(), seed=3))
+    assert get_config_model_id(policy.config) == ""
+    save_as_reference(policy, str(tmp_path / "reference"))
+    ref = create_model_from_path(get_config_model_id(policy.config), dtype=policy.dtype,
+                                 attn_implementation=policy.config._attn_implementation, trust_remote_code=False)
+    assert type(ref) is TinyLMForCausalLM and ref.dtype == torch.float64
+    ids = torch.randint(0, VOCAB_SIZE, (64, 10), generator=torch.Generator().manual_seed(0))  # (B, T)
+    assert torch.equal(ref(ids).logits, policy(ids).logits)
+    assert ref.tinylm.blocks[0].attn.causal.equal(torch.ones(10, 10, dtype=torch.bool).tril())
+
+
 # ---------------------------------------------------------------- real runs
 
 

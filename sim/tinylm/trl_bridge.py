@@ -11,6 +11,7 @@ This module imports neither TRL nor transformers until a run asks for them, so t
 
 from __future__ import annotations
 
+import os
 import tempfile
 import warnings
 
@@ -86,6 +87,7 @@ def trl_story(cfg, *, save_sft=None, max_seconds=None, keep_trainer_state=None) 
         raise ValueError(f"--max-seconds must be > 0, got {max_seconds}")
     check_translatable(cfg.grpo)
     check_processes(cfg.grpo)  # before TRL's import, on every rank
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # TinyLM never needs the Hub; set before huggingface_hub loads
     run = load_trainer()
     from transformers.utils import logging
 

@@ -35,6 +35,7 @@ import numpy as np
 import torch
 from datasets import Dataset
 from transformers import PrinterCallback, TrainerCallback
+from transformers.utils.logging import disable_progress_bar
 from trl import GRPOConfig as TrlGRPOConfig
 from trl import GRPOTrainer as TrlGRPOTrainer
 
@@ -46,7 +47,7 @@ from sim.tinylm.grpo_train import GRPOConfig
 from sim.tinylm.memory import check_run
 from sim.tinylm.story import StoryConfig, never_solved, starting_model
 from sim.tinylm.tokens import MAX_NEW_TOKENS, PAD
-from sim.tinylm.trl_model import TinyLMForCausalLM, build_tokenizer
+from sim.tinylm.trl_model import TinyLMForCausalLM, build_tokenizer, save_as_reference
 
 SCHEDULES = {"linear": "linear", "constant": "constant_with_warmup"}  # sim's lr_schedule -> transformers'
 
@@ -139,6 +140,8 @@ def build_trainer(model: TinyLMForCausalLM, cfg: GRPOConfig, output_dir: str, nu
     (which also ends training after max_seconds, if given)."""
     train, heldout = split()
     callback = ExactPassAt1(model, heldout, cfg, max_seconds)
+    if cfg.beta > 0:  # TRL builds its reference model from a folder (trl_model.save_as_reference)
+        save_as_reference(model, f"{output_dir}/reference")
     trainer = TrlGRPOTrainer(
         model=model,
         reward_funcs=exact_match,
@@ -168,6 +171,7 @@ def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None, max_secon
     into a checkpoint (TrainerState.save_to_json: its log_history is what `python -m sim diagnose` reads)."""
     check_run(cfg.grpo.prompts_per_iter, cfg.grpo.group_size, cfg.sft.model, cfg.eval_samples)
     torch.set_num_threads(cfg.grpo.threads)
+    disable_progress_bar()  # saving and loading the reference model (beta > 0) would draw bars on stderr
     t0 = time.perf_counter()
     start, sft = starting_model(cfg, save_sft=save_sft)
     from accelerate import PartialState

@@ -1,5 +1,6 @@
-"""TinyLM in TRL's GRPOTrainer (sim/tinylm/trl_*.py): parity with sim's model, verifier and evaluation, a short
-TRL run, a 2-process accelerate run, and the CLI's messages with and without TRL installed."""
+"""TinyLM in TRL's GRPOTrainer (sim/tinylm/trl_*.py): parity with sim's model, verifier and evaluation, its reference
+model, short TRL runs of every setting that changes TRL's code path (beta, mu, each loss type, scale_rewards, ...),
+a 2-process accelerate run, and the CLI's messages with and without TRL installed."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 import torch
 
+from sim.settings import LOSS_TYPES
 from sim.tinylm.cli import main
 from sim.tinylm.data import answer_text, prompt_tokens, response_text, rewards, split, verify
 from sim.tinylm.grpo_train import GRPOConfig
@@ -175,6 +177,20 @@ def test_trls_reference_model_is_the_policy(tmp_path):
     assert ref.tinylm.blocks[0].attn.causal.equal(torch.ones(10, 10, dtype=torch.bool).tril())
 
 
+def test_recorded_reward_per_iteration_with_mu_2():
+    """With mu = 2 TRL logs the reward on the first optimizer step of each iteration only (the one that generated
+    its batch): the record's reward is that value, not half of it (the old sum over mu steps / mu)."""
+    summary = {"config": {"grpo": {"mu": 2}}, "iterations": 2, "exact_pass_at_1": [[0, 0.5], [2, 0.6]],
+               "pass_at_1_before": 0.5, "pass_at_1_after": 0.6, "pass_at_k_after": [0.6, 0.9], "eval_samples": 2,
+               "grpo_seconds": 1.0, "num_processes": 1, "trl_config": {"output_dir": "x"},
+               "trl_log": [{"step": 1, "reward": 0.25, "loss": 0.0}, {"step": 2, "loss": 0.1},
+                           {"step": 3, "reward": 0.75, "loss": 0.0}, {"step": 4, "loss": 0.2}]}  # fmt: skip
+    assert record(summary)["reward"] == [0.25, 0.75]
+    summary["trl_log"] = summary["trl_log"][1:]  # iteration 1 without its reward: refused, not averaged as 0
+    with pytest.raises(TrlRecordError, match="iteration 1 logs no reward"):
+        record(summary)
+
+
 # ---------------------------------------------------------------- real runs
 
 
@@ -206,6 +222,60 @@ def test_short_trl_run_summary_and_metrics(tmp_path):
     run = load_trl_run(path)
     assert run["iterations"] == [1, 2] and run["reward"] == [row["reward"] for row in log]
     assert run["pass_at_1"] == res["exact_pass_at_1"] and run["pass_at_1_after"] == res["pass_at_1_after"]
+
+
+# Each setting changes the code TRL runs (trl/trainer/grpo_trainer.py, TRL 1.16.0); every other GRPOConfig field the
+# bridge passes (epsilon, seed, the loop's) only changes a number. lr 3e-3 without warmup moves a 4-prompt batch far
+# enough in one step for the second pass of mu = 2 to clip.
+PATH_SETTINGS = {
+    "beta": {"beta": 0.04},  # a reference model, the k3 term in the loss, the kl metric
+    "mu2": {"mu": 2},  # num_iterations: old log-probs kept, a batch reused, the clip can act
+    "beta_mu2": {"beta": 0.04, "mu": 2},
+    **{f"loss_{t}": {"loss_type": t} for t in LOSS_TYPES if t != "grpo"},  # grpo: the default, in every other run
+    "scale_batch": {"scale": "batch"},
+    "scale_none": {"scale": "none"},
+    "sequence_mu2": {"importance_sampling_level": "sequence", "mu": 2},
+    "clip_higher_mu2": {"loss_type": "dapo", "clip_eps_high": 0.28, "mu": 2},
+    "cispo_mu2": {"loss_type": "cispo", "clip_eps_high": 5.0, "mu": 2},
+    "sapo_mu2": {"loss_type": "sapo", "mu": 2},
+    "vespo_mu2": {"loss_type": "vespo", "mu": 2},
+    "loop": {"lr_schedule": "constant", "weight_decay": 0.01, "max_grad_norm": 0.0, "temperature": 0.7},
+}
+CLIP_METRIC = {"cispo": "cispo_clip_ratio", "vespo": "vespo/phi_seq_mean", "sapo": None}  # else clip_ratio/*
+
+
+@pytest.mark.integration
+@needs_trl
+@pytest.mark.parametrize("name", PATH_SETTINGS)
+def test_every_setting_that_changes_trls_path_trains(name):
+    from sim.tinylm.trl_run import trl_story
+
+    grpo = GRPOConfig(iterations=3, prompts_per_iter=4, group_size=4, warmup=0, lr=3e-3, eval_every=3,
+                      **PATH_SETTINGS[name])  # fmt: skip
+    res = trl_story(StoryConfig(grpo=grpo, eval_samples=2), quiet=True)
+    log, mu = res["trl_log"], grpo.mu
+    assert res["ranks"][0]["weights_sha256"] != res["start_weights_sha256"]  # the parameters changed
+    assert {k: res["trl_config"][k] for k in ("beta", "num_iterations", "loss_type", "scale_rewards")} == \
+        {"beta": grpo.beta, "num_iterations": mu, "loss_type": grpo.loss_type, "scale_rewards": grpo.scale}
+    # one entry per optimizer step; the rewards on the step that generated them, one step in mu
+    assert [row["step"] for row in log] == list(range(1, 3 * mu + 1))
+    assert [row["step"] for row in log if "reward" in row] == list(range(1, 3 * mu + 1, mu))
+    assert (res["optimizer_steps"], res["generation_steps"], res["iterations"]) == (3 * mu, 3, 3)
+    assert res["run_settings"]["optimizer_steps_per_generation"] == mu and res["run_settings"]["mu"] == mu
+    for row in log:
+        assert all(v is None or np.isfinite(v) for v in row.values()), row
+    if grpo.beta > 0:
+        kl = [row["kl"] for row in log]
+        assert all(np.isfinite(kl)) and min(kl) >= 0 and max(kl) > 0
+        assert kl[0] < 1e-6  # before the first update the policy is the reference: k3 = 0
+    else:
+        assert not any("kl" in row for row in log)
+    clip = CLIP_METRIC.get(grpo.loss_type, "clip_ratio/region_mean")
+    if clip is not None:
+        assert all(clip in row for row in log)  # the loss's metrics on every step, the reused ones included
+    if mu > 1 and clip == "clip_ratio/region_mean":
+        assert log[0][clip] == 0  # the first pass over a batch: ratio 1, the clip is inert
+        assert max(row[clip] for row in log[1::mu]) > 0  # the second pass: the ratio left 1 and the clip acts
 
 
 def test_shipped_trl_run_loads():

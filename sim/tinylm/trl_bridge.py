@@ -80,9 +80,12 @@ def load_trainer():
     return run_trl_story
 
 
-def trl_story(cfg, *, save_sft=None, max_seconds=None, keep_trainer_state=None) -> dict | None:
+def trl_story(cfg, *, save_sft=None, max_seconds=None, keep_trainer_state=None, diagnosis=None,
+              quiet: bool = False) -> dict | None:  # fmt: skip
     """Train `cfg` (a StoryConfig) with TRL's GRPOTrainer; the summary (None on ranks > 0). Raises MissingTRL.
-    keep_trainer_state: also write the run's trainer_state.json there (rank 0)."""
+    keep_trainer_state: also write the run's trainer_state.json there (rank 0). diagnosis: keep `python -m sim
+    diagnose`'s findings, updated while it trains, there (sim/yourdata/callback.py); each rule that fires prints a
+    line on stderr unless quiet."""
     if max_seconds is not None and not max_seconds > 0:
         raise ValueError(f"--max-seconds must be > 0, got {max_seconds}")
     check_translatable(cfg.grpo)
@@ -94,5 +97,6 @@ def trl_story(cfg, *, save_sft=None, max_seconds=None, keep_trainer_state=None) 
     logging.set_verbosity_error()  # TRL and transformers talk about defaults this run sets on purpose
     with warnings.catch_warnings(), tempfile.TemporaryDirectory(prefix="tinylm-trl-") as out:
         warnings.simplefilter("ignore", FutureWarning)
+        echo = {"echo": None} if quiet else {}
         return run(cfg, output_dir=out, save_sft=save_sft, max_seconds=max_seconds,
-                   keep_trainer_state=keep_trainer_state)
+                   keep_trainer_state=keep_trainer_state, diagnosis=diagnosis, **echo)

@@ -1,11 +1,14 @@
 """TinyLM in TRL's GRPOTrainer (sim/tinylm/trl_*.py): parity with sim's model, verifier and evaluation, its reference
 model, short TRL runs of every setting that changes TRL's code path (beta, mu, each loss type, scale_rewards, ...),
-a 2-process accelerate run, and the CLI's messages with and without TRL installed."""
+a mu = 2 run read through both of its logs and its live diagnosis, a 2-process accelerate run, and the CLI's
+messages with and without TRL installed."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
+import io
 import json
 import os
 import subprocess
@@ -34,7 +37,8 @@ TINY = ["--iterations", "2", "--prompts", "2", "-G", "4", "--eval-samples", "2",
 
 @pytest.mark.integration
 def test_sim_paths_never_import_trl():
-    code = ("import sys, sim.tinylm.cli, sim.tinylm.story, sim.tinylm.job, sim.tinylm.trl_run, sim.export\n"
+    code = ("import sys, sim.tinylm.cli, sim.tinylm.story, sim.tinylm.job, sim.tinylm.trl_run, sim.export, "
+            "sim.yourdata.cli, sim.yourdata.diagnose\n"
             "bad = [m for m in ('trl', 'transformers', 'accelerate', 'datasets') if m in sys.modules]\n"
             "assert not bad, bad")  # fmt: skip
     subprocess.run([sys.executable, "-c", code], check=True, env=ENV, cwd=ROOT, timeout=120)
@@ -60,6 +64,8 @@ def test_missing_trl_exits_2_with_what_to_install(monkeypatch, capsys):
     (["--max-seconds", "10"], "--max-seconds applies to --trainer trl only"),
     (["--keep-trainer-state", "state.json"], "--keep-trainer-state applies to --trainer trl only"),
     (["--trainer", "trl", "--keep-trainer-state", "/tmp"], "--keep-trainer-state /tmp: /tmp is a directory"),
+    (["--diagnosis", "d.json"], "--diagnosis applies to --trainer trl only"),
+    (["--trainer", "trl", "--diagnosis", "/tmp"], "--diagnosis /tmp: /tmp is a directory"),
 ])  # fmt: skip
 def test_bad_input_one_line_before_trl(argv, words, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
@@ -276,6 +282,82 @@ def test_every_setting_that_changes_trls_path_trains(name):
     if mu > 1 and clip == "clip_ratio/region_mean":
         assert log[0][clip] == 0  # the first pass over a batch: ratio 1, the clip is inert
         assert max(row[clip] for row in log[1::mu]) > 0  # the second pass: the ratio left 1 and the clip acts
+
+
+@pytest.fixture(scope="module")
+def mu2_run(tmp_path_factory):
+    """One real run with mu = 2 through the CLI: its --json summary, the trainer_state.json it keeps, the
+    diagnosis file the callback kept, and what it printed on stderr."""
+    if not HAVE_TRL:
+        pytest.skip("TRL not installed (pip install -r requirements-trl.txt)")
+    d = tmp_path_factory.mktemp("mu2")
+    paths = {k: d / f"{k}.json" for k in ("summary", "state", "diagnosis")}
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        rc = main(["--trainer", "trl", "--iterations", "6", "--prompts", "4", "-G", "4", "--mu", "2", "--warmup", "0",
+                   "--lr", "3e-3", "--eval-samples", "2", "--eval-every", "6", "--json", "--out", str(paths["summary"]),
+                   "--keep-trainer-state", str(paths["state"]), "--diagnosis", str(paths["diagnosis"])])  # fmt: skip
+    assert rc == 0, err.getvalue()
+    return {k: json.loads(p.read_text()) for k, p in paths.items()} | {"paths": paths, "stderr": err.getvalue()}
+
+
+@pytest.mark.integration
+def test_mu2_summary_and_trainer_state_say_the_same(mu2_run):
+    summary, state = mu2_run["summary"], mu2_run["state"]
+    # the same entries: one per optimizer step (12), the rewards on the 6 that generated a batch
+    assert summary["trl_log"] == [e for e in state["log_history"] if "train_runtime" not in e]
+    assert [e["step"] for e in summary["trl_log"] if "reward" in e] == [1, 3, 5, 7, 9, 11]
+    assert (state["global_step"], summary["optimizer_steps"], summary["generation_steps"]) == (12, 12, 6)
+    # the same settings, in the summary and in the trainer_state.json (stateful_callbacks, as a checkpoint has them)
+    settings = state["stateful_callbacks"]["DiagnoseCallback"]["attributes"]["run_settings"]
+    assert summary["run_settings"] == settings
+    assert {k: settings[k] for k in ("group_size", "beta", "mu", "optimizer_steps_per_generation", "step")} == \
+        {"group_size": 4, "beta": 0.0, "mu": 2, "optimizer_steps_per_generation": 2, "step": "optimizer"}
+    # the same findings from both files (G given: see the next test for G read from the file)
+    from sim.yourdata.diagnose import DiagnoseConfig, diagnose
+    from sim.yourdata.runlog import load_run_log
+
+    found = [diagnose(load_run_log(mu2_run["paths"][k].read_bytes(), f"{k}.json"), DiagnoseConfig(group_size=4))
+             for k in ("summary", "state", "diagnosis")]  # fmt: skip
+    keys = [[(f.key, f.status, f.steps) for f in d.findings] for d in found]
+    assert keys[0] == keys[1] == keys[2]
+    assert [d.summary["steps"] for d in found] == [12, 12, 12]
+    clip = next(f for f in found[1].findings if f.key == "clip_active")
+    assert clip.status == "info" and set(clip.steps) <= {2, 4, 6, 8, 10, 12} and clip.steps  # the reused passes
+
+
+@pytest.mark.integration
+def test_mu2_trainer_state_gives_the_reader_its_settings(mu2_run):
+    """What the log reader needs from a trainer_state.json to read it as its summary: G, beta, mu from
+    stateful_callbacks["DiagnoseCallback"]["attributes"]["run_settings"]."""
+    from sim.yourdata.diagnose import diagnose
+    from sim.yourdata.runlog import load_run_log
+
+    logs = [load_run_log(mu2_run["paths"][k].read_bytes(), f"{k}.json") for k in ("summary", "state")]
+    if "group_size" not in logs[1].settings:
+        pytest.skip("sim/yourdata/runlog.py does not read run_settings from trainer_state.json yet")
+    assert logs[1].settings["group_size"] == logs[0].settings["group_size"] == 4
+    d = [diagnose(log) for log in logs]
+    assert [(f.key, f.status, f.steps, f.title) for f in d[0].findings] == \
+        [(f.key, f.status, f.steps, f.title) for f in d[1].findings]
+
+
+@pytest.mark.integration
+def test_mu2_callback_printed_and_kept_what_diagnose_finds(mu2_run):
+    from sim.yourdata.cli import diagnose_main
+
+    diag, lines = mu2_run["diagnosis"], mu2_run["stderr"].splitlines()
+    fired = diag["diagnosis"]["fired"]
+    assert fired == mu2_run["summary"]["diagnose_fired"]
+    printed = [line for line in lines if line.startswith("diagnose: step ")]
+    assert len(printed) == len(fired)  # one line per rule, the check it first fired at
+    for key, (first, seen) in fired.items():
+        title = next(f["title"] for f in diag["diagnosis"]["findings"] if f["key"] == key)
+        assert any(line.startswith(f"diagnose: step {seen}: [warn] ") and line.endswith(f"(holds from step {first})")
+                   for line in printed), (key, printed)  # fmt: skip
+        assert title  # every fired rule is among the file's findings
+    assert diag["diagnosis"]["at_step"] == 12 and diag["log_history"] == mu2_run["state"]["log_history"]
+    assert diagnose_main([str(mu2_run["paths"]["diagnosis"]), "-G", "4"]) == 0  # the CLI reads the file
 
 
 def test_shipped_trl_run_loads():

@@ -360,6 +360,35 @@ def test_mu2_callback_printed_and_kept_what_diagnose_finds(mu2_run):
     assert diagnose_main([str(mu2_run["paths"]["diagnosis"]), "-G", "4"]) == 0  # the CLI reads the file
 
 
+FIXTURES = ROOT / "tests" / "fixtures" / "trl_runs"  # two real runs, 80 iterations each: see its README.md
+
+
+@pytest.mark.parametrize("name, mu, beta", [("mu2", 2, 0.0), ("beta", 1, 0.04)])
+def test_recorded_runs_summary_and_trainer_state_agree(name, mu, beta):
+    """The μ = 2 and β = 0.04 runs kept for the log reader's tests: both files hold the same steps and settings, and
+    diagnose() finds the same in both (at G = 8, which only the summary says to today's reader)."""
+    from sim.yourdata.diagnose import DiagnoseConfig, diagnose
+    from sim.yourdata.runlog import load_run_log
+
+    paths = {k: FIXTURES / f"tinylm_{name}_{k}.json" for k in ("summary", "trainer_state")}
+    summary, state = (json.loads(p.read_text()) for p in paths.values())
+    log = summary["trl_log"]
+    assert log == [e for e in state["log_history"] if "train_runtime" not in e]
+    assert [e["step"] for e in log] == list(range(1, 80 * mu + 1))
+    assert [e["step"] for e in log if "reward" in e] == list(range(1, 80 * mu + 1, mu))
+    settings = state["stateful_callbacks"]["DiagnoseCallback"]["attributes"]["run_settings"]
+    assert settings == summary["run_settings"]
+    assert (settings["group_size"], settings["mu"], settings["beta"], settings["optimizer_steps_per_generation"]) == \
+        (8, mu, beta, mu)
+    assert (summary["optimizer_steps"], summary["generation_steps"]) == (80 * mu, 80)
+    assert all("kl" in e for e in log) if beta else not any("kl" in e for e in log)
+    clipped = [e["step"] for e in log if e["clip_ratio/region_mean"] > 0]
+    assert (clipped and all(t % 2 == 0 for t in clipped)) if mu == 2 else clipped == []  # the reused passes only
+    found = [diagnose(load_run_log(p.read_bytes(), p.name), DiagnoseConfig(group_size=8)) for p in paths.values()]
+    assert [(f.key, f.status, f.steps) for f in found[0].findings] == \
+        [(f.key, f.status, f.steps) for f in found[1].findings]
+
+
 def test_shipped_trl_run_loads():
     run = load_trl_run()
     assert run["iterations"] == list(range(1, 301)) and len(run["reward"]) == 300

@@ -436,3 +436,30 @@ def test_bench_tiny_two_processes_train_and_agree():
     assert (trl["processes"], trl["backend"], trl["rank_steps"]) == (2, "gloo", [2, 2])
     assert trl["ranks_agree"] and trl["trained"]  # both ranks trained, to bit-identical weights
     assert 0 < trl["final_pass_at_1_exact"] < 1 and trl["completions_per_second"] > 0
+
+
+@pytest.mark.e2e
+@needs_trl
+def test_two_processes_with_beta_mu2_and_the_callback(tmp_path):
+    """accelerate launch, 2 CPU processes (gloo), beta > 0 and mu = 2: every rank builds its reference model from its
+    own folder, each optimizer step sees P groups (gradient_accumulation_steps P / 2 on each rank; a bare
+    PartialState() made it P), and rank 0 alone prints and writes the diagnosis."""
+    out, diag = tmp_path / "run.json", tmp_path / "diagnosis.json"
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "sim.tinylm.trl_run",
+           "--iterations", "3", "--prompts", "4", "-G", "4", "--beta", "0.04", "--mu", "2", "--eval-samples", "2",
+           "--json", "--out", str(out), "--diagnosis", str(diag)]  # fmt: skip
+    proc = subprocess.run(cmd, env=ENV, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert res["num_processes"] == 2 and [r["steps"] for r in res["ranks"]] == [6, 6]
+    assert res["ranks"][0]["weights_sha256"] == res["ranks"][1]["weights_sha256"] != res["start_weights_sha256"]
+    assert res["trl_config"]["gradient_accumulation_steps"] == res["run_settings"]["gradient_accumulation_steps"] == 2
+    assert res["run_settings"]["prompts_per_generation"] == 4 and res["run_settings"]["num_processes"] == 2
+    kl = [row["kl"] for row in res["trl_log"]]
+    assert len(kl) == 6 and kl[0] < 1e-6 and all(np.isfinite(kl))
+    state = json.loads(diag.read_text())
+    assert state["diagnosis"]["at_step"] == 6 and state["log_history"][:-1] == res["trl_log"]
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("diagnose: step ")]
+    assert len(lines) == len(state["diagnosis"]["fired"])  # printed once, by rank 0
+

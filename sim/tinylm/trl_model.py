@@ -22,7 +22,10 @@ This module imports transformers: import it only when training with TRL (sim/tin
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
+from safetensors.torch import save_file
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import (
     AutoConfig,
@@ -137,15 +140,23 @@ class TinyLMForCausalLM(PreTrainedModel, GenerationMixin):
         return wrapped
 
 
-def save_as_reference(model: TinyLMForCausalLM, folder: str) -> None:
+def save_as_reference(model: TinyLMForCausalLM, folder: str | Path) -> None:
     """Save `model` into `folder` and point its config there, so that TRL can build its reference model.
 
     With beta > 0, TRL 1.16.0's GRPOTrainer builds the reference from the policy's config, not from the policy:
     `create_model_from_path(config._name_or_path)`, which reads the folder with AutoConfig and
     AutoModelForCausalLM. A model built in memory has an empty name ("Repo id must use alphanumeric chars ... ''"),
     so the policy's weights are saved first (0.8 MB in float64 at the default size) and the Auto classes learn
-    the "tinylm" model type. The reference is then a copy of the policy at the start of GRPO, as in sim's trainer."""
+    the "tinylm" model type. The reference is then a copy of the policy at the start of GRPO, as in sim's trainer.
+
+    Written file by file rather than with save_pretrained, which under torch.distributed writes on rank 0 only:
+    every rank builds its own reference from its own temporary folder (on its own machine, maybe)."""
     AutoConfig.register(TinyLMConfig.model_type, TinyLMConfig, exist_ok=True)
     AutoModelForCausalLM.register(TinyLMConfig, TinyLMForCausalLM, exist_ok=True)
-    model.save_pretrained(folder)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.config.architectures = [type(model).__name__]  # what save_pretrained records and TRL's loader reads
+    model.config.save_pretrained(folder)  # config.json: model_type "tinylm", the sizes
+    weights = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+    save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
     model.config.name_or_path = str(folder)

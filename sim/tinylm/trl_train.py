@@ -193,7 +193,10 @@ def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None, max_secon
     from accelerate import PartialState
     from accelerate.utils import gather_object
 
-    state = PartialState()
+    # cpu= as TrainingArguments(use_cpu=...) will say: a bare PartialState() under `accelerate launch --multi_gpu` on a
+    # machine without a GPU starts as one process (num_processes 1, so gradient_accumulation_steps P, not P / N)
+    # until the Trainer re-initialises it for the CPU
+    state = PartialState(cpu=not torch.cuda.is_available())
     model = TinyLMForCausalLM.wrap(start)
     trainer, callback = build_trainer(model, cfg.grpo, output_dir, state.num_processes, max_seconds, diagnosis, echo)
     diagnose_callback = next(c for c in trainer.callback_handler.callbacks if isinstance(c, DiagnoseCallback))

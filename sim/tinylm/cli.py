@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-trainer-state", metavar="PATH",
                    help="--trainer trl: also write the run's trainer_state.json (TRL's log_history) here, the file "
                         "`python -m sim diagnose` reads")
+    p.add_argument("--diagnosis", metavar="PATH",
+                   help="--trainer trl: keep `python -m sim diagnose`'s findings here while it trains, with the log "
+                        "(a trainer_state.json the Your run page reads); each rule that fires prints a line on stderr")
     return p
 
 
@@ -147,17 +150,18 @@ def _main(argv: list[str], seen: dict) -> int:
         args = seen["args"] = parse_args(argv)
         cfg = story_config(args)
         for flag, path in (("--save-sft", args.save_sft), ("--out", args.out),
-                           ("--keep-trainer-state", args.keep_trainer_state)):
+                           ("--keep-trainer-state", args.keep_trainer_state), ("--diagnosis", args.diagnosis)):
             if path:
                 check_output(path, flag)
-        for flag, value in (("--max-seconds", args.max_seconds), ("--keep-trainer-state", args.keep_trainer_state)):
+        for flag, value in (("--max-seconds", args.max_seconds), ("--keep-trainer-state", args.keep_trainer_state),
+                            ("--diagnosis", args.diagnosis)):
             if value is not None and args.trainer != "trl":
                 raise ValueError(f"{flag} applies to --trainer trl only")
         if args.trainer == "trl":
             from sim.tinylm.trl_bridge import trl_story  # imports TRL only now: MissingTRL (exit 2) without it
 
             res = trl_story(cfg, save_sft=args.save_sft, max_seconds=args.max_seconds,
-                            keep_trainer_state=args.keep_trainer_state)
+                            keep_trainer_state=args.keep_trainer_state, diagnosis=args.diagnosis)
         else:
             res = run_story(cfg, save_sft=args.save_sft)
         if res is None:  # a rank > 0 of a multi-process TRL run: rank 0 reports

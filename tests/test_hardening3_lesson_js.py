@@ -89,11 +89,13 @@ def test_row_14_the_contents_page_carries_only_its_own_keys():
     assert got == ["?classroom=1&hide=G,beta&predict=1", "", ""]
 
 
-def test_row_4_the_written_hash_keeps_classroom_hide_and_predict():
+def test_row_4_the_written_link_keeps_classroom_hide_and_predict_as_the_page_reads_them():
+    """A flag the link carried is written back as the page reads it, 0 and empty included (a lesson's
+    ?classroom=1#classroom=0 must stay 0 on a reload); one it did not carry is left out."""
     flags = {"classroom": True, "hide": ["beta"], "predict": True}
-    got = js([["linkHash", {"G": 4, "beta": 0, "scale": "group"}, flags],
-              ["linkHash", {"G": 4}, {"classroom": False, "hide": [], "predict": False}]])
-    assert got == ["G=4&beta=0&scale=group&classroom=1&hide=beta&predict=1", "G=4"]
+    got = js([["linkText", {"G": 4, "beta": 0, "scale": "group"}, flags],
+              ["linkText", {"G": 4}, {"classroom": False, "hide": [], "predict": False}], ["linkText", {"G": 4}, {}]])
+    assert got == ["G=4&beta=0&scale=group&classroom=1&hide=beta&predict=1", "G=4&classroom=0&hide=&predict=0", "G=4"]
 
 
 def test_row_14_picked_answers_take_every_value_and_drop_what_is_not_one():
@@ -104,7 +106,7 @@ def test_row_14_picked_answers_take_every_value_and_drop_what_is_not_one():
     assert dict(link["lists"])["pick"] == ["1", "4"] and link["notes"] == []
     assert picks == [[1, 4], None]
     assert bad[0] == [2] and bad[1] == "URL parameter pick=x<b>,0,1.5,99 is not a whole number from 1 to 8; left out"
-    assert js([["linkHash", {"G": 8, "pick": [1, 4]}, {}]])[0] == "G=8&pick=1&pick=4"
+    assert js([["linkText", {"G": 8, "pick": [1, 4]}, {}]])[0] == "G=8&pick=1&pick=4"
 
 
 def test_row_3_a_recorded_document_parses_and_anything_else_is_refused(exercise_lesson):

@@ -63,8 +63,8 @@ def test_specs_of_two_configs_on_one_page():
 # ---- the pages that compute in the browser cost the server no run ----
 @pytest.mark.integration
 def test_a_new_setting_costs_the_server_no_toy_run(monkeypatch):
-    """Training dynamics, Std scaling and pass@k send a config: every engine entry point fails here, and the pages
-    still run, at their defaults and at a new setting."""
+    """Training dynamics, Std scaling and pass@k send their declaration, Your prompts a config: every engine entry
+    point fails here, and the pages still run, at their defaults and at a new setting."""
     import sim.sharpen
     import sim.toy
     import sim.toy.runs
@@ -78,12 +78,14 @@ def test_a_new_setting_costs_the_server_no_toy_run(monkeypatch):
                          (sim.toy.runs, "expected_run"), (sim.sharpen, "train"),
                          (sim.views.std_scaling, "std_comparison"), (sim.views.passk, "toy_p_before_after")]:
         monkeypatch.setattr(module, name, refused)
-    for path, key, value in [("pages/training.py", "seed", 7), ("pages/std_scaling.py", "seed", 7),
-                             ("pages/passk.py", "sG", 16), ("pages/your_prompts.py", "seed", 7)]:
-        at = AppTest.from_file(str(ROOT / path), default_timeout=60).run()
-        assert not at.exception, (path, at.exception)
-        at.slider(key=key).set_value(value).run()
-        assert not at.exception and not at.error, path
+    for path, query in [("pages/training.py", {"seed": "7"}), ("pages/std_scaling.py", {"seed": "7"}),
+                        ("pages/passk.py", {"sG": "16"}), ("pages/your_prompts.py", {})]:
+        at = AppTest.from_file(str(ROOT / path), default_timeout=60)
+        at.query_params.update(query)
+        at.run()
+        assert not at.exception and not at.error, (path, at.exception)
+    at.slider(key="seed").set_value(7).run()  # Your prompts' own control: a setting of the toy on the pool
+    assert not at.exception and not at.error
 
 
 # ---- the routes: Plotly.js and the browser's bundle ----

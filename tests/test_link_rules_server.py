@@ -1,6 +1,6 @@
-"""Issue 28 row 15, the app's links: names in ?hide= that are none of the page's controls are warned about (as
-plain text) and dropped from the address bar; a value that rounds to another one (p = 1e-308 shown as 0) is said.
-"""
+"""The app's links read by the server (ui/controls.py: the pages whose controls Streamlit draws; the views the browser
+computes read theirs with the same rules, tests/test_link_rules.py): a value that rounds to another one (p = 1e-308
+shown as 0) is said; names in ?hide= that are none of the page's controls are warned about and dropped."""
 
 from __future__ import annotations
 
@@ -42,35 +42,6 @@ def test_a_choice_is_matched_exactly(raw, problem):
     value, said = parse_url_value(BETA, raw)
     assert (said is None) if problem is None else said.startswith(problem)
     assert value == (0.04 if problem is None else 0.0)
-
-
-@pytest.mark.integration
-def test_p_1e_308_is_noted_on_the_page():
-    at = page("pages/wasted.py", p="1e-308")
-    assert not at.exception
-    text = " ".join(w.value for w in at.warning)
-    assert "p=`1e-308` is not on the slider's steps of 0.01; using p = 0" in text, text
-    assert at.slider(key="p").value == 0.0 and at.query_params.get("p") == "0"
-
-
-@pytest.mark.integration
-def test_unknown_hide_names_are_warned_and_dropped():
-    at = page("pages/wasted.py", hide="<img src=x onerror=alert(1)>,\u202e,*,G")
-    assert not at.exception
-    (warning,) = [w.value for w in at.warning if "hide" in w.value]
-    assert "`<img src=x onerror=alert(1)>, \\u202e, *`" in warning and "not controls of this page" in warning
-    assert "\u202e" not in warning
-    assert at.query_params.get("hide") == "G"  # only the page's own control is kept
-    assert "G" not in [s.key for s in at.slider]  # and still hidden
-    at.run()  # the next run finds a clean link: no second warning
-    assert not [w for w in at.warning if "hide" in w.value]
-
-
-@pytest.mark.integration
-def test_hide_with_only_junk_is_removed_from_the_link():
-    at = page("pages/one_group.py", hide="nope")
-    assert any("hide names `nope`, which is not a control of this page" in w.value for w in at.warning)
-    assert "hide" not in at.query_params
 
 
 @pytest.mark.integration

@@ -231,3 +231,18 @@ def test_the_server_runs_on_uvloop():
         assert type(loop).__module__.startswith("uvloop"), type(loop)
     finally:
         loop.close()
+
+
+@pytest.mark.integration
+def test_a_server_starts_without_a_misleading_warning(tmp_path):
+    """`streamlit run app.py` says nothing it should not: every file the pages load comes from the server's routes,
+    so static serving is off and Streamlit has no missing static/ folder to warn about."""
+    from tests.fixtures.serve import start_server
+
+    with open(tmp_path / "server.log", "w+b") as log:
+        served = start_server(log=log)
+        served.stop()
+        log.seek(0)
+        said = log.read().decode(errors="replace")
+    assert "Static file serving is enabled" not in said and "Traceback" not in said, said[-2000:]
+    assert "presenter key:" in said  # the one line a lecturer needs

@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from sim.runtime.files import check_writable, shown_path, write_atomically
+from sim.runtime.files import check_apart, check_writable, shipped, shown_path, write_atomically
 from sim.settings import add_flags, from_args
-from sim.tinylm.checkpoint import ASSET, CheckpointError, check_save_path
+from sim.tinylm.checkpoint import ASSET, CheckpointError, check_save_path, sidecar_path
 from sim.tinylm.grpo_train import GRPOConfig
 from sim.tinylm.presets import PRESET_NAMES, PRESETS, preset_changes
 from sim.tinylm.sft import SFTConfig
@@ -90,6 +90,22 @@ def check_output(path: str, flag: str = "--save-sft") -> None:
         check_writable(path, flag)
 
 
+def check_apart_outputs(args: argparse.Namespace) -> None:
+    """Before any work (OutputPathError, one line): no output is the checkpoint the run starts from or its sidecar,
+    a file the playground ships, or another output of the run (--save-sft a.pt --out a.json: the sidecar). The
+    one exception is the shipped checkpoint's documented rebuild, --save-sft assets/data/tinylm_sft.pt."""
+    outputs = [(flag, path) for flag, path in (("--save-sft", args.save_sft), ("--out", args.out),
+                                                ("--keep-trainer-state", args.keep_trainer_state),
+                                                ("--diagnosis", args.diagnosis)) if path]
+    if args.save_sft:
+        outputs.insert(1, ("the sidecar of --save-sft", sidecar_path(args.save_sft)))
+    reads = not (args.from_scratch or args.save_sft)  # --save-sft trains SFT first: --checkpoint is not read
+    inputs = [("--checkpoint", args.checkpoint), ("the sidecar of --checkpoint", sidecar_path(args.checkpoint))]
+    rebuild = bool(args.save_sft) and os.path.realpath(args.save_sft) == os.path.realpath(ASSET)
+    check_apart(outputs, inputs=inputs if reads else (),
+                keep=shipped(but=(ASSET, sidecar_path(ASSET)) if rebuild else ()))
+
+
 def format_table(res: dict) -> str:
     n = res["eval_samples"]
     before, after = res["pass_at_k_before"], res["pass_at_k_after"]
@@ -153,6 +169,7 @@ def _main(argv: list[str], seen: dict) -> int:
                            ("--keep-trainer-state", args.keep_trainer_state), ("--diagnosis", args.diagnosis)):
             if path:
                 check_output(path, flag)
+        check_apart_outputs(args)
         for flag, value in (("--max-seconds", args.max_seconds), ("--keep-trainer-state", args.keep_trainer_state),
                             ("--diagnosis", args.diagnosis)):
             if value is not None and args.trainer != "trl":

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from sim.export import write_history
-from sim.runtime.files import check_writable, shown_path
+from sim.runtime.files import check_apart, check_writable, shipped, shown_path
 from sim.settings import add_flags, from_args
 from sim.toy import ToyConfig, ToyHistory, expected_run, history_rows, run_toy
 
@@ -87,7 +87,9 @@ def _check_out(text: str | None) -> Path | None:
         raise ArgError(f"--out must end in .csv or .json, got {shown_path(text)!r}")
     if not out.parent.is_dir():
         raise ArgError(f"cannot write {shown_path(text)}: no such directory")
-    return check_writable(out, "cannot write")  # "cannot write PATH: why"
+    target = check_writable(out, "cannot write")  # "cannot write PATH: why"
+    check_apart([("--out", text)], keep=shipped())  # e.g. assets/data/tinylm_sft.json, TinyLM's sidecar
+    return target
 
 
 def main(argv: list[str] | None = None) -> int:

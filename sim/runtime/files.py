@@ -64,6 +64,20 @@ def check_writable(path, flag: str, *, also=()) -> Path:
     return target
 
 
+def check_folder(path, what: str) -> Path:
+    """The real folder a command that writes into `path` would fill (a parent that is a link followed);
+    OutputPathError for a symbolic link itself (what is written would land behind the link's back: give its
+    target) and for the file system's root. `what` names the folder's use in the message ("the lesson")."""
+    shown, path = shown_path(path), Path(path).expanduser()
+    if os.path.islink(path):
+        raise OutputPathError(f"{shown} is a symbolic link: give the folder it points to "
+                              f"({shown_path(os.path.realpath(path))})")
+    real = Path(os.path.realpath(path))
+    if real == real.parent:
+        raise OutputPathError(f"{shown} is the root of the file system: name a folder for {what}")
+    return real
+
+
 def _check_replaceable(p: Path, flag: str, shown: str) -> None:
     try:
         st = os.stat(p)  # follows links: a loop raises ELOOP; a name too long ENAMETOOLONG

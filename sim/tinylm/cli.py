@@ -17,7 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from sim.runtime.files import check_apart, check_writable, shipped, shown_path, write_atomically
+from sim.runtime.files import check_apart, check_writable, shipped, write_atomically
+from sim.runtime.interrupt import Terminated, interruptible  # noqa: F401 (cli.Terminated)
 from sim.settings import add_flags, from_args
 from sim.tinylm.checkpoint import ASSET, CheckpointError, check_save_path, sidecar_path
 from sim.tinylm.grpo_train import GRPOConfig
@@ -124,41 +125,18 @@ def format_table(res: dict) -> str:
     return "\n".join(lines)
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is, as Ctrl-C's KeyboardInterrupt is: every `with` and `finally` on the
-    way out runs (TRL's temporary folder is removed), then main() says so in one line."""
-
-
-def _on_sigterm(signum, frame):
-    raise Terminated
-
-
-def _interrupted(args, started: float) -> str:
-    """The one line an interrupted run prints: what it wrote (an SFT checkpoint saved before GRPO), else nothing."""
-    written = [p for p in (getattr(args, "save_sft", None), getattr(args, "out", None))
-               if p and os.path.exists(p) and os.path.getmtime(p) >= started]
-    if written:
-        return f"interrupted: only {', '.join(shown_path(p) for p in written)} written"
-    return "interrupted: nothing written"
-
-
 def main(argv: list[str]) -> int:
     """Exit 0 on success; 2 for bad input (flags, values, a run over the memory cap, an unwritable --save-sft,
-    a bad --checkpoint); 1 when the shipped checkpoint itself is missing or broken (rebuild it); 130 after
-    Ctrl-C and 143 after SIGTERM, each with one line and no temporary folder left."""
-    try:
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread (a test calling main): SIGTERM keeps its handler
-        previous = None
-    started, seen = time.time(), {}
-    try:
-        return _main(argv, seen)
-    except KeyboardInterrupt as e:  # Ctrl-C anywhere (TRL's import, training, evaluation), or SIGTERM
-        print(_interrupted(seen.get("args"), started), file=sys.stderr)
-        return 128 + (signal.SIGTERM if isinstance(e, Terminated) else signal.SIGINT)
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    an output that is an input or a shipped file, a bad --checkpoint); 1 when the shipped checkpoint itself is
+    missing or broken (rebuild it); 130 after Ctrl-C and 143 after SIGTERM, each with one line and no temporary
+    folder left (sim/runtime/interrupt.py: it names an SFT checkpoint saved before the interrupt)."""
+    seen: dict = {}
+
+    def written():
+        args = seen.get("args")
+        return [getattr(args, "save_sft", None), getattr(args, "out", None)]
+
+    return interruptible(lambda: _main(argv, seen), written)
 
 
 def _main(argv: list[str], seen: dict) -> int:

@@ -11,7 +11,7 @@ Chapter 15 (sim/yourdata/diagnose.py, sim/yourdata/plan.py), as a report or one 
 again); plan's `--out FILE.csv` writes one row per prompt. Every bad input (a missing or unreadable file, a
 directory, a file over 20 MB, binary, bad JSON, JSON nested too deep, too many columns, a cell that is not a number,
 c > n, a bad flag, an --out that is FILE itself or a file the playground ships) prints one line `error: ...` and
-exits 2, before FILE is read where it can.
+exits 2, before FILE is read where it can. Ctrl-C or SIGTERM: `interrupted: nothing written`, exit 130 or 143.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from sim.runtime.files import check_apart, check_writable, shipped, shown_path, write_atomically
+from sim.runtime.interrupt import interruptible
 from sim.settings import add_flags, from_args
 from sim.yourdata.datafile import DataError, read_path
 
@@ -54,10 +55,15 @@ def _json_text(obj) -> str:
 def _run(argv: list[str], parser: argparse.ArgumentParser, work, suffixes: tuple[str, ...] = (".json",)) -> int:
     """Parse, check --out, read FILE, call work(args, data) -> (json object, text, CSV bytes or None); write --out
     (FILE.json: the object; FILE.csv: the CSV) and print the text, the object (--json), or, when the object went
-    to --out, one line saying so. Exit 2 on bad input."""
+    to --out, one line saying so. Exit 2 on bad input; 130 or 143 when interrupted (sim/runtime/interrupt.py)."""
+    seen: dict = {}
+    return interruptible(lambda: _run_once(argv, parser, work, suffixes, seen), lambda: [seen.get("out")])
+
+
+def _run_once(argv, parser, work, suffixes, seen: dict) -> int:
     try:
         args = parser.parse_args(argv)
-        out = _check_out(args, suffixes)
+        out = seen["out"] = _check_out(args, suffixes)
         data = read_path(args.file)
         obj, text, rows = work(args, data)
         if out is not None:

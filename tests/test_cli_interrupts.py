@@ -156,3 +156,31 @@ def test_a_signal_to_a_running_toy(tmp_path, sig, code):
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == code and stdout == "" and stderr == "interrupted: nothing written\n", stderr[-2000:]
     assert list(tmp_path.iterdir()) == []
+
+
+def processes_naming(marker: str) -> list[str]:
+    table = subprocess.run(["ps", "-ww", "-eo", "stat=,args="], capture_output=True, text=True).stdout
+    return [line for line in table.splitlines() if marker in line and not line.lstrip().startswith("Z")
+            and "ps -ww" not in line]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_to_lab_check_leaves_no_worker(tmp_path, sig, code):
+    """The interrupted command ends by os._exit (sim/__main__.exit_process), which runs no atexit: the lab's
+    workers (a fork server, a worker running the student's code) were left running after SIGTERM."""
+    tasks = (ROOT / "lab" / "tasks.py").read_text()
+    first = tasks.index(":\n", tasks.index("\ndef ")) + 2
+    (tmp_path / "tasks.py").write_text("import time\n" + tasks[:first] + "    time.sleep(60)\n" + tasks[first:])
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "sim", "lab", "check", "tasks.py", "--timeout", "120"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(8)  # the pool started, torch imported, the first check asleep in a worker
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == code and stderr == "interrupted: nothing written\n", stderr[-2000:]
+    deadline = time.monotonic() + 10
+    while processes_naming(str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert processes_naming(str(tmp_path)) == []

@@ -131,7 +131,7 @@ RUN_ELSEWHERE = {  # script -> the test that runs it
     "benchdoc.py": "tests/test_benchdoc.py (a module: every benchmark's figures, --check and docs section)",
     "serve.sh": "tests/test_serve.py::test_two_replicas_behind_haproxy_then_sigterm_leaves_nothing",
     "bench_trainers.py": "tests/test_tinylm_trl.py::test_bench_tiny_two_processes_train_and_agree",
-    "lock_requirements.py": "tests/test_hardening3_docker.py::test_the_lock_script_writes_each_wheel_with_its_hash",
+    "lock_requirements.py": "tests/test_docker.py::test_the_lock_script_writes_each_wheel_with_its_hash",
     "bench_your_data.py": "tests/test_your_data_cli.py::test_bench_your_data_tiny",
     "record_example_pool.py": "tests/test_your_data_cli.py::test_record_example_pool_tiny",
 }

@@ -4,8 +4,10 @@ dynamics through the proxy and moves G over its websocket; after SIGTERM no serv
 from __future__ import annotations
 
 import asyncio
+import http.client
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -120,3 +122,192 @@ def test_two_replicas_behind_haproxy_then_sigterm_leaves_nothing(tmp_path):
         time.sleep(0.2)
     assert not any(ours(m) for m in markers), [ours(m) for m in markers]
     assert proc.returncode == 0
+
+
+# ---- issue 37 rows 9, 10 and 16: the logs, the bound address, the key, the health check's URL --------------------
+# serve.sh with a stand-in interpreter: `PY -m streamlit run app.py ... --server.port Q` prints what the real server
+# prints at start (ui.presenter.announce) and answers /_stcore/health on Q; any other use is the real Python. HAProxy
+# is real. A start takes about two seconds instead of a minute.
+
+STAND_IN = '''#!{python}
+import os, sys
+args = sys.argv[1:]
+if args[:2] != ["-m", "streamlit"]:
+    os.execv(sys.executable, [sys.executable, *args])
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+sys.path.insert(0, os.getcwd())
+from ui.presenter import announce
+print(announce(os.environ["GRPO_PRESENTER_KEY"]), file=sys.stderr, flush=True)
+class Health(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"ok")
+    def log_message(self, *a):
+        pass
+port, address = int(args[args.index("--server.port") + 1]), args[args.index("--server.address") + 1]
+ThreadingHTTPServer((address, port), Health).serve_forever()
+'''
+
+
+class Served:
+    def __init__(self, proc: subprocess.Popen, port: int, logs: Path):
+        self.proc, self.port, self.logs = proc, port, logs
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        _, err = self.proc.communicate(timeout=40)
+        return err
+
+
+@pytest.fixture
+def stand_in(tmp_path) -> Path:
+    py = tmp_path / "python"
+    py.write_text(STAND_IN.format(python=sys.executable))
+    py.chmod(0o755)
+    return py
+
+
+def start_serve(stand_in: Path, logs: Path, *args: str, replicas: int = 1, **env) -> Served:
+    port, app_port = free_ports(1), free_ports(replicas)
+    proc = subprocess.Popen(["bash", str(SERVE), "--replicas", str(replicas), "--port", str(port), "--app-port",
+                             str(app_port), "--python", str(stand_in), *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=dict(ENV, GRPO_SERVE_LOGS=str(logs), **env))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (logs / "serve.log").exists() and "ready at" in (logs / "serve.log").read_text():
+            break
+        time.sleep(0.1)
+    return Served(proc, port, logs)
+
+
+def mode(p: Path) -> int:
+    return p.stat().st_mode & 0o777
+
+
+def test_the_log_folder_and_files_are_private_and_the_key_is_in_serve_log_once(stand_in, tmp_path):
+    served = start_serve(stand_in, tmp_path / "logs", "--bind", "127.0.0.1", replicas=2)
+    try:
+        assert served.proc.poll() is None, served.stop()
+        logs = served.logs
+        assert mode(logs) == 0o700
+        files = sorted(p.name for p in logs.iterdir())
+        assert files == ["app1.log", "app2.log", "haproxy.cfg", "haproxy.log", "serve.log"], files
+        assert {f: mode(logs / f) for f in files} == dict.fromkeys(files, 0o600)
+        key = (logs / "serve.log").read_text().split("presenter key: ")[1].split()[0]  # serve.sh made it
+        assert len(key) >= 22 and (logs / "serve.log").read_text().count(key) == 1
+        assert [f for f in files if f != "serve.log" and key in (logs / f).read_text()] == []
+        assert "the one in GRPO_PRESENTER_KEY (not printed" in (logs / "app1.log").read_text()
+    finally:
+        err = served.stop()
+    assert err.count(key) == 1  # the terminal: once
+
+
+def test_a_key_that_was_set_is_written_nowhere(stand_in, tmp_path):
+    key = secrets.token_urlsafe(16)
+    served = start_serve(stand_in, tmp_path / "logs", "--bind", "127.0.0.1", GRPO_PRESENTER_KEY=key)
+    try:
+        assert served.proc.poll() is None, served.stop()
+        assert "presenter key: the one in GRPO_PRESENTER_KEY" in (served.logs / "serve.log").read_text()
+        assert [p.name for p in served.logs.iterdir() if key in p.read_text()] == []
+    finally:
+        err = served.stop()
+    assert key not in err
+
+
+def test_a_log_folder_that_exists_keeps_its_mode_and_its_files_are_private(stand_in, tmp_path):
+    logs = tmp_path / "shared"
+    logs.mkdir(mode=0o755)
+    logs.chmod(0o755)
+    (logs / "serve.log").write_text("an older run\n")
+    (logs / "serve.log").chmod(0o644)
+    served = start_serve(stand_in, logs, "--bind", "127.0.0.1")
+    try:
+        assert served.proc.poll() is None, served.stop()
+        assert mode(logs) == 0o755 and all(mode(p) == 0o600 for p in logs.iterdir())
+        assert (logs / "serve.log").read_text().startswith("an older run\n")  # appended, as before
+    finally:
+        served.stop()
+
+
+@pytest.mark.parametrize("bind, host", [("127.0.0.2", "127.0.0.2"), ("::1", "[::1]")])
+def test_readiness_is_asked_where_haproxy_listens(stand_in, tmp_path, bind, host):
+    """--bind a real address of the machine (127.0.0.2 is one: all of 127.0.0.0/8 is this machine's), or ::1:
+    the check asked 127.0.0.1, which nothing answered, and serve.sh gave up after 5 s."""
+    url_file = tmp_path / "health-url"
+    served = start_serve(stand_in, tmp_path / "logs", "--bind", bind, GRPO_HEALTH_URL_FILE=str(url_file))
+    try:
+        assert served.proc.poll() is None, served.stop()
+        url = f"http://{host}:{served.port}/_stcore/health"
+        assert f"ready at http://{host}:{served.port}" in (served.logs / "serve.log").read_text()
+        assert url_file.read_text() == url + "\n"
+        assert get(url) == 200
+        check = subprocess.run(["sh", str(ROOT / "deploy" / "healthcheck.sh")], capture_output=True, timeout=10,
+                               env=dict(ENV, GRPO_PORT="1", GRPO_HEALTH_URL_FILE=str(url_file)))
+        assert check.returncode == 0, check  # Docker's health check asks what serve.sh serves, not $GRPO_PORT
+    finally:
+        served.stop()
+    assert served.proc.returncode == 0 and not url_file.exists()  # stopped: no stale URL for the health check
+
+
+def get(url: str) -> int | str:
+    try:
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url, timeout=5) as r:
+            return r.status
+    except OSError as e:
+        return type(e).__name__
+
+
+@pytest.mark.parametrize("key, words", [("aaaaaaaaaaaaaaaa", "too easy to guess"),
+                                        ("0123456789abcdefgh", "too easy to guess"),
+                                        ("short", "must be 16 to 128 characters")])
+def test_a_weak_presenter_key_is_refused_before_anything_starts(stand_in, tmp_path, key, words):
+    served = start_serve(stand_in, tmp_path / "logs", GRPO_PRESENTER_KEY=key)
+    err = served.stop()  # at once if it refused; else it started, and this stops it
+    lines = err.splitlines()
+    assert served.proc.returncode == 2 and len(lines) == 2 and lines[0].startswith("error: GRPO_PRESENTER_KEY "), err
+    assert words in lines[0] and "secrets.token_urlsafe(16)" in lines[0] and lines[1].startswith("usage:")
+    assert key not in err and not (tmp_path / "logs").exists()
+
+
+def test_haproxy_tells_the_servers_each_client_s_address_and_no_client_can_forge_it(tmp_path):
+    """What uvicorn reads as the client's address behind the proxy (ui/presenter.py slows guessers by it)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen = []
+
+    class Record(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            if self.path == "/training":  # not HAProxy's own health checks
+                seen.append(self.headers.get_all("X-Forwarded-For"))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    app = ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    threading.Thread(target=app.serve_forever, daemon=True).start()
+    cfg = tmp_path / "haproxy.cfg"
+    cfg.write_text((ROOT / "deploy" / "haproxy.cfg").read_text()
+                   + f"    server app1 127.0.0.1:{app.server_address[1]} check cookie app1\n")
+    port = free_ports(1)
+    proc = subprocess.Popen(["haproxy", "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, GRPO_BIND=f"127.0.0.1:{port}", GRPO_MAX_CONN="8"))
+    try:
+        deadline = time.monotonic() + 20
+        while not seen and time.monotonic() < deadline:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2, source_address=("127.0.0.3", 0))
+            try:  # a client at 127.0.0.3 that claims to be 198.51.100.99
+                conn.request("GET", "/training", headers={"X-Forwarded-For": "198.51.100.99"})
+                conn.getresponse().read()
+            except OSError:
+                time.sleep(0.1)
+            finally:
+                conn.close()
+        assert seen and seen[-1] == ["127.0.0.3"], seen
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        app.shutdown()

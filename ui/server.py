@@ -12,8 +12,8 @@ It owns:
 - the warm-up (`warm()`): before the first visitor, the modules the pages import (and Streamlit's own lazy ones);
 - the gate (`gate`, ui/work.py): at most one student script run at a time, the lecturer's never waiting (app.py's
   server only: `gated`);
-- the presenter key (`presenter_key`, printed at start): the session that shows it gets the lecturer's
-  priority (ui/presenter.py);
+- the presenter key (`presenter_key`, printed at start) and the wrong keys per client address (`wrong_keys`): the
+  session that shows the key gets the lecturer's priority (ui/presenter.py);
 - the navigation fix (`use_app_navigation()`, checked against Streamlit STREAMLIT_CHECKED);
 - a slot for the TinyLM registry (`tinylm_registry`), handed in by app.py, the lab's pool (`lab_pool`) and the
   lesson zip's build (`lesson_zip`).
@@ -84,10 +84,12 @@ class Server:
                  presenter_key: str | None = None) -> None:
         import secrets
 
+        from ui.presenter import WrongKeys
         from ui.work import GATE_SIZE, Gate
 
         # the lecturer's priority needs this key (ui/presenter.py); app.py hands in GRPO_PRESENTER_KEY's or a fresh one
         self.presenter_key = presenter_key if presenter_key is not None else secrets.token_urlsafe(16)
+        self.wrong_keys = WrongKeys()  # wrong presenter keys per client address: guessing is slowed
         self.gate = Gate(GATE_SIZE)  # script runs at once, the lecturer first (ui/work.py)
         self.gated = gated  # app.py's server gates its script runs; a bare one (AppTest) does not
         self.route_paths: dict[str, str] = {}  # file name -> the path routes() serves it on

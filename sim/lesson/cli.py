@@ -77,6 +77,15 @@ def progress(stream, every_s: float = 2.0):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit 0; 2 for bad input or an OUT it may not replace (one line); 130 or 143 after Ctrl-C or SIGTERM: one
+    line, the old lesson whole and no temporary folder left (sim/runtime/interrupt.py, build.swap_in)."""
+    from sim.runtime.interrupt import interruptible
+
+    seen: dict = {}
+    return interruptible(lambda: _main(argv, seen), lambda: [seen.get("out")])
+
+
+def _main(argv: list[str] | None, seen: dict) -> int:
     from sim.lesson.build import build
 
     try:
@@ -88,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command != "build":
             raise ArgError("choose a command: python -m sim lesson build OUT (see --help)")
+        seen["out"] = args.out
         views = views_for(args.views)
         app = [v.title for v in views if v.lesson == "app"]
         summary = ("Every control of the app's views is here" + (f"; {', '.join(app)} need the app (a visitor's file "

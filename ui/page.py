@@ -3,8 +3,8 @@ sidebar.
 
     values = open_page(server, "Wasted groups", "If a prompt is solved ...", SPECS)
 
-Presenter mode (`?classroom=1`) scales everything a class must read: charts (the player's classroom sizes),
-tables, formulas, metrics; captions stay no larger than chart text.
+Presenter mode (`?classroom=1`) scales everything a class must read in the main area to 20 px or more: the page's
+own text here, the documents through the renderer's presenter sizes (assets/js/doc.css .ls-classroom).
 """
 
 from __future__ import annotations
@@ -21,10 +21,16 @@ PRESENTER_CSS = """<style>
 html, .stApp { font-size: 20px; }
 .stMarkdown p, .stMarkdown li { font-size: 1.1rem; }
 h1 { font-size: 2.2rem !important; padding-top: 0 !important; }
-[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 16px !important; }
+[data-testid="stMain"] [data-testid="stCaptionContainer"], [data-testid="stMain"] [data-testid="stCaptionContainer"] p,
+[data-testid="stMain"] [data-testid="stAlert"] p, [data-testid="stMain"] [data-testid="stPageLink"] p,
+[data-testid="stMain"] [data-testid="stPageLink"] span, [data-testid="stMain"] [data-testid="stWidgetLabel"] p,
+[data-testid="stMain"] [data-testid="stFileUploader"] span, [data-testid="stMain"] [data-testid="stFileUploader"] small,
+[data-testid="stMain"] button p, [data-testid="stMain"] [data-testid="stText"], [data-testid="stMain"] code,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] p, [data-testid="stMain"] [data-testid="stExpander"] p
+{ font-size: 20px !important; }
 .katex { font-size: 1.45em !important; }
 [data-testid="stTable"] table, [data-testid="stTable"] th, [data-testid="stTable"] td { font-size: 20px !important; }
-[data-testid="stMetricValue"] { font-size: 2.4rem !important; }
+[data-testid="stMetricValue"], [data-testid="stMain"] [data-testid="stMetricValue"] p { font-size: 2.4rem !important; }
 [data-testid="stMetricLabel"] p { font-size: 1.1rem !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
 </style>"""

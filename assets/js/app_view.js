@@ -17,8 +17,7 @@ export function mount(component) {
   const { data, parentElement, setStateValue, setTriggerValue } = component;
   let m = MOUNTED.get(parentElement);
   if (!m) {
-    m = data.mode === "view" ? viewPage(parentElement, data, setStateValue, setTriggerValue)
-      : { doc: new DocView(parentElement, { classroom: !!data.classroom, plotly_url: data.plotly_url, app: true }) }; // prettier-ignore
+    m = data.mode === "view" ? viewPage(parentElement, data, setStateValue, setTriggerValue) : docView(parentElement, data);
     MOUNTED.set(parentElement, m);
   }
   m.data = data;
@@ -30,6 +29,14 @@ export function mount(component) {
     (m.page || m.doc).destroy();
     MOUNTED.delete(parentElement);
   };
+}
+
+// A document the server computed: the renderer alone, at presenter sizes under ?classroom=1 as a view's page is
+function docView(parent, data) {
+  const box = document.createElement("div");
+  box.className = data.classroom ? "ls-docpage ls-classroom" : "ls-docpage";
+  parent.append(box);
+  return { doc: new DocView(box, { classroom: !!data.classroom, plotly_url: data.plotly_url, app: true }) };
 }
 
 function viewPage(parent, data, setStateValue, setTriggerValue) {

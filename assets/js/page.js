@@ -81,10 +81,11 @@ export class ViewPage {
     const m = this.m;
     this.root = el("div", "ls-page");
     if (this.flags.classroom) this.root.classList.add("ls-classroom");
+    const narrow = !!(window.matchMedia && window.matchMedia(NARROW).matches);
     if (m.intro) {
       const intro = el("p", "ls-intro");
       intro.append(...inline(m.intro_md || m.intro));
-      if (m.fold_intro) {
+      if (m.fold_intro || narrow) { // folded where the view says so, and on a phone: the first chart comes first
         const about = el("details", "ls-about");
         about.append(el("summary", "", "What this page shows"), intro);
         this.root.append(about);

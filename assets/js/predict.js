@@ -177,6 +177,8 @@ export class PredictBox {
   }
 
   showAnswer() {
+    // the question stays; the guess's input and Reveal give way to the verdict (and Guess again)
+    this.box.replaceChildren(...[...this.box.children].slice(0, 1));
     const [close, text] = this.q.kind === "choice" ? choiceVerdict(this.q, this.guess) : verdict(this.q, this.guess);
     const line = el("p", close ? "gp-close" : "gp-far", text);
     const again = el("button", "gp-btn", "Guess again");

@@ -75,9 +75,9 @@ function wasted({ p, group_size: G }, ctx = {}) {
   const revealed = [
     metrics([[`P(no signal) at p = ${f(p, ".2f")}, G = ${G}`, pct(none)], ["P(signal)", pct(1 - none)],
       ["P(signal) at G = 64", pct(1 - X.p_no_signal(p, 64))]]), // prettier-ignore
+    columns([charts("wasted_heatmap", [heat])], [charts("wasted_curves", [curves])]),
     note(`The chapter's case: p = 0.05 yields signal ${pct(sig8, 0)} of the time with G = 8 but ${pct(sig64, 0)} with ` +
       "G = 64. DeepSeekMath used G = 64; DeepSeek-R1-Zero G = 16."), // prettier-ignore
-    columns([charts("wasted_heatmap", [heat])], [charts("wasted_curves", [curves])]),
     heading("The chapter's table"),
     table("no_signal_table", ["p", ...tab.group_size.map((g) => `G = ${g}`)], rows),
     caption("Read it from both ends. RL can only reinforce what the model already sometimes does."),

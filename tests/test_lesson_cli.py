@@ -77,3 +77,27 @@ def test_a_lesson_whose_marker_lists_nothing_is_judged_by_the_names_lessons_had(
     (old / "mine.html").unlink()
     assert cli.main(["build", str(old), "--force", *QUICK]) == 0
     assert (old / "wasted.html").is_file() and not (old / "sharpen.html").exists() and not (old / "data").exists()
+
+
+def test_the_progress_line_on_a_terminal_ends_with_its_last_view():
+    """On a terminal the progress is one line rewritten in place: the last view ends it, so the summary (or an
+    error) starts a line of its own; in a log, plain lines."""
+    import io
+
+    from sim.lesson.cli import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    say = progress(term)
+    say("one_group", 1, 2)
+    assert not term.getvalue().endswith("\n") and say.open
+    say("training", 2, 2)
+    assert term.getvalue().endswith("\x1b[K\n") and not say.open
+    log = io.StringIO()
+    say = progress(log)
+    say("one_group", 1, 2)
+    say("training", 2, 2)
+    assert log.getvalue().splitlines()[-1].startswith("training: 2/2 views") and "\r" not in log.getvalue()

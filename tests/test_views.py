@@ -368,3 +368,12 @@ def test_the_pin_label_names_what_differs():
     assert call("page", "pinLabel", controls, {"G": 8, "lr": 0.5, "pick": [1, 4]},
                 {"G": 8, "lr": 0.2, "pick": [1]}) == "pinned (lr=0.5, pick=1,4)"
     assert call("page", "pinLabel", controls, {"G": 8}, {"G": 8}) == "pinned"
+
+
+@pytest.mark.parametrize("G", [8, 16, 9])
+def test_wasted_groups_legend_names_each_g_once(G):
+    """Your G's curve is "G = G (yours)"; the fixed curve of the same G is not drawn again under it."""
+    d = doc("wasted", fields_of("wasted", {"G": G}))
+    (curves,) = [c for b in walk(d) if b["kind"] == "charts" for c in b["charts"] if c["title"].startswith("P(no")]
+    names = [t["name"] for t in curves["traces"]]
+    assert len(names) == len(set(names)) and f"G = {G} (yours)" in names and f"G = {G}" not in names

@@ -194,3 +194,14 @@ def test_the_app_follows_back_and_forward(open_view):
     page.wait_for_function("window.grpoPage.shown && window.grpoPage.shown.p === 0.2")
     page.evaluate("history.forward()")
     page.wait_for_function("window.grpoPage.shown && window.grpoPage.shown.p === 0.5", timeout=30_000)
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_an_options_words_select_it(open_view, host):
+    """A radio's description is part of its label: clicking "0.04 (DeepSeekMath)" selects β = 0.04."""
+    page = open_view(host, "training")
+    before = changes(page)
+    page.locator("label.ls-option", has_text="0.04 (DeepSeekMath)").click(position={"x": 60, "y": 8})
+    page.wait_for_function(f"window.grpoPage.changes > {before}")
+    shown(page)
+    assert state(page)["beta"] == 0.04 and "beta=0.04" in link_part(host, page.url)

@@ -1,6 +1,6 @@
 """Ctrl-C and SIGTERM on every command line: one line, `interrupted: nothing written` (or the outputs complete
 before the interrupt), exit 130 or 143, no traceback and nothing half-written (sim/runtime/interrupt.py). `tinylm`'s
-own cases are in tests/test_hardening3_tinylm_cli.py.
+own cases are in tests/test_tinylm_cli.py.
 
 In this process, a stage of each command raises KeyboardInterrupt, or sends this process a real SIGTERM; as a
 process, `python -m sim toy` gets real signals past its imports."""

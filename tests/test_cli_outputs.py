@@ -63,7 +63,7 @@ def checkpoint(tmp_path) -> Path:
     return tmp_path / "X.pt"
 
 
-# ---- issue 37 row 6: tinylm ----------------------------------------------------------------------------------
+# ---- tinylm ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("flags, words", [
@@ -110,7 +110,7 @@ def test_the_shipped_checkpoint_can_still_be_rebuilt_as_its_message_says():
                                                               str(ASSET.with_suffix(".json"))]))
 
 
-# ---- issue 37 row 7: plan, diagnose, toy ---------------------------------------------------------------------
+# ---- plan, diagnose, toy ---------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -145,7 +145,7 @@ def test_diagnose_never_writes_over_the_log_it_reads(tmp_path, capsys):
     assert log.read_bytes() == RUN.read_bytes()
 
 
-# ---- issue 34 item 7: --json --out FILE.json writes the object once -----------------------------------------
+# ---- --json --out FILE.json writes the object once -----------------------------------------
 
 
 @pytest.mark.parametrize("main, file", [(data_cli.plan_main, POOL), (data_cli.diagnose_main, RUN)])

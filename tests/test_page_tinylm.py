@@ -48,7 +48,7 @@ def test_page_off_by_default_shows_both_presets_recorded():
 
 def test_page_defines_no_function():
     # Callbacks, fragments and cached functions live in ui/tinylm.py: a function written in the page would keep
-    # the page's namespace alive with every session's state (issue 15).
+    # the page's namespace alive with every session's state.
     import ast
 
     tree = ast.parse(Path(PAGE).read_text())
@@ -159,7 +159,7 @@ def test_gspo_importance_level_is_offered_and_accepted():
 
 
 def test_the_recorded_trl_run_overlays_reward_and_pass_at_1():
-    # Issue 18: the page can overlay the recorded TRL run (assets/data/tinylm_trl_run.json) on the live charts.
+    # The page can overlay the recorded TRL run (assets/data/tinylm_trl_run.json) on the live charts.
     from sim.tinylm.trl_record import load_trl_run
     from sim.views.tinylm import metric_chart
 

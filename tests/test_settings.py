@@ -103,7 +103,7 @@ def test_a_page_control_may_narrow_a_range_but_not_widen_it():
         Choice.of(ToyConfig, "scale", options=("group", "std"))
 
 
-# ---- a setting declares its URL key and label once (issue 30): every page and lesson reads them from there
+# ---- a setting declares its URL key and label once: every page and lesson reads them from there
 
 
 def test_a_control_takes_its_url_key_and_label_from_the_declaration():
@@ -136,7 +136,7 @@ def test_every_view_offers_each_setting_under_its_declared_key_and_label():
 
 
 def test_todays_links_open_the_same_settings():
-    """The URL keys links used before issue 30 reach the same fields (the keys are the declarations' now)."""
+    """The URL keys older links used reach the same fields (the keys are the declarations' now)."""
     from sim.views.catalog import view
 
     old = {

@@ -1,4 +1,4 @@
-"""Issue 28 rows 10 and 11, `python -m sim tinylm`: Ctrl-C or SIGTERM is one line ("interrupted: nothing
+"""`python -m sim tinylm`, interrupted or misconfigured: Ctrl-C or SIGTERM is one line ("interrupted: nothing
 written"), exit 130 (143 for SIGTERM) and no temporary folder left; a process count the batch cannot split over is
 refused before TRL is imported (exit 2, one line from rank 0, none from the others)."""
 
@@ -36,7 +36,7 @@ def stopped_by(exc: type[BaseException]):
     return run
 
 
-# ---- row 10, in this process --------------------------------------------------------------------------------
+# ---- an interrupt, in this process --------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("exc, code", [(KeyboardInterrupt, 130), (cli.Terminated, 143)])
@@ -78,7 +78,7 @@ def test_an_sft_checkpoint_saved_before_the_interrupt_is_named(monkeypatch, caps
     assert capsys.readouterr().err == f"interrupted: only {saved} written\n"
 
 
-# ---- row 11: the number of processes, before TRL ---------------------------------------------------------
+# ---- the number of processes, before TRL ---------------------------------------------------------
 
 
 @pytest.mark.parametrize("rank, said", [("0", True), ("1", False), ("2", False)])
@@ -103,7 +103,7 @@ def test_a_bad_world_size_is_one_line(monkeypatch, capsys, world):
     assert err.startswith("error: WORLD_SIZE=") and err.count("\n") == 1
 
 
-# ---- rows 10 and 11 as a user meets them: real signals, a real launcher ----------------------------------
+# ---- as a user meets them: real signals, a real launcher ----------------------------------
 
 
 def left(tmp: Path) -> list[str]:

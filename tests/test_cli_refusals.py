@@ -1,10 +1,10 @@
-"""Issue 19, the command lines: each row's input, as the adversarial pass typed it.
+"""The command lines' refusals: each input as an adversarial pass typed it.
 
 Every refusal is exit code 2 and exactly one line on stderr (`error: ...`), comes before any training, writes
-nothing (or leaves the old files whole) and leaves no process behind. Rows: 1 (a checkpoint named .json was
-overwritten by its own sidecar), 2 (long names), 3 and 16 (timeouts outside a sane range), 4 (a symlink loop as
---checkpoint), 5 (a save path that cannot be written: refused before training, never half-written), 17 (a
-pickle with __reduce__: one line, nothing run).
+nothing (or leaves the old files whole) and leaves no process behind: a checkpoint named .json (once overwritten by
+its own sidecar), long names, timeouts outside a sane range, a symlink loop as --checkpoint, a save path that cannot
+be written (refused before training, never half-written), a pickle with __reduce__ (one line, nothing run), a bad
+memory cap or job count in the environment.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def no_training(monkeypatch):
     monkeypatch.setattr(tinylm_cli, "run_story", refuse)
 
 
-# ---- rows 2, 3, 16: the lab CLI ----------------------------------------------------------------------------
+# ---- the lab CLI ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -76,10 +76,10 @@ def no_training(monkeypatch):
     (["check", "--timeout", "inf"], "--timeout=inf is not a number of seconds from 0.1 to 600"),
     (["check", "--timeout", "1e10"], "--timeout=1e10 is not"),
     (["check", "--timeout", "1e300"], "--timeout=1e300 is not"),
-    (["check", "--timeout", "1e-300"], "--timeout=1e-300 is not"),  # row 16: was accepted
+    (["check", "--timeout", "1e-300"], "--timeout=1e-300 is not"),  # was accepted once
     (["check", "--timeout", "nan"], "--timeout=nan is not"),
     (["check", "--timeout", "0.05"], "from 0.1 to 600"),
-    (["check", "--timeout", "\u202e5"], "--timeout=\\u202e5 is not"),  # shown neutrally (row 9's rule)
+    (["check", "--timeout", "\u202e5"], "--timeout=\\u202e5 is not"),  # shown neutrally
 ])
 def test_lab_cli_refuses_in_one_line(argv, needle, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -124,7 +124,7 @@ def test_lab_new_writes_all_stubs_or_none(tmp_path, monkeypatch, capsys):
     assert tree(tmp_path) == {"lab": None}  # the directory, empty: no half-filled lab
 
 
-# ---- row 1: a checkpoint named like its sidecar ------------------------------------------------------------
+# ---- a checkpoint named like its sidecar ------------------------------------------------------------
 
 
 def test_save_sft_json_name_is_refused_before_training(tmp_path, capsys, no_training):
@@ -160,7 +160,7 @@ def test_a_foreign_file_where_the_sidecar_goes_is_kept(tmp_path, capsys, no_trai
     assert tree(tmp_path) == {"m.json": b'{"my": "notes"}'}
 
 
-# ---- row 4: --checkpoint through a symlink loop ------------------------------------------------------------
+# ---- --checkpoint through a symlink loop ------------------------------------------------------------
 
 
 def test_checkpoint_symlink_loop_is_one_line(tmp_path, capsys):
@@ -170,7 +170,7 @@ def test_checkpoint_symlink_loop_is_one_line(tmp_path, capsys):
     assert "Too many levels of symbolic links" in one_line_error(capsys.readouterr().err)
 
 
-# ---- row 5: a save path that cannot take the files ---------------------------------------------------------
+# ---- a save path that cannot take the files ---------------------------------------------------------
 
 
 def _loop(tmp_path):
@@ -219,7 +219,7 @@ def test_a_failed_save_leaves_the_old_files_whole(tmp_path, monkeypatch, failing
     assert load_checkpoint(path)[1] == {"seed": 0}
 
 
-# ---- row 17: a pickle that would run code ------------------------------------------------------------------
+# ---- a pickle that would run code ------------------------------------------------------------------
 
 
 class _Evil:

@@ -24,7 +24,8 @@ from trl import GRPOConfig  # noqa: E402
 from sim.yourdata import callback as cb_module  # noqa: E402
 from sim.yourdata.callback import DiagnoseCallback, run_settings  # noqa: E402
 
-CPU = {"use_cpu": True, "bf16": False, "report_to": "none"}  # no GPU here: TRL's default bf16 would refuse to start
+CPU = {"use_cpu": True, "bf16": False, "report_to": "none",  # no GPU here: TRL's default bf16 would refuse to start
+       "activation_checkpointing": False}  # TRL turns it on under its old name, which transformers 5 warns about
 
 
 def grpo_args(tmp_path, **kw):

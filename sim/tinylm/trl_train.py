@@ -74,7 +74,7 @@ def loop_args(cfg: GRPOConfig, num_processes: int = 1) -> dict:
         "temperature": cfg.temperature,
         "max_completion_length": MAX_NEW_TOKENS,
         "bf16": False,  # TRL's default is bf16 autocast: TinyLM computes in float64, as with --trainer sim
-        "gradient_checkpointing": False,  # TRL's default; nothing to save on a 10-token model
+        "activation_checkpointing": False,  # TRL turns it on (transformers 5 names it so); nothing to save here
         "use_cpu": not torch.cuda.is_available(),
         "logging_steps": 1,
         "report_to": "none",

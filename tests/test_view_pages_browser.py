@@ -129,7 +129,7 @@ def test_presets_pin_and_new_seed(open_view, host):
 @pytest.mark.parametrize("host", HOSTS)
 def test_reveal_takes_one_click_and_the_charts_wait_for_it(open_view, host):
     page = open_view(host, "wasted", "predict=1")
-    assert page.locator(".gp-plot").count() == 0  # everything waits for the guess
+    assert page.locator(".gp-plot:visible").count() == 0  # everything waits for the guess (drawn hidden)
     box = page.locator(".gp-predict").first
     box.locator("input").fill("30")
     box.get_by_role("button", name="Reveal").click()  # one click, straight after typing

@@ -1,21 +1,23 @@
-"""What the browser player (ui/player.py) costs to load, play and update: prints one JSON object, then the figures
-beside their targets.
+"""What the browser player (assets/js/player.js, drawn by the app's one renderer, ui/view.py) costs to load, play
+and update: prints one JSON object, then the figures beside their targets.
 
     OMP_NUM_THREADS=1 python scripts/bench_player.py [--quick]
-    OMP_NUM_THREADS=1 python scripts/bench_player.py --check     # the full payload, 4 slider moves (CI)
+    OMP_NUM_THREADS=1 python scripts/bench_player.py --check     # the full payload, 4 control moves (CI)
 
-- payload: bytes of the data one setting sends at T = 500 iterations, 64 seeds (the Training page's
-  five charts plus a pinned overlay line), as sent (float32, base64) and as the alternatives would be
-  (JSON numbers rounded to 4 significant digits; full-precision JSON; a copy of the history per frame).
-- plotly_js: how Plotly.js reaches the browser. Served from the app's static/ folder by Streamlit
-  (`server.enableStaticServing`): bytes on the wire for the first page, whether a reload fetches it
-  again, and the server's time to answer it. Sending it inside the component instead (its `js`) would
-  put its size into every rerun's message; a v2 `asset_dir` needs the app installed as a package.
-- component: bytes of the player's own JS and CSS, which travel with each rerun (inline, small).
+- payload: bytes of the data one setting of a document the server computes sends (ui/view.py show_doc: TinyLM's
+  runs, a visitor's log) at T = 500 iterations, 64 seeds (the Training page's five charts plus a pinned overlay
+  line), as sent (float32, base64) and as the alternatives would be (JSON numbers rounded to 4 significant digits;
+  full-precision JSON; a copy of the history per frame). A view the browser computes sends no data at all.
+- plotly_js: how Plotly.js reaches the browser, on tests/apps/player_app.py: served by the server's own route
+  (ui/server.py, gzipped once, cacheable for a year), bytes on the wire for the first page, whether a reload fetches
+  it again, and the server's time to answer it.
+- component: bytes of the renderer component's own JS and CSS, which Streamlit resends with every script run
+  (inline, small), and of the bundle it loads once from the server's route.
 - training: the app itself (`streamlit run app.py`) in headless Chromium, Training dynamics at its defaults
   (200 iterations, 16 seeds): Play at 60 iterations/s from 0 to 200, frames drawn per second of wall clock and
-  the page's main-thread CPU per frame; then the G slider moved one step at a time (G = 9, 10, ...), the time
-  from the key press to the new setting's data drawn (median, the first move left out: it also warms caches).
+  the page's main-thread CPU per frame; then the G slider moved one step at a time by the keyboard (G = 9, 10, ...),
+  the time from the key press to the new setting's charts drawn (median, the first move left out: it also warms
+  caches), computed in the page (the websocket frames sent meanwhile are counted: 0 expected).
 
 Targets: Play >= 24 frames/s, a slider move redrawn within 0.4 s, one setting's data at T = 500, 64 seeds
 <= 1 MB. --check exits 1 when one is missed by more than 2x; --write-docs writes the figures into
@@ -39,14 +41,19 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from scripts.benchdoc import Report, add_arguments  # noqa: E402
+from sim.paths import JS  # noqa: E402
+from sim.player.bundle import app_bundle  # noqa: E402
 from sim.player.plotly_js import PLOTLY_JS  # noqa: E402
 from tests.fixtures.serve import IDLE, launch_chromium, start_server  # noqa: E402
-from ui.player import PLAYER_JS  # noqa: E402
+from tests.fixtures.viewpage import shown  # noqa: E402
+
+# what the renderer component (ui/view.py) sends inline with every script run, and the bundle it loads once
+COMPONENT_FILES = ("view_component.js", "player.css", "doc.css")
 
 
 def payload_sizes(T: int = 500, seeds: int = 64) -> dict:
+    from sim.player import build_payload, decode_array, payload_bytes
     from tests.test_player import toy_charts
-    from ui.player import build_payload, decode_array, payload_bytes
 
     charts, _ = toy_charts(T, seeds)
     pay = build_payload("k", T=T, charts=charts)
@@ -110,7 +117,7 @@ def plotly_js(fetches: int = 5) -> dict:
     return out
 
 
-TRAINING = "window.grpoPlayers && window.grpoPlayers.training"
+TRAINING = "window.grpoPlayers.training"
 
 
 def training(moves: int = 6) -> dict:
@@ -123,9 +130,11 @@ def training(moves: int = 6) -> dict:
             b = launch_chromium(pw)
             page = b.new_context(viewport={"width": 1400, "height": 1000}).new_page()
             page.set_default_timeout(90_000)
+            sent: list[float] = []
+            page.on("websocket", lambda ws: ws.on("framesent", lambda _: sent.append(time.perf_counter())))
             page.goto(f"{server.url}/training")
             page.wait_for_selector(IDLE)
-            page.wait_for_function(f"{TRAINING} && {TRAINING}.draws > 0")
+            shown(page, timeout=90_000)
             cdp = page.context.new_cdp_session(page)
             cdp.send("Performance.enable")
             thread_s = lambda: next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]  # noqa: E731
@@ -137,16 +146,18 @@ def training(moves: int = 6) -> dict:
                                    "document.querySelector('.gp-root').dataset.playing === '0'", polling=10)
             wall, cpu = time.perf_counter() - t0, thread_s() - cpu0
             frames = page.evaluate(f"({TRAINING}).draws") - before
-            slider = page.get_by_test_id("stSlider").filter(has_text="Group size G").get_by_role("slider")
+            slider = page.locator("#ls-G")
             latencies = []
+            moved = time.perf_counter()
             for g in range(9, 9 + moves):
-                page.wait_for_selector(IDLE)
+                shown(page, timeout=90_000)
                 slider.focus()
                 t_press = page.evaluate("performance.now()")
-                slider.press("ArrowRight")
+                page.keyboard.press("ArrowRight")
                 page.locator(".gp-title", has_text=f"Groups with zero gradient (G = {g})").wait_for()
                 page.wait_for_function(f"{TRAINING}.dataDrawnAt > {t_press}", polling=10)
                 latencies.append(page.evaluate(f"{TRAINING}.dataDrawnAt") - t_press)
+            frames_sent = len([t for t in sent if t >= moved])
             b.close()
     finally:
         server.stop()
@@ -154,7 +165,7 @@ def training(moves: int = 6) -> dict:
     return {"play_frames": frames, "play_fps": round(frames / wall, 1),
             "play_main_thread_ms_per_frame": round(1000 * cpu / frames, 1),
             "slider_redraw_ms": [round(x) for x in latencies],
-            "slider_redraw_ms_median": round(statistics.median(rows))}
+            "slider_redraw_ms_median": round(statistics.median(rows)), "slider_frames_sent": frames_sent}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,13 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     add_arguments(p)
     args = p.parse_args(argv)
     quick = args.quick
-    assets = ROOT / "assets"
     load = os.getloadavg()[0]
     result = {
         "payload": payload_sizes(50, 4) if quick else payload_sizes(),
-        "component_inline_bytes": {
-            f: (assets / f).stat().st_size for f in (*PLAYER_JS, "player.css")
-        },
+        "component_inline_bytes": {f: (JS / f).stat().st_size for f in COMPONENT_FILES},
+        "bundle_bytes": len(app_bundle()[1]),
         "plotly_min_js_bytes": PLOTLY_JS.stat().st_size,
         "plotly_js": plotly_js(1 if quick or args.check else 5),
         "training": training(2 if quick else 5 if args.check else 8),
@@ -184,12 +193,14 @@ def main(argv: list[str] | None = None) -> int:
     report.add("Play: the page's main-thread CPU per frame", tr["play_main_thread_ms_per_frame"], "ms")
     report.add("G slider moved: the new setting's charts drawn (median)", tr["slider_redraw_ms_median"], "ms",
                target=400)
+    report.add("G slider moved: websocket frames sent to the server", tr["slider_frames_sent"])
     report.add(f"one setting's data at T = {pay['T']}, {pay['seeds']} seeds", round(pay["sent_float32_base64"] / 1e3),
                "kB", target=1000 if pay["T"] == 500 else None)
     report.add("Plotly.js on the wire, first page", round(sum(r.get("wire", 0) for r in
                result["plotly_js"]["first_page"]["plotly_requests"]) / 1e3), "kB")
     report.note("`streamlit run app.py` and headless Chromium on this machine; the slider's median leaves out the "
-                "first move (it also warms caches and the JIT).")
+                "first move (it also warms caches and the JIT). The data per setting is a document the server "
+                "computes (show_doc); Training dynamics itself is computed in the page and sends none.")
     return report.finish(args)
 
 

@@ -162,36 +162,39 @@ class Student:
             self.errors.append(f"exception: {el.exception.message[:200]}")
         elif kind == "alert" and el.alert.format == 1:  # ERROR
             self.errors.append(f"error: {el.alert.body[:200]}")
-        elif kind == "bidi_component" and self.clicked_at is not None:  # the player (ui/player.py): its payload
-            payload = player_payload(el.bidi_component.json)
-            if payload is None:
-                return
-            titles = [c.get("title", "") for c in payload.get("charts", [])]
-            now = time.perf_counter() - self.clicked_at
-            if payload.get("key") == "tl_live_charts" and self.first_chart is None:
-                self.first_chart = now
-            elif any(t.startswith("pass@k on") for t in titles) and self.finished is None:
-                self.finished = now
+        elif kind == "bidi_component" and self.clicked_at is not None:  # the renderer (ui/view.py): its documents
+            for payload in chart_payloads(el.bidi_component.json):
+                titles = [c.get("title", "") for c in payload.get("charts", [])]
+                now = time.perf_counter() - self.clicked_at
+                if payload.get("key") == "tl_live_charts" and self.first_chart is None:
+                    self.first_chart = now
+                elif any(t.startswith("pass@k on") for t in titles) and self.finished is None:
+                    self.finished = now
 
 
-def player_payload(text: str) -> dict | None:
-    """The player's payload (sim/player build_payload: key, charts, ...) in a component's JSON, or None."""
+def chart_payloads(text: str) -> list[dict]:
+    """Every chart payload (sim/player build_payload: key, charts, ...) in a component's JSON: ui/view.py show_doc
+    sends a document, {"mode": "doc", "blocks": [{"kind": "charts", "payload": {...}}, ...]}."""
     try:
         found = [json.loads(text or "null")]
     except ValueError:
-        return None
+        return []
+    out = []
     while found:
         x = found.pop()
         if isinstance(x, dict):
             if "charts" in x and "key" in x:
-                return x
-            found += list(x.values())
+                out.append(x)
+            else:
+                found += list(x.values())
+        elif isinstance(x, list):
+            found += x
         elif isinstance(x, str) and x[:1] == "{":  # data sent as a JSON string inside the JSON
             try:
                 found.append(json.loads(x))
             except ValueError:
                 pass
-    return None
+    return out
 
 
 def cpu_seconds(pid: int) -> float:

@@ -5,8 +5,9 @@ it at 1280x800.
     OMP_NUM_THREADS=1 python scripts/screenshot.py --out /tmp/shot.png
 
 Starts `streamlit run app.py` on a free loopback port (tests/fixtures/serve.py, as the docs start it), opens
-/training at the page's defaults, plays the run to its end (60 iterations/s, every chart drawn), then writes the
-visible page as a PNG. Exit 1 if the server or the page fails.
+/training at the page's defaults, waits for the page to draw its setting (the renderer's settings beside the
+document, tests/fixtures/viewpage.py), plays the run to its end (60 iterations/s, every chart drawn), then writes
+the visible page as a PNG. Exit 1 if the server or the page fails.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.fixtures.serve import IDLE, launch_chromium, start_server  # noqa: E402
+from tests.fixtures.viewpage import shown  # noqa: E402
 
 OUT = ROOT / "assets" / "img" / "screenshot-training.png"
-STATS = "window.grpoPlayers && window.grpoPlayers.training"
 WIDTH, HEIGHT = 1280, 800
 
 
@@ -37,7 +38,7 @@ def screenshot(out: Path) -> None:
                 page.set_default_timeout(90_000)
                 page.goto(f"{server.url}/training")
                 page.wait_for_selector(IDLE)
-                page.wait_for_function(f"{STATS} && {STATS}.draws > 0")
+                shown(page, timeout=90_000)
                 page.locator(".gp-speed").select_option("60")
                 page.locator(".gp-primary").click()
                 playing = "document.querySelector('.gp-root').dataset.playing"

@@ -1,16 +1,17 @@
 """Both hosts accessible: axe-core finds no WCAG 2.0/2.1 A or AA violation on any page of the app or of a lesson,
-and the player and the lesson's controls work from the keyboard.
+and a view's page works from the keyboard in both.
 
 axe-core runs in Chromium on what each page shows once it has drawn (tests/fixtures/axe.py; the file is vendored
 in tests/vendor/, never fetched): every app page at 1280x800, in presenter mode (?classroom=1) at the projector's
-1920x1080, and in predict mode (?predict=1) where the page has questions; every page of the default lesson the
-same three ways. No rule is switched off (tests/fixtures/axe.py, DISABLED).
+1920x1080 and at 1280x800, and in predict mode (?predict=1) where the page has questions; every page of the default
+lesson the same ways. No rule is switched off (tests/fixtures/axe.py, DISABLED).
 
 The keyboard tests press keys as a user does (Tab, Enter, Space, the arrows, Home, End) and check what each control
-did: the player's Play, Back, Step, Reset, speed and timeline in the app and in a lesson, each chart a figure named
-by its title and described by its caption (the app's and a lesson's charts alike: the shared player), the lesson's
-own controls and presets, and predict mode's guess and Reveal. docs/accessibility.md says what is checked and what
-is not.
+did, in the app and in a lesson (one renderer, assets/js/page.js, draws both; the app's page sits among Streamlit's
+own elements, so its Tab order is checked too): the settings' range, radios, checkbox and presets; the player's
+Play, Back, Step, Reset, speed and timeline; each chart a figure named by its title and described by its caption;
+predict mode's guess and Reveal; the seed's slider and number box. docs/accessibility.md says what is checked and
+what is not.
 
 Run: heavy python -m pytest tests/test_a11y_browser.py -m e2e
 """
@@ -24,6 +25,7 @@ import pytest
 from tests.fixtures.axe import report, run_axe
 from tests.fixtures.drawn import QUIET, settle
 from tests.fixtures.serve import browser_marks
+from tests.fixtures.viewpage import HOSTS, address
 
 pytestmark = browser_marks()
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
@@ -33,6 +35,9 @@ APP_PAGES = ["", "training", "one_group", "wasted", "std_scaling", "passk", "kl_
              "your_prompts"]  # fmt: skip
 PREDICT_PAGES = ["training", "wasted", "std_scaling", "passk", "kl_clip"]  # the pages with questions (?predict=1)
 SMALL, PROJECTOR = {"width": 1280, "height": 800}, {"width": 1920, "height": 1080}
+# the keyboard tests' window: wide enough that the app's charts, beside its navigation and the settings, keep Plotly's
+# toolbar (a chart grid under 700 px has none: assets/js/player.js NARROW_PX)
+KEYBOARD = {"width": 1600, "height": 900}
 # (query, viewport): a laptop, presenter mode on a projector and on a laptop, questions first
 MODES = [("", SMALL), ("?classroom=1", PROJECTOR), ("?classroom=1", SMALL), ("?predict=1", SMALL)]
 MODE_IDS = ["1280", "classroom-1920", "classroom-1280", "predict-1280"]
@@ -242,156 +247,132 @@ def check_toolbar_shows_on_focus(page, chart: str) -> None:
       return o > 0.99; }""", timeout=5_000)
 
 
-def test_app_player_by_keyboard(browser, server):
-    ctx, page = open_page(browser, f"{server}/training", SMALL)
-    try:
-        slider = page.get_by_test_id("stSlider").filter(has_text="Group size G").get_by_role("slider")
+@pytest.fixture
+def open_view(browser, server, lesson_dir):
+    """Open a view's page in a host, drawn; closes its context after the test."""
+    opened = []
+
+    def opener(host: str, view: str, query: str = ""):
+        ctx, page = open_page(browser, address(host, view, query, server=server, lesson=lesson_dir), KEYBOARD)
+        opened.append(ctx)
+        return page
+
+    yield opener
+    for ctx in opened:
+        ctx.close()
+
+
+def shown(page, key: str):
+    return page.evaluate(f"window.grpoPage.shown[{key!r}]")
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_view_controls_and_player_by_keyboard(open_view, host):
+    """Training dynamics: from the page's start, Tab reaches the settings (the app's navigation first); a range, a
+    radio group, a checkbox and a preset, each from the keyboard, each changing the setting shown; then the player,
+    its charts as figures and their toolbar."""
+    page = open_view(host, "training")
+    page.locator("body").focus()
+    tab_to(page, "#ls-G")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("window.grpoPage.shown.G === 9")
+    tab_to(page, "input[type=radio][name=ls-beta]")
+    beta = shown(page, "beta")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"window.grpoPage.shown.beta !== {beta}")
+    box = page.locator(".ls-controls input[type=checkbox]").first
+    key = box.get_attribute("id").removeprefix("ls-")
+    before = shown(page, key)
+    tab_to(page, ".ls-controls input[type=checkbox]")
+    page.keyboard.press("Space")
+    page.wait_for_function(f"window.grpoPage.shown[{key!r}] === {str(not before).lower()}")
+    n = page.evaluate("window.grpoPage.changes")
+    tab_to(page, ".ls-preset:not([disabled])")
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"window.grpoPage.changes > {n}")
+    settle(page)
+    check_player_by_keyboard(page)
+    check_charts_are_figures(page)
+    check_toolbar_shows_on_focus(page, ".gp-plot")
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_kl_clip_by_keyboard(open_view, host):
+    """KL and clipping: its first and last ranges from the keyboard, each changing the setting shown; every chart a
+    figure named by its title and described by its caption, the ones whose caption is the paragraph below their
+    row included; Tab reaches their toolbar."""
+    page = open_view(host, "kl_clip")
+    for selector, key in ((".ls-controls .ls-control:first-child input[type=range]", "ArrowRight"),
+                          (".ls-controls .ls-control:last-child input[type=range]", "ArrowLeft")):
+        assert page.locator(selector).count(), f"KL and clipping has no {selector}"
+        n = page.evaluate("window.grpoPage.changes")
         page.locator("body").focus()
-        tab_to(page, "[data-testid=stSidebar] [data-testid=stSlider] input")  # the settings come first
-        expect(slider).to_be_focused()
-        page.keyboard.press("ArrowRight")
-        page.wait_for_function("() => window.location.search.includes('G=9')")
-        page.locator(".gp-title", has_text="(G = 9)").first.wait_for()
-        settle(page)
-        check_player_by_keyboard(page)
-        check_charts_are_figures(page)
-        check_toolbar_shows_on_focus(page, ".gp-plot")
-    finally:
-        ctx.close()
+        tab_to(page, selector)
+        page.keyboard.press(key)
+        page.wait_for_function(f"window.grpoPage.changes > {n}")
+    settle(page)
+    check_charts_are_figures(page, every=True)  # its captions are paragraphs below each row of charts
+    check_toolbar_shows_on_focus(page, ".gp-plot")
 
 
-def test_app_kl_clip_charts_are_described(browser, server):
-    """KL and clipping in the app: every chart a figure described by its caption, the ones whose caption is the
-    paragraph below their row included (the same reading as a lesson's, test_lesson_kl_clip_by_keyboard)."""
-    ctx, page = open_page(browser, f"{server}/kl_clip", SMALL)
-    try:
-        check_charts_are_figures(page, every=True)
-    finally:
-        ctx.close()
-
-
-def test_app_predict_revealed_by_keyboard(browser, server):
-    """Wasted groups' questions (ui/predict.py, Streamlit's widgets): type a guess, Tab to Reveal, Enter; the
-    answer shows, and the page with an answer revealed has no violation either."""
-    ctx, page = open_page(browser, f"{server}/wasted?predict=1", SMALL)
-    try:
-        tab_to(page, ".st-key-predict-wasted_g8-input input")
-        page.keyboard.type("60")
-        page.keyboard.press("Enter")  # commits the number: the rerun enables Reveal
-        page.locator(".st-key-predict-wasted_g8-reveal button:not([disabled])").wait_for()
-        tab_to(page, ".st-key-predict-wasted_g8-reveal button")
-        page.keyboard.press("Enter")
-        page.get_by_text("the chapter's answer").first.wait_for()
-        expect(page.locator(".st-key-predict-wasted_g8-again button")).to_be_visible()
-        settle(page)
-        check_axe(page, "revealed")
-    finally:
-        ctx.close()
-
-
-def test_lesson_predict_revealed_by_keyboard(browser, lesson_dir):
-    """A lesson's questions (assets/js: doc.js, predict.js): the guess, Reveal, the answer, the next question and
+@pytest.mark.parametrize("host", HOSTS)
+def test_questions_revealed_by_keyboard(open_view, host):
+    """Wasted groups' questions (assets/js: doc.js, predict.js): the guess, Reveal, the answer, the next question and
     the charts; no violation after."""
-    ctx, page = open_page(browser, (lesson_dir / "wasted.html").as_uri() + "?predict=1", SMALL)
-    verdicts = page.locator("#ls-doc .gp-predict .gp-close, #ls-doc .gp-predict .gp-far")
-    try:
-        assert page.locator("#ls-doc .gp-chart:visible").count() == 0, "the charts wait for the answer"
-        # the question at G = 8, then the one its answer reveals (G = 64), each by the keyboard
-        for box in (".ls-doc > .ls-ask > .ls-question", ".ls-then .ls-question"):
-            tab_to(page, f"{box} input.gp-guess")
-            page.keyboard.type("60")
-            tab_to(page, f"{box} button:not([disabled])")
-            expect(page.locator(":focus")).to_have_text("Reveal")
-            n = verdicts.count()
-            page.keyboard.press("Enter")
-            expect(verdicts).to_have_count(n + 1)  # the verdict
-        page.locator("#ls-doc .gp-chart:visible").first.wait_for()
-        settle(page)
-        check_charts_are_figures(page)
-        check_axe(page, "revealed")
-    finally:
-        ctx.close()
-
-
-def test_app_predict_by_keyboard(browser, server):
-    """Predict mode on Training dynamics: Tab to the guess, type it, Tab to Reveal, Enter: the charts appear."""
-    ctx, page = open_page(browser, f"{server}/training?predict=1", SMALL)
-    try:
-        assert not page.locator(".gp-live-player").is_visible()
-        tab_to(page, ".gp-guess")
-        page.keyboard.type("80")
-        page.keyboard.press("Tab")
-        assert focused(page) == "gp-btn"
+    page = open_view(host, "wasted", "predict=1")
+    verdicts = page.locator(".ls-doc .gp-predict .gp-close, .ls-doc .gp-predict .gp-far")
+    assert page.locator(".ls-doc .gp-chart:visible").count() == 0, "the charts wait for the answer"
+    # the question at G = 8, then the one its answer reveals (G = 64), each by the keyboard
+    for box in (".ls-doc > .ls-ask > .ls-question", ".ls-then .ls-question"):
+        tab_to(page, f"{box} input.gp-guess")
+        page.keyboard.type("60")
+        tab_to(page, f"{box} button:not([disabled])")
+        expect(page.locator(":focus")).to_have_text("Reveal")
+        n = verdicts.count()
         page.keyboard.press("Enter")
-        page.locator(".gp-live-player .main-svg").first.wait_for()
-        expect(page.get_by_role("button", name="Guess again")).to_be_visible()
-    finally:
-        ctx.close()
+        expect(verdicts).to_have_count(n + 1)  # the verdict
+    page.locator(".ls-doc .gp-chart:visible").first.wait_for()
+    settle(page)
+    check_charts_are_figures(page)
+    check_axe(page, f"{host}: revealed")
 
 
-def test_lesson_live_view_by_keyboard(browser, lesson_dir):
-    """The lesson's Training dynamics (computed in the page): a range, a radio group, a checkbox and a preset, each
-    from the keyboard, each changing the setting shown; then the player."""
-    ctx, page = open_page(browser, (lesson_dir / "training.html").as_uri(), SMALL)
-    try:
-        shown = lambda key: page.evaluate(f"window.grpoLesson.shown[{key!r}]")  # noqa: E731
-        changes = lambda: page.evaluate("window.grpoLesson.changes")  # noqa: E731
-        tab_to(page, "#ls-G")
-        page.keyboard.press("ArrowRight")
-        page.wait_for_function("window.grpoLesson.shown.G === 9")
-        tab_to(page, "input[type=radio][name=ls-beta]")
-        beta = shown("beta")
-        page.keyboard.press("ArrowRight")
-        page.wait_for_function(f"window.grpoLesson.shown.beta !== {beta}")
-        box = page.locator("#ls-controls input[type=checkbox]").first
-        key = box.get_attribute("id").removeprefix("ls-")
-        before = shown(key)
-        tab_to(page, "#ls-controls input[type=checkbox]")
-        page.keyboard.press("Space")
-        page.wait_for_function(f"window.grpoLesson.shown[{key!r}] === {str(not before).lower()}")
-        n = changes()
-        tab_to(page, ".ls-preset:not([disabled])")
-        page.keyboard.press("Enter")
-        page.wait_for_function(f"window.grpoLesson.changes > {n}")
-        settle(page)
-        page.locator(".gp-label").first.wait_for()
-        check_player_by_keyboard(page)
-        check_charts_are_figures(page)
-    finally:
-        ctx.close()
+@pytest.mark.parametrize("host", HOSTS)
+def test_training_question_by_keyboard(open_view, host):
+    """Predict mode on Training dynamics (the question of the run computed in the page): Tab to the guess; a guess
+    outside the run's iterations is refused (Reveal stays disabled, the box says why); a good one, Tab to Reveal,
+    Enter: the charts appear; Guess again, from the keyboard too, hides them and empties the box."""
+    page = open_view(host, "training", "predict=1")
+    box = page.locator(".gp-predict")
+    assert "Around which iteration will its p pass 0.1" in box.text_content()
+    assert not page.locator(".gp-live-player").is_visible()
+    reveal = page.get_by_role("button", name="Reveal")
+    tab_to(page, ".gp-guess")
+    page.keyboard.type("9999")  # outside 0..200
+    expect(box).to_contain_text("A guess must be a number from 0 to 200")
+    assert reveal.is_disabled()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("80")
+    page.keyboard.press("Tab")
+    expect(page.locator(":focus")).to_have_text("Reveal")
+    page.keyboard.press("Enter")
+    page.locator(".gp-live-player .main-svg").first.wait_for()
+    expect(box).to_contain_text("Your guess 80, this run's answer 116: off by 36")
+    again = page.get_by_role("button", name="Guess again")
+    again.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".gp-live-player")).to_be_hidden()
+    expect(page.locator(".gp-guess")).to_have_value("")
 
 
-def test_lesson_kl_clip_by_keyboard(browser, lesson_dir):
-    """A lesson page computed in the page (KL and clipping): its first and last ranges from the keyboard, each changing
-    the setting shown; its charts are figures named by their titles, described by their captions, and Tab reaches
-    their toolbar."""
-    ctx, page = open_page(browser, (lesson_dir / "kl_clip.html").as_uri(), SMALL)
-    try:
-        for selector, key in (("#ls-controls .ls-control:first-child input[type=range]", "ArrowRight"),
-                              ("#ls-controls .ls-control:last-child input[type=range]", "ArrowLeft")):
-            assert page.locator(selector).count(), f"KL and clipping has no {selector}"
-            n = page.evaluate("window.grpoLesson.changes")
-            page.locator("body").focus()
-            tab_to(page, selector)
-            page.keyboard.press(key)
-            page.wait_for_function(f"window.grpoLesson.changes > {n}")
-        settle(page)
-        check_charts_are_figures(page, every=True)  # its captions are paragraphs below each row of charts
-        check_toolbar_shows_on_focus(page, ".gp-plot")
-    finally:
-        ctx.close()
-
-
-def test_lesson_seed_box_and_slider_have_their_own_names(browser, lesson_dir):
+@pytest.mark.parametrize("host", HOSTS)
+def test_seed_box_and_slider_have_their_own_names(open_view, host):
     """Training dynamics' seed: a slider and a number box to type into, two controls with two accessible names."""
-    ctx, page = open_page(browser, (lesson_dir / "training.html").as_uri(), SMALL)
-    try:
-        box = page.locator("#ls-controls input.ls-number")
-        assert box.count() >= 1
-        for i in range(box.count()):
-            slider = box.nth(i).locator("xpath=preceding-sibling::input[@type='range']")
-            label = box.nth(i).locator("xpath=preceding-sibling::label").text_content()
-            expect(slider).to_have_accessible_name(label)
-            expect(box.nth(i)).to_have_accessible_name(f"{label}: type a number")
-    finally:
-        ctx.close()
+    page = open_view(host, "training")
+    box = page.locator(".ls-controls input.ls-number")
+    assert box.count() >= 1
+    for i in range(box.count()):
+        slider = box.nth(i).locator("xpath=preceding-sibling::input[@type='range']")
+        label = box.nth(i).locator("xpath=preceding-sibling::label").text_content()
+        expect(slider).to_have_accessible_name(label)
+        expect(box.nth(i)).to_have_accessible_name(f"{label}: type a number")

@@ -1,7 +1,15 @@
-"""A built lesson in headless Chromium, from file:// and over http.server on loopback: only the lesson's own
-files are requested; every view computes any setting of its controls in the page (assets/js/views.js, the toy engine),
-takes it from the link by the app's rules and writes it back, keeps the presets, plays, asks before it answers, and
-refuses what the engine refuses with the app's words; a recorded view's damaged data is a message."""
+"""A built lesson in headless Chromium, from file://, over http.server on loopback and inside another site's
+iframe: only the lesson's own files are requested, and data is never run; every view computes any setting of its
+controls in the page (assets/js/views.js, the toy engine), plays, keeps its presets and its setting in the hash
+(written back, followed when it changes, its flags kept), asks before it answers, enlarges for a class, and refuses
+what the engine refuses with the app's words; a damaged page or recorded view is a message that says to rebuild.
+
+The page is the app's (assets/js/page.js, one renderer for both hosts): what both hosts do alike (a control move,
+the address bar's round trip, hostile values, presets, Pin and New seed) is tests/test_view_pages_browser.py's, and
+how a link is read and corrected, tests/test_link_rules_browser.py's.
+
+Run: OMP_NUM_THREADS=1 python -m pytest tests/test_lesson_browser.py -m e2e
+"""
 
 from __future__ import annotations
 
@@ -15,13 +23,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.serve import CHROMIUM, CHROMIUM_ARGS, free_port
+from tests.fixtures.serve import browser_marks, free_port, launch_chromium
 
-pytestmark = pytest.mark.e2e
+pytestmark = browser_marks()
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
 STATS = "window.grpoPlayers.training"
 DRAWN = f"window.grpoPlayers && {STATS} && {STATS}.draws > 0"  # the page may not have its scripts yet
+SHOWN = "window.grpoPage && window.grpoPage.shown"
 ACC_TITLE = ".gp-chart:first-child .gp-title"
+MANIFEST = 'id="lesson-manifest">'
 
 
 @pytest.fixture
@@ -29,12 +39,15 @@ def lesson(small_lesson) -> Path:
     return small_lesson  # the live views and Wasted groups, shared with tests/test_lesson.py
 
 
+@pytest.fixture
+def everything(exercise_lesson) -> Path:
+    return exercise_lesson  # every view, shared with tests/test_lesson.py
+
+
 @pytest.fixture(scope="module")
 def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
     with playwright_sync.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        b = launch_chromium(pw)
         yield b
         b.close()
 
@@ -72,8 +85,46 @@ def set_range(page, key: str, value) -> None:
         r.dispatchEvent(new Event('input', {{bubbles: true}})); }})()""")
 
 
-def shown(page, key: str):
-    return page.evaluate(f"window.grpoLesson.shown && window.grpoLesson.shown[{key!r}]")
+class Site:
+    """python -m http.server on loopback over `root`: a host page and a lesson below it, one origin."""
+
+    def __init__(self, root: Path):
+        self.port = free_port()
+        self.proc = subprocess.Popen([sys.executable, "-m", "http.server", str(self.port), "--bind", "127.0.0.1",
+                                      "-d", str(root)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.url = f"http://127.0.0.1:{self.port}/"
+        for _ in range(100):
+            try:
+                urllib.request.build_opener(urllib.request.ProxyHandler({})).open(self.url, timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def host(root: Path, iframe: str) -> None:
+    """The host page the README's snippet describes: the site's own page, a cookie, the lesson in an iframe."""
+    (root / "host.html").write_text(f"""<!doctype html><html><head><title>Host</title></head><body>
+<script>document.cookie = "session=SECRET; path=/";</script>
+{iframe}
+</body></html>""", encoding="utf-8")
+
+
+def damaged(lesson: Path, where: Path, new_text: str) -> Path:
+    """A copy of the lesson whose Wasted groups page has a manifest (its inline JSON) holding `new_text`."""
+    shutil.copytree(lesson, where)
+    page = where / "wasted.html"
+    text = page.read_text(encoding="utf-8")
+    start = text.index(MANIFEST) + len(MANIFEST)
+    end = text.index("</script>", start)
+    page.write_text(text[:start] + new_text + text[end:], encoding="utf-8")
+    return where
+
+
+# ---- from file:// ----------------------------------------------------------------------------------------------
 
 
 def test_from_file_any_setting_plays_and_a_copied_link_reproduces_it(browser, lesson):
@@ -94,7 +145,7 @@ def test_from_file_any_setting_plays_and_a_copied_link_reproduces_it(browser, le
     set_range(p, "lr", 0.35)
     set_range(p, "seed", 4321)
     p.locator("#ls-scale-2").check()  # Dr. GRPO: no std
-    p.wait_for_function("window.grpoLesson.shown && window.grpoLesson.shown.scale === 'none'")
+    p.wait_for_function("window.grpoPage.shown && window.grpoPage.shown.scale === 'none'")
     assert p.url.endswith("#G=13&scale=none&lr=0.35&seed=4321"), p.url  # the defaults left out, as the app does
     assert "(seed 4321)" in p.locator(".gp-title", has_text="p_j over time").text_content()
     assert p.evaluate("window.grpoLive.training.worker"), "the engine ran off the page's main thread"
@@ -105,39 +156,36 @@ def test_from_file_any_setting_plays_and_a_copied_link_reproduces_it(browser, le
     w2 = Opened(browser, link, allowed=base + "/")
     w2.page.wait_for_function(DRAWN)
     assert w2.page.locator("#ls-G").input_value() == "13" and w2.page.locator("#ls-lr").input_value() == "0.35"
-    w2.page.wait_for_function("window.grpoLesson.changes > 0")
+    w2.page.wait_for_function("window.grpoPage.changes > 0")
     assert w2.page.locator(".gp-caption").all_text_contents() == captions  # the same run, the same words
     assert not w2.errors
     w2.close()
 
 
-def test_presets_and_a_refused_setting(browser, lesson):
+def test_presets_and_a_run_over_the_memory_cap(browser, lesson):
     base = lesson.resolve().as_uri()
     w = Opened(browser, f"{base}/training.html", allowed=base + "/")
     p = w.page
     p.wait_for_function(DRAWN)
     p.get_by_role("button", name="No shared skill (lr_w = 0)").click()
-    p.wait_for_function("window.grpoLesson.shown.lr_w === 0")
+    p.wait_for_function("window.grpoPage.shown.lr_w === 0")
     heat = p.locator(".gp-chart", has_text="hard prompts wait").locator(".gp-caption").text_content()
     assert "never passes p = 0.1" in heat and "lr_w = 0" in heat
     assert p.url.endswith("#lr_w=0")
     p.get_by_role("button", name="… with CISPO").click()  # every other control back to its default
-    p.wait_for_function("window.grpoLesson.shown.loss === 'cispo'")
+    p.wait_for_function("window.grpoPage.shown.loss === 'cispo'")
     assert p.url.endswith("#lr=2&mu=8&eps_high=5&loss=cispo"), p.url
     p.wait_for_function("[...document.querySelectorAll('.gp-caption')].some((c) => c.textContent.includes('CISPO'))")
     assert "CISPO (ε_max = 5) capped the weight of" in p.locator(".gp-caption").all_text_contents()[3]
-    # a setting whose run diverges: the engine's message, in the app's words, and no charts
-    p.evaluate("location.hash = 'mu=8&loss=cispo&eps_high=5&beta=0.1&G=2&lr=2&lr_w=2&d_min=-10&d_max=15&seeds=1'")
-    err = p.locator(".gp-error")
-    err.wait_for(state="visible")
-    assert err.text_content().startswith("These settings cannot run:") and "diverged at iteration" in err.text_content()
-    assert p.locator(".gp-live-player").is_hidden()
     # a run over the engine's memory cap (no control of the page reaches it) is refused before anything is
-    # allocated, with sim's message
-    p.evaluate("window.grpoLesson.doc.kept.get('live:training').live.show({view: 'training', config: {n_seeds: 1024, "
+    # allocated, with sim's message in the app's words, and no charts (a run that diverges:
+    # tests/test_view_pages_browser.py)
+    err = p.locator(".gp-error")
+    p.evaluate("window.grpoPage.doc.kept.get('live:training').live.show({view: 'training', config: {n_seeds: 1024, "
                "iterations: 5000}})")
     p.wait_for_function("document.querySelector('.gp-error').textContent.includes('memory')")
     said = err.text_content()
+    assert said.startswith("These settings cannot run:") and p.locator(".gp-live-player").is_hidden()
     assert "this run needs about 2,950 MB of memory" in said and "the cap is 480 MB" in said, said
     p.evaluate("location.hash = ''")  # back to the defaults: charts again
     err.wait_for(state="hidden")
@@ -156,7 +204,7 @@ def test_std_scaling_and_the_sharpening_toy_compute_in_the_page(browser, lesson)
     titles = p.locator(".gp-title").all_text_contents()
     assert titles[:2] == ["Mean |A| of a group with c of 5 correct", "How hard a prompt is pushed, by its solve rate p"]
     assert "Mean accuracy (16 seeds)" in titles  # the comparison, computed by the engine in the page
-    assert "Chapter's answer: 0.8." in p.locator(".ls-answer").text_content()  # 1 of 5: 2 (1/5)(4/5) / 0.4
+    assert "The chapter's answer: 0.8." in p.locator(".ls-answer").text_content()  # 1 of 5: 2 (1/5)(4/5) / 0.4
     w.close()
     w = Opened(browser, f"{base}/passk.html#sG=12&sT=150&seed=9", allowed=base + "/")
     p = w.page
@@ -167,6 +215,9 @@ def test_std_scaling_and_the_sharpening_toy_compute_in_the_page(browser, lesson)
                                                                   "problems. After 150 iterations")
     assert sharpen.locator(".gp-title").count() == 3 and not w.errors, w.errors
     w.close()
+
+
+# ---- served, embedded: only the lesson's files, data never run ---------------------------------------------
 
 
 def test_over_http_server_only_the_lessons_files(browser, lesson):
@@ -182,7 +233,7 @@ def test_over_http_server_only_the_lessons_files(browser, lesson):
             except OSError:
                 time.sleep(0.1)
         w = Opened(browser, root + "index.html", allowed=root)
-        w.page.get_by_role("link", name="Training dynamics").click()
+        w.page.get_by_role("list").get_by_role("link", name="Training dynamics").click()
         w.page.wait_for_function(DRAWN)
         assert not w.errors, w.errors
         assert any(u.endswith(".min.js") for u in w.requests) and any(u.endswith("/training.html") for u in w.requests)
@@ -193,22 +244,62 @@ def test_over_http_server_only_the_lessons_files(browser, lesson):
         proc.wait(timeout=10)
 
 
-def test_a_link_is_read_by_the_apps_rules_and_nothing_from_it_is_markup(browser, lesson):
-    base = lesson.resolve().as_uri()
-    evil = "%3Cimg%20src%3Dx%20onerror%3Dwindow.pwned%3D1%3E"
-    w = Opened(browser, f"{base}/training.html#G=99&beta={evil}&lr=0.23&seed=7.4&T=60", allowed=base + "/")
-    p = w.page
-    p.wait_for_function("window.grpoLesson && window.grpoLesson.shown")
-    note = p.locator("#ls-note").text_content()
-    assert "URL parameter G=99 is outside the allowed range 2 to 64; using G = 64." in note, note
-    assert "URL parameter lr=0.23 is not on the slider's steps of 0.05; using lr = 0.25." in note
-    assert "URL parameter seed=7.4 is not on the slider's steps of 1; using seed = 7." in note
-    assert "<img" in note and "is not one of 0.0, 0.001, 0.01, 0.04, 0.1; using beta = 0." in note
-    assert p.evaluate("document.querySelectorAll('main img').length === 0 && !window.pwned")
-    assert p.evaluate("window.grpoLesson.shown") == {**p.evaluate("window.grpoLesson.shown"), "G": 64, "lr": 0.25,
-                                                      "seed": 7, "T": 60, "beta": 0}
-    p.wait_for_function("location.hash === '#G=64&lr=0.25&seed=7&T=60'")  # the link says what the page shows
-    w.close()
+def test_code_in_the_data_is_not_run_even_same_origin(browser, lesson, tmp_path):
+    root = tmp_path / "site"
+    root.mkdir()
+    code = 'parent.document.title = "PWNED " + parent.document.cookie; window.pwned = 1;'
+    damaged(lesson, root / "lesson", code)
+    (root / "lesson" / "data").mkdir()  # an old-style data file planted beside it is never requested either
+    (root / "lesson" / "data" / "wasted-p0.05_G16.js").write_text(f"grpoLesson.put('x', 1); {code}")
+    host(root, '<iframe id="lesson" src="lesson/wasted.html#G=16" width="1200" height="900"></iframe>')
+    site = Site(root)
+    try:
+        w = Opened(browser, site.url + "host.html", allowed=site.url)
+        frame = w.page.frame_locator("#lesson")
+        err = frame.locator("#ls-error")
+        err.wait_for(state="visible")
+        said = err.text_content()
+        assert "This lesson's page is damaged (its manifest is not JSON). Rebuild the lesson" in said
+        assert w.page.title() == "Host" and not w.page.evaluate("window.frames[0].pwned")
+        assert not [u for u in w.requests if "/data/" in u]
+        inner = w.page.frames[1]
+        inner.goto(site.url + "lesson/training.html#G=16")  # an intact page draws
+        inner.wait_for_function(DRAWN)
+        assert not inner.evaluate("window.pwned")
+        w.close()
+    finally:
+        site.stop()
+
+
+def test_the_lesson_works_unchanged_in_a_sandboxed_iframe(browser, lesson, tmp_path):
+    root = tmp_path / "site"
+    root.mkdir()
+    shutil.copytree(lesson, root / "lesson")
+    host(root, '<iframe id="lesson" sandbox="allow-scripts" src="lesson/training.html#G=16&classroom=1" '
+               'width="1400" height="900"></iframe>')
+    site = Site(root)
+    try:
+        w = Opened(browser, site.url + "host.html", allowed=site.url)
+        inner = w.page.wait_for_selector("#lesson").content_frame()
+        inner.wait_for_function(DRAWN)
+        assert "G = 16" in inner.locator(".gp-chart:first-child .gp-title").text_content()
+        assert inner.evaluate("document.body.classList.contains('ls-classroom')")
+        # the frame is an opaque origin: nothing of the host's is within its reach
+        assert inner.evaluate("(() => { try { return parent.document.cookie } catch (e) { return 'blocked' } })()"
+                              ) == "blocked"
+        assert inner.evaluate("self.origin") == "null"
+        set_range(inner, "G", 8)  # the live view computes in the opaque frame too
+        inner.wait_for_function("window.grpoPage.shown.G === 8")
+        inner.wait_for_function("document.querySelector('.gp-chart:first-child .gp-title').textContent"
+                                ".includes('G = 8')")
+        assert inner.url.endswith("#classroom=1"), inner.url  # G = 8 is the default: left out, as the app does
+        assert not w.errors, w.errors
+        w.close()
+    finally:
+        site.stop()
+
+
+# ---- damaged pages ----------------------------------------------------------------------------------------
 
 
 def test_a_damaged_recorded_view_is_a_message(browser, everything, tmp_path):
@@ -227,9 +318,61 @@ def test_a_damaged_recorded_view_is_a_message(browser, everything, tmp_path):
     w.close()
 
 
-@pytest.fixture
-def everything(exercise_lesson) -> Path:
-    return exercise_lesson  # every view, shared with tests/test_lesson.py
+def test_a_malformed_manifest_says_rebuild(browser, lesson, tmp_path):
+    base = damaged(lesson, tmp_path / "l", "42").resolve().as_uri()
+    w = Opened(browser, f"{base}/wasted.html#G=16", allowed=base + "/")
+    err = w.page.locator("#ls-error")
+    err.wait_for(state="visible")
+    assert "This lesson's page is damaged (it is not a view's). Rebuild the lesson: python -m sim lesson build OUT" \
+        " --force" in err.text_content()
+    w.close()
+
+
+# ---- the hash: written with its flags, followed ---------------------------------------------------------
+
+
+def test_the_rewritten_hash_keeps_classroom_hide_and_predict(browser, lesson):
+    base = lesson.resolve().as_uri()
+    w = Opened(browser, f"{base}/training.html#classroom=1&hide=beta&predict=1&G=16", allowed=base + "/")
+    p = w.page
+    p.locator(".gp-predict").wait_for(state="visible")
+    assert p.url.endswith("#G=16&beta=0&classroom=1&hide=beta&predict=1"), p.url  # a hidden control keeps its value
+    p.reload(wait_until="domcontentloaded")  # reloading keeps all three
+    p.locator(".gp-predict").wait_for(state="visible")
+    assert p.evaluate("document.body.classList.contains('ls-classroom')")
+    assert not p.locator("#ls-beta-0").is_visible() and p.locator("#ls-G").is_visible()
+    w.close()
+
+
+def test_the_page_follows_a_new_hash_and_a_new_flag_rebuilds_it(browser, lesson):
+    base = lesson.resolve().as_uri()
+    w = Opened(browser, f"{base}/training.html#G=16", allowed=base + "/")
+    p = w.page
+    p.wait_for_function(DRAWN)
+    p.evaluate("location.hash = 'G=8&beta=0.04'")  # the address bar, a same-page link, an iframe's src
+    p.wait_for_function("window.grpoPage.shown.G === 8 && window.grpoPage.shown.beta === 0.04")
+    p.wait_for_function("document.querySelector('.gp-chart:first-child .gp-title').textContent.includes('G = 8')")
+    assert p.locator("#ls-G").input_value() == "8" and p.locator("#ls-beta-3").is_checked()
+    assert p.url.endswith("#beta=0.04")
+    changes = p.evaluate("window.grpoPage.changes")
+    p.evaluate("location.hash = 'G=8&beta=0.04&classroom=1'")  # a new flag rebuilds the page
+    p.wait_for_function("document.body.classList.contains('ls-classroom')")
+    p.wait_for_function(DRAWN)
+    assert p.evaluate("window.grpoPage.changes") <= changes  # a fresh page, not the old one redrawn
+    assert not w.errors, w.errors
+    w.close()
+
+
+def test_the_contents_page_carries_only_its_own_keys(browser, lesson):
+    base = lesson.resolve().as_uri()
+    w = Opened(browser, f"{base}/index.html?classroom=1&utm=%3Cx%3E&hide=G,%3Cimg%3E&predict=1&G=4",
+               allowed=base + "/")
+    href = w.page.get_by_role("list").get_by_role("link", name="Training dynamics").get_attribute("href")
+    assert href.endswith("/training.html?classroom=1&hide=G&predict=1"), href
+    w.close()
+
+
+# ---- questions first, presenter mode ------------------------------------------------------------------
 
 
 def test_classroom_predict_and_hide(browser, lesson):
@@ -245,7 +388,7 @@ def test_classroom_predict_and_hide(browser, lesson):
     p.get_by_role("button", name="Reveal").click()
     p.wait_for_function(DRAWN)
     said = box.text_content()
-    assert re.search(r"Your guess 100, the chapter's answer \d+: off by \d+ \(\d+% of the answer\), (close|not "
+    assert re.search(r"Your guess 100, this run's answer \d+: off by \d+ \(\d+% of the answer\), (close|not "
                      r"within) ±\d+\.", said), said
     assert "It waits until the shared skill w" in said
     assert p.evaluate("document.querySelector('.gp-root').classList.contains('gp-classroom')")
@@ -258,7 +401,7 @@ def test_the_exercise_views_ask_before_they_show_the_answer_and_draw_their_chart
     base = everything.resolve().as_uri()
     w = Opened(browser, f"{base}/kl_clip.html?predict=1&classroom=1", allowed=base + "/", viewport=(1920, 1080))
     p = w.page
-    p.wait_for_function("window.grpoLesson && window.grpoLesson.shown")
+    p.wait_for_function("window.grpoPage && window.grpoPage.shown")
     boxes = p.locator(".ls-question .gp-predict")
     assert boxes.count() == 2  # the k3 check and the chapter's clip example, as the app asks them
     assert not p.locator(".ls-metric-label", has_text="u = π_ref / π").is_visible()  # the k3 numbers wait
@@ -282,14 +425,16 @@ def test_the_exercise_views_ask_before_they_show_the_answer_and_draw_their_chart
     w.close()
     # the contents page in presenter mode passes ?classroom=1 on to every view; the app-only views have no link
     w = Opened(browser, f"{base}/index.html?classroom=1", allowed=base + "/")
-    href = w.page.get_by_role("link", name="One group").get_attribute("href")
+    contents = w.page.get_by_role("list")  # (the workbook's table links the same pages again)
+    href = contents.get_by_role("link", name="One group").get_attribute("href")
     assert w.page.evaluate("document.body.classList.contains('ls-classroom')")
-    assert href.endswith("/one_group.html?classroom=1") and w.page.get_by_role("link", name="Your run").count() == 0
+    assert href.endswith("/one_group.html?classroom=1") and contents.get_by_role("link", name="Your run").count() == 0
     w.close()
     w = Opened(browser, f"{base}/one_group.html?classroom=1#mode=count&c=1", allowed=base + "/")
     p = w.page
     p.wait_for_function("window.grpoDoc && window.grpoDoc.charts > 0 && document.querySelector('.js-plotly-plot')")
-    assert "Right answers get +1.732" in p.locator(".ls-caption").first.text_content()  # the chapter's 1.732 / -0.577
+    # the chapter's 1.732 / -0.577
+    assert "Right answers get +1.732" in " ".join(p.locator(".ls-doc .ls-caption").all_text_contents())
     p.wait_for_function("document.querySelector('.js-plotly-plot').data")
     bars = p.evaluate("Array.from(document.querySelector('.js-plotly-plot').data[0].y)")
     assert [round(b, 3) for b in bars] == [1.732, -0.577, -0.577, -0.577]
@@ -298,7 +443,7 @@ def test_the_exercise_views_ask_before_they_show_the_answer_and_draw_their_chart
     p.locator("#ls-mode-0").check()
     p.get_by_role("button", name="1", exact=True).click()  # unpick 1 (the chapter's group is 1 and 4)
     p.get_by_role("button", name="3", exact=True).click()
-    p.wait_for_function("JSON.stringify(window.grpoLesson.shown.pick) === '[3,4]'")
+    p.wait_for_function("JSON.stringify(window.grpoPage.shown.pick) === '[3,4]'")
     assert p.url.endswith("#c=1&pick=3&pick=4"), p.url
     assert not w.errors, w.errors
     w.close()

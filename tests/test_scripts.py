@@ -54,6 +54,9 @@ def test_bench_player_quick():
     first, again = out["plotly_js"]["first_page"]["plotly_requests"], out["plotly_js"]["reload"]["plotly_requests"]
     assert first and first[0]["status"] == 200 and not first[0]["from_cache"]
     assert again and all(r["from_cache"] for r in again)  # a reload does not fetch Plotly.js again
+    assert out["training"]["slider_frames_sent"] == 0, "a control move sent the server a message"
+    assert out["bundle_bytes"] > 0 and set(out["component_inline_bytes"]) == {"view_component.js", "player.css",
+                                                                               "doc.css"}
 
 
 @pytest.mark.integration

@@ -1,4 +1,6 @@
-"""Links are data (issue 9), in a real browser: every page, every URL-bound setting.
+"""Links are data (issue 9), in a real browser, on the pages whose settings are Streamlit's widgets: TinyLM, Your run
+and Your prompts (the six views the browser draws read their links with the renderer's rules, in both hosts:
+tests/test_view_pages_browser.py and tests/test_link_rules_browser.py).
 
 1. Hostile values (Markdown images and links, HTML, javascript: URLs, Streamlit colour and icon directives,
    formulas, 10,000 characters) render as plain text: no request leaves the server, no link or image is
@@ -7,7 +9,7 @@
    opened in a fresh browser, gives the same widgets and no warning.
 
 The settings of each page are discovered from the page itself (keyed widgets in the sidebar), so a new
-setting is covered without touching this file. Run: python -m pytest tests/test_url_browser.py -m browser
+setting is covered without touching this file. Run: python -m pytest tests/test_url_browser.py -m e2e
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from tests.fixtures.serve import IDLE, browser_marks
 pytestmark = browser_marks()
 
 PAGES = {  # path -> parameters that must stay as given (they switch the page's settings on)
-    "one_group": {}, "training": {}, "wasted": {}, "std_scaling": {}, "passk": {}, "kl_clip": {},
     "tinylm": {"tinylm_on": "true"}, "your_run": {}, "your_prompts": {},
 }
 HOSTILE = [
@@ -115,7 +116,7 @@ def test_hostile_values_render_as_plain_text(path, browser, server, shared):
     query = {**PAGES[path], **{k: HOSTILE[(i + offset) % len(HOSTILE)] for i, k in enumerate(keys)}}
     page, ctx, requests = load(browser, f"{server}/{path}?{urlencode(query)}", shared)
     try:
-        local = (server, "data:", f"blob:{server}")  # blob: the player component's module, made in the page
+        local = (server, "data:", f"blob:{server}")  # blob: the renderer's Web Worker and downloads, made in the page
         foreign = [u for u in requests if not u.startswith(local)]
         assert foreign == [], f"/{path} made requests outside the server: {foreign[:3]}"
         alerts = page.get_by_test_id("stAlert")

@@ -21,6 +21,11 @@ import { answerLine, PredictBox } from "./predict.js";
 // Math with KaTeX when the page has it (the lesson's katex.js, the app's route), else the formula's plain text
 function math(latex, text, display) {
   const node = el(display ? "div" : "span", display ? "ls-formula" : "ls-math");
+  if (display) { // a formula wider than its column scrolls in its box: a named region Tab can reach, as a table's
+    node.tabIndex = 0;
+    node.setAttribute("role", "region");
+    node.setAttribute("aria-label", `formula: ${text}`);
+  }
   const katex = typeof window !== "undefined" ? window.katex : undefined;
   if (katex && latex) {
     try {

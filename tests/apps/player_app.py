@@ -1,13 +1,15 @@
-"""Test app for the browser player (ui/player.py): the Training page's five charts on a real toy run.
+"""Test app for the browser player (assets/js/player.js) as the app's renderer draws a document the server computed
+(ui/view.py show_doc): the Training page's five charts on a real toy run, replayed over its iterations.
 
-`python -m streamlit run tests/apps/player_app.py` from the repository root. G and T sliders change
-the setting (new data for the same player); `?T=500&S=64` sets the first T and the seeds, `?classroom=1`
-presenter mode, `?report=1` makes the player report t on pause. The script time goes to the browser
-in `meta` (the time up to the player call) so the tests can split the slider -> redraw latency.
+`python -m streamlit run tests/apps/player_app.py` from the repository root. G and T sliders change the setting
+(new data for the same player); `?T=500&S=64` sets the first T and the seeds, `?classroom=1` presenter mode.
+
+Like app.py, `streamlit run` first imports this file to find its st.App, which builds the process's Server with
+the routes of the renderer's bundle, Plotly.js and KaTeX; each session then runs it as its script and hands that
+Server to the page (ui/host.py).
 """
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +17,10 @@ import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from sim.player.spec import Band, Bars, Chart, Heatmap, Line  # noqa: E402
 from sim.toy import ToyConfig, expected_run, gave_signal, run_toy, seed_band  # noqa: E402
-from ui.host import page_server  # noqa: E402
-from ui.player import Band, Bars, Chart, Heatmap, Line, player  # noqa: E402
+from sim.views.doc import Charts  # noqa: E402
+from ui.host import SERVER_KEY, bare_server, page_server  # noqa: E402
 
 BLUE, ORANGE, GREEN, RED, GREY = "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#7f7f7f"
 
@@ -64,26 +67,26 @@ def charts_for(cfg: ToyConfig, run, exp) -> list[Chart]:
     ]  # fmt: skip
 
 
-started = time.perf_counter()
-st.set_page_config(layout="wide")
-st.title("Player test app")
-G = st.slider("Group size G", 2, 64, 8, key="G")
-T = st.slider("Iterations T", 10, 1000, query_int("T", 200, 10, 1000), 10, key="T")
-S = query_int("S", 16, 1, 64)
-cfg = ToyConfig(group_size=G, iterations=T, n_seeds=S, seed=0)
-run, exp = simulate(cfg)
-# the same setting must send the same data: keep the script time of the run that computed it
-script_ms = round(1000 * (time.perf_counter() - started), 1)
-meta = st.session_state.setdefault(f"meta-{G}-{T}-{S}", {"G": G, "script_ms": script_ms})
-report = st.query_params.get("report") == "1"
-t = player(
-    page_server(),
-    "toy",
-    T=T,
-    charts=charts_for(cfg, run, exp),
-    speed=query_int("speed", 16, 1, 120),
-    classroom=st.query_params.get("classroom") == "1",
-    on_t_change=(lambda: None) if report else None,
-    meta=meta,
-)
-st.caption(f"reported t: {t}")
+def page(server) -> None:
+    from ui.view import show_doc
+
+    st.set_page_config(layout="wide")
+    st.title("Player test app")
+    G = st.slider("Group size G", 2, 64, 8, key="G")
+    T = st.slider("Iterations T", 10, 1000, query_int("T", 200, 10, 1000), 10, key="T")
+    S = query_int("S", 16, 1, 64)
+    cfg = ToyConfig(group_size=G, iterations=T, n_seeds=S, seed=0)
+    run, exp = simulate(cfg)
+    show_doc(server, "toy", [Charts("toy", charts_for(cfg, run, exp), columns=2, T=T)],
+             classroom=st.query_params.get("classroom") == "1")
+
+
+if __name__ == "__main__":  # a session's script run: the Server the st.App below built (a bare one without it)
+    served = getattr(sys.modules.get("player_app"), "server", None)
+    st.session_state[SERVER_KEY] = served if served is not None else bare_server()
+    page(page_server())
+else:  # imported by `streamlit run`, as app.py is: the routes of the bundle, Plotly.js and KaTeX
+    from ui.server import Server
+
+    server = Server()
+    app = st.App(__file__, routes=server.routes())

@@ -101,7 +101,7 @@ def test_a_repeated_key_takes_its_last_value_and_numbers_are_decimal(open_view, 
     assert link(host, page) == {"G": ["16"], "beta": ["0.04"], "dyn": ["true"]}  # one value each
     said = note(page)
     for key, n, values in (("G", 2, "4, 16"), ("beta", 2, "0.001, 0.04"), ("dyn", 3, "true, false, true")):
-        assert f"{key} is given {n} times ({values}); using the last one." in said, said
+        assert f"URL parameter {key} is given {n} times ({values}); using the last one." in said, said
     page = open_view(host, "training", "G=0x10")
     assert state(page)["G"] == 8  # the default, not 16
     assert "URL parameter G=0x10 is not a number from 2 to 64; using G = 8." in note(page)
@@ -127,8 +127,8 @@ def test_a_hidden_seed_stays_the_links(open_view, host):
     last of two) and hide=seed; a repeated hide takes its last value too."""
     page = open_view(host, "training", "hide=G&hide=seed&seed=9&seed=5")
     said = note(page)
-    assert "hide is given 2 times (G, seed); using the last one." in said, said
-    assert "seed is given 2 times (9, 5); using the last one." in said
+    assert "URL parameter hide is given 2 times (G, seed); using the last one." in said, said
+    assert "URL parameter seed is given 2 times (9, 5); using the last one." in said
     assert page.locator("#ls-seed").is_hidden() and page.locator("#ls-G").is_visible()  # the last hide wins
     assert link(host, page) == {"seed": ["5"], "hide": ["seed"]}
     button = page.get_by_role("button", name="New seed")

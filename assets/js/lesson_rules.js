@@ -60,7 +60,7 @@ export function readLink(search, hash, multi = []) {
       lists.set(k, vs);
       if (part === "hash") fromHash.add(k);
       if (vs.length > 1 && !multi.includes(k)) {
-        notes.push(`${shown(k)} is given ${vs.length} times (${shown(vs.join(", "))}); using the last one`);
+        notes.push(`URL parameter ${shown(k)} is given ${vs.length} times (${shown(vs.join(", "))}); using the last one`);
       }
     }
   }

@@ -160,6 +160,6 @@ export function buildPayload(key, o) {
     return spec;
   });
   return { v: 1, key, T, columns, speed: o.speed ?? 16, classroom: !!o.classroom, label: o.label ?? "iteration {t} / {T}",
-    report: !!o.report, plotly_url: o.plotly_url ?? "", meta: o.meta ?? {}, charts, arrays,
+    plotly_url: o.plotly_url ?? "", meta: o.meta ?? {}, charts, arrays,
     bar: o.bar ?? true }; // prettier-ignore
 }

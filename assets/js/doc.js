@@ -201,7 +201,7 @@ export class DocView {
   charts(b, rowCaption = "") {
     const k = this.keep(`charts:${b.key}`, () => {
       const node = el("div", "ls-charts");
-      return { node, player: new Player(node, () => {}) };
+      return { node, player: new Player(node) };
     });
     const T = b.payload ? b.payload.T : b.T;
     const payload = b.payload ? { ...b.payload } : buildPayload(b.key, { T, charts: b.charts, columns: b.columns,

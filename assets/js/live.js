@@ -281,7 +281,7 @@ export class LiveView {
     this.metricsBox.hidden = !open || !this.metricsBox.childElementCount; // they would give the answer away
     this.below.hidden = !open || !this.payload || !this.below.textContent;
     if (!open || !this.payload) return;
-    if (!this.player) this.player = new Player(this.playerBox, () => {});
+    if (!this.player) this.player = new Player(this.playerBox);
     this.player.load(this.payload);
   }
 

@@ -1,14 +1,12 @@
-// GRPO Playground player, part 2 of 2 (see ui/player.py): plays a run in the browser, computed by the server
-// or in the page.
+// GRPO Playground player, part 2 of 2: plays a run in the page (the renderer's charts, assets/js/doc.js and
+// live.js).
 //
-// The server sends every series once; each frame reveals them up to iteration t and redraws the
-// charts with Plotly.react. Play, Pause, Step, Reset, speed and the timeline never talk to the
-// server. Streamlit calls the default export again whenever new data arrives (a setting changed);
-// the Player attached to that element keeps its t and keeps playing.
+// Every series arrives once; each frame reveals them up to iteration t and redraws the charts with Plotly.react.
+// Play, Pause, Step, Reset, speed and the timeline never talk to the server. load() again with new data (a setting
+// changed) keeps the player's t, and keeps it playing.
 
 import { ChartView, decode, el, fillIn, loadPlotly } from "./player_charts.js";
 
-const PLAYERS = new WeakMap(); // Streamlit's element -> Player
 window.grpoPlayers = window.grpoPlayers || {}; // key -> counters, read by the browser tests
 const SPEEDS = [1, 2, 5, 10, 16, 20, 30, 45, 60, 120]; // iterations per second
 const DISPLAY_FPS = 60; // up to this speed every iteration is drawn
@@ -16,27 +14,12 @@ const MIN_CHART_PX = 300; // a chart is never narrower: fewer columns first (a p
 const NARROW_PX = 700; // below this width Plotly's toolbar is left out (on a phone it covered the legends)
 let ids = 0; // ids that tie each chart to its title and caption (aria-labelledby, aria-describedby)
 
-export default function (component) {
-  const { data, parentElement, setStateValue } = component;
-  let player = PLAYERS.get(parentElement);
-  if (!player) {
-    player = new Player(parentElement, setStateValue);
-    PLAYERS.set(parentElement, player);
-  }
-  player.load(data);
-  return () => {
-    player.destroy();
-    PLAYERS.delete(parentElement);
-  };
-}
-
 const ownsSpace = (target) => target.tagName === "BUTTON" || target.tagName === "SELECT";
 
 // ---- the player: bar, charts, clock ----
 export class Player {
-  constructor(parent, setStateValue) {
+  constructor(parent) {
     this.parent = parent;
-    this.setStateValue = setStateValue;
     this.t = 0; // iteration the player is at
     this.shown = -1; // iteration on screen (-1: nothing drawn yet)
     this.playing = false;
@@ -96,7 +79,6 @@ export class Player {
     this.timeline.step = "1";
     this.timeline.setAttribute("aria-label", "iteration");
     this.timeline.addEventListener("input", () => this.seek(Number(this.timeline.value)));
-    this.timeline.addEventListener("change", () => this.report());
     this.label = el("span", "gp-label");
     this.label.setAttribute("aria-atomic", "true"); // a live region while paused (updateBar): Step reads it out
     this.bar.append(this.playBtn, this.backBtn, this.stepBtn, this.resetBtn, speedLabel, this.timeline, this.label);
@@ -217,7 +199,7 @@ export class Player {
     this.speed = speed;
   }
 
-  // -- controls (none of them talks to the server; report() does, and only when stopped) --
+  // -- controls (none of them talks to the server) --
   play() {
     if (this.t >= this.T) this.t = 0;
     this.playing = true;
@@ -232,7 +214,6 @@ export class Player {
     this.t = Math.max(this.shown, 0); // stop on the frame on screen, not on one still being drawn
     this.updateBar();
     this.schedule();
-    this.report();
   }
 
   step(d) {
@@ -241,7 +222,6 @@ export class Player {
     this.t = Math.min(Math.max(from + d, 0), this.T);
     this.updateBar();
     this.schedule();
-    this.report();
   }
 
   reset() {
@@ -249,7 +229,6 @@ export class Player {
     this.t = 0;
     this.updateBar();
     this.schedule();
-    this.report();
   }
 
   seek(t) {
@@ -257,17 +236,6 @@ export class Player {
     this.t = Math.min(Math.max(t, 0), this.T);
     this.updateBar();
     this.schedule();
-  }
-
-  report() {
-    if (!this.data || !this.data.report) return;
-    clearTimeout(this.reportTimer);
-    this.reportTimer = setTimeout(() => {
-      if (!this.playing && this.t !== this.reported) {
-        this.reported = this.t;
-        this.setStateValue("t", this.t);
-      }
-    }, 300);
   }
 
   // Space plays or pauses, the arrows step, wherever focus is in the player, except on a control that owns the key:
@@ -378,7 +346,6 @@ export class Player {
     this.destroyed = true;
     this.resizer.disconnect();
     cancelAnimationFrame(this.raf);
-    clearTimeout(this.reportTimer);
     if (this.Plotly) for (const s of this.slots || []) this.Plotly.purge(s.plot);
     this.root.remove();
   }

@@ -165,7 +165,6 @@ def build_payload(
     speed: float = 16,
     classroom: bool = False,
     label: str = "iteration {t} / {T}",
-    report: bool = False,
     plotly_url: str = "",
     meta: dict | None = None,
     bar: bool = True,
@@ -205,7 +204,7 @@ def build_payload(
                 specs[-1][name] = value
     payload = {
         "v": 1, "key": key, "T": int(T), "columns": int(columns), "speed": float(speed), "classroom": bool(classroom),
-        "label": label, "report": bool(report), "plotly_url": plotly_url, "meta": dict(meta or {}),
+        "label": label, "plotly_url": plotly_url, "meta": dict(meta or {}),
         "charts": specs, "arrays": arrays.items,
     }  # fmt: skip
     if not bar:

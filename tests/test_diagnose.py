@@ -53,7 +53,9 @@ def test_csv_with_wandb_names_merges_rows_and_notes_the_rest():
     log = load_run_log(text.encode(), "wandb.csv")
     assert log.steps.tolist() == [1, 2] and log.metrics["reward"].tolist() == [0.5, 0.6]
     assert log.metrics["loss"].tolist() == [0.0, 0.0]  # step 1's two rows merged
-    assert "eval/reward, _runtime" in log.notes[0]
+    assert log.metrics["eval_reward"][0] == 0.4 and np.isnan(log.metrics["eval_reward"][1])  # eval/x read as eval_x
+    assert log.notes == ("columns that are not TRL's GRPO metrics, ignored: _runtime",)
+    assert log.step_kind == "optimizer" and log.unit(["reward"]) == "optimizer steps"
     with pytest.raises(ValueError, match="wandb.csv line 3: step 1 logs reward twice with different values"):
         load_run_log(text.replace("1,,,0.4", "1,0.7,,0.4").encode(), "wandb.csv")
 
@@ -77,6 +79,7 @@ def test_trainer_state_skips_eval_entries_and_the_closing_summary():
     log = load_run_log(json.dumps(state).encode(), "trainer_state.json")
     assert log.source == "trainer_state.json" and log.steps.tolist() == [1, 2]
     assert np.isnan(log.metrics["loss"][1]) and log.reward_funcs == ["<b>acc</b>"]
+    assert log.metrics["eval_reward"].tolist()[0] == 0.4  # the evaluation at step 1 sits beside its training step
     assert any("1 evaluation entries" in n for n in log.notes) and any("my_metric" in n for n in log.notes)
 
 

@@ -48,7 +48,7 @@ def test_your_run_at_its_defaults_diagnoses_the_shipped_trl_run():
     assert not at.exception and not at.error and not at.warning
     assert "File (trainer_state.json): tinylm_trl_trainer_state.json" in texts(at)
     body = rendered(at)
-    assert "Entropy falls 87%" in body and "mostly all correct (too easy) at 362 of 600 steps" in body
+    assert "Entropy falls 87%" in body and "mostly all correct (too easy) at 362 of 600 optimizer steps" in body
     assert "No kl logged: β = 0" in body and "clip\\_ratio/region\\_mean is 0 at every step" in body
     drawn = charts(at)["run_charts"]  # the one chart spec, each chart with its caption
     assert len(drawn) >= 7 and not at.get("plotly_chart")

@@ -135,8 +135,9 @@ def plan_captions(p: dict) -> dict[str, str]:
     out["passk"] = (f"The base model's pass@1 is {mean[0]:.3f} and pass@64 {mean[ks.index(64)]:.3f} over these "
                     "prompts: RL can only reinforce what the model sometimes does, so pass@k at large k bounds what "
                     "GRPO can reach on this pool. "
-                    + (f"Solid up to k = {last_exact:g} (every prompt has n ≥ k samples: unbiased); dotted beyond "
-                       "(the plug-in 1 − (1 − c/n)^k)." if p["input"] != "pass_rate" and last_exact is not None else
+                    + (f"Solid up to k = {last_exact:g} (every prompt has n ≥ k samples: unbiased); dotted beyond, "
+                       "each prompt held at its pass@n (n samples say nothing past n)." if p["input"] != "pass_rate"
+                       and last_exact is not None else
                        "From pass rates: 1 − (1 − p)^k."))
     nt = p["never_teach"]
     out["rates"] = (f"{p['summary']['prompts']:,} prompts, mean pass rate {p['summary']['mean_rate']:.3f}; "
@@ -311,7 +312,7 @@ def plan_charts(p: dict, cfg: PlanConfig, counts, edges) -> list[Chart]:
     solid = exact == 1.0
     passk = [Line(mean[solid], "unbiased (n ≥ k)", x=ks[solid], reveal="full", color=COLORS["main"], width=3)
              ] if solid.any() else []
-    passk.append(Line(mean, "with the plug-in where n < k" if solid.any() else "from the pass rates", x=ks,
+    passk.append(Line(mean, "held at pass@n where n < k" if solid.any() else "from the pass rates", x=ks,
                       reveal="full", color=COLORS["main"], width=2, dash="dot"))
     ds_x, ds_y = _points(gs, [np.nan if v is None else v for v in b["ds_answers"]])
     return [

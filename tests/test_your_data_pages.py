@@ -116,6 +116,15 @@ def test_the_file_lives_in_this_session_only_and_never_in_the_link():
     assert "_run_parsed" not in first.session_state
 
 
+def test_a_run_with_only_reward_functions_shows_them_and_what_it_cannot():
+    """Issue 37 row 4: "the player needs at least one chart"."""
+    data = ("step,rewards/acc/mean\n" + "".join(f"{t},{0.3 + t / 100}\n" for t in range(1, 41))).encode()
+    at = upload(page("your_run.py"), "funcs.csv", data)
+    assert not at.exception and not at.error
+    assert [c["title"] for c in charts(at)["run_charts"]] == ["Reward functions (rewards/<f>/mean)"]
+    assert "Not drawn, the log lacks what they read: Reward (needs reward)" in rendered(at)
+
+
 # ---- Your prompts ---------------------------------------------------------------------------------------
 
 def test_your_prompts_at_its_defaults_plans_the_example_pool():
@@ -162,6 +171,14 @@ def test_an_uploaded_pool_is_planned_and_its_prompts_stay_plain(monkeypatch):
     toy = live_requests(at)["your_prompts"]
     assert toy["config"]["n_prompts"] == 67 and toy["config"]["group_size"] == 16 and toy["pool_size"] == 67
     assert not [k for k in at.session_state if "toy" in str(k)]  # nothing of it kept on the server
+
+
+def test_a_pool_never_or_always_solved_says_what_the_page_cannot_show():
+    """Issue 37 row 4: "expected a non-empty 1-D array"."""
+    at = upload(page("your_prompts.py"), "extreme.csv", b"correct,samples\n" + b"0,8\n8,8\n" * 20)
+    assert not at.exception and not at.error
+    assert any("never solved (20) or always solved (20)" in w.value for w in at.warning)
+    assert len(charts(at)["plan_charts"]) == 4
 
 
 def test_a_bad_pool_says_which_line_and_field():

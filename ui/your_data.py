@@ -14,8 +14,8 @@ import streamlit as st
 from sim.toy import ToyConfig
 from sim.validate import neutral
 from sim.views.controls import build_config
-from sim.views.doc import Charts, Live
-from sim.views.your_data import POOL_SEEDS, PROMPTS_VIEW, RUN_VIEW, plan_charts, run_captions, run_charts
+from sim.views.doc import Live
+from sim.views.your_data import POOL_SEEDS, PROMPTS_VIEW, RUN_VIEW, plan_document, run_document
 from sim.yourdata.diagnose import DiagnoseConfig, diagnose, json_text, step_ranges
 from sim.yourdata.plan import SHOWN_PROMPTS, PlanConfig, load_pool, plan, prompt_csv, rate_histogram
 from sim.yourdata.runlog import load_run_log
@@ -27,6 +27,7 @@ from ui.view import render
 RUN_EXAMPLE = "data/examples/tinylm_trl_trainer_state.json"
 PROMPTS_EXAMPLE = "data/examples/tinylm_prompts.csv"
 MAX_RANGES = 30  # step ranges listed on the page (the JSON has every step)
+FOLD_AT = 10  # a list of more prompts than this starts folded
 ICON = {"warn": ":material/warning:", "info": ":material/info:", "ok": ":material/check_circle:",
         "unknown": ":material/help:"}
 
@@ -62,9 +63,10 @@ def your_run(server) -> None:
     values = _open(RUN_VIEW, server)
     st.sidebar.caption("The link holds G and W, not your file: whoever opens it sees the example until they upload "
                        "their own.")
-    log, name, _ = user_file("run", "Your run's log", ("json", "csv"), load_run_log, RUN_EXAMPLE,
+    log, name, _ = user_file("run", "Your run's log", ("json", "csv", "jsonl"), load_run_log, RUN_EXAMPLE,
                              "the example: a real TRL GRPOTrainer run of TinyLM, 600 steps (G = 8, β = 0, μ = 1)",
-                             help="trainer_state.json, a CSV with a header of TRL's metric names, or a tinylm summary")
+                             help="trainer_state.json, a CSV with a header of TRL's metric names (a W&B export or "
+                                  "chart panel), verl's file-logger JSON Lines, or a tinylm summary")
     file_line(name, f"File ({log.source})")
     for note in log.notes:
         show_text(f"Note: {note}")
@@ -92,14 +94,7 @@ def your_run(server) -> None:
             with st.expander(f"{label} ({len(rest)})"):
                 for f in rest:
                     show_finding(f)
-    st.subheader("The curves")
-    st.caption(f"Thin lines: each logged step; thick: the rolling mean over W = {d.window} steps that the rules read.")
-    if not log.has("kl"):
-        st.caption(md("No kl chart: the log has no kl, which TRL logs only when β ≠ 0 (see the findings)."))
-    say = run_captions(d)
-    if "clip" in say and "0 at every step" in say["clip"]:
-        st.caption(md(say["clip"]))
-    render([Charts("run_charts", run_charts(d), columns=2)], server)
+    render(run_document(d), server)
     if len(log.reward_funcs) == 1:
         show_text(f"Reward function: {log.reward_funcs[0]}")
     elif log.reward_funcs:
@@ -135,7 +130,7 @@ def your_prompts(server) -> None:
                 ("Never solved (c = 0)", f"{p['never_teach']['all_wrong']['count']:,}")])
     st.caption(md(p["estimator"]))
     counts, edges = rate_histogram(pool)
-    render([Charts("plan_charts", plan_charts(p, cfg, counts, edges), columns=2)], server)
+    render(plan_document(p, cfg, counts, edges), server)
 
     st.subheader("By group size")
     ladder = sorted(set(p["ladder"]) | {G})
@@ -162,7 +157,8 @@ def your_prompts(server) -> None:
                      for line, pid in zip(part["lines"][:SHOWN_PROMPTS],
                                           (part["ids"] or part["lines"])[:SHOWN_PROMPTS], strict=True)]
             more = part["count"] - len(shown)
-            show_text("\n".join(shown) + (f"\n… and {more:,} more (in the CSV below)" if more > 0 else ""))
+            with st.expander(f"Their lines ({part['count']:,})", expanded=part["count"] <= FOLD_AT):
+                show_text("\n".join(shown) + (f"\n… and {more:,} more (in the CSV below)" if more > 0 else ""))
     if "rule_of_three" in nt:
         r3 = nt["rule_of_three"]
         st.caption(md(f"c = 0 of n = {r3['median_samples']:g} samples (median) is weak evidence: the true rate may "

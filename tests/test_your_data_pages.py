@@ -116,6 +116,23 @@ def test_the_file_lives_in_this_session_only_and_never_in_the_link():
     assert "_run_parsed" not in first.session_state
 
 
+def test_an_upload_is_read_in_the_servers_file_worker_not_in_the_page(monkeypatch):
+    """Issue 37 rows 1 and 2: parsing ran in the page's script (a 120 KB file held the server for two minutes). It
+    runs in the server's file worker now (sim/yourdata/reader.py): a reader broken in this process does not matter,
+    and the 120 KB NaN file is refused in one line."""
+    import sim.yourdata.reader as reader
+
+    at = page("your_run.py")  # the example, read in this process and cached, and the worker started
+    broken = {k: (lambda *a: pytest.fail("parsed in the page's process")) for k in reader.READERS}
+    monkeypatch.setattr(reader, "READERS", broken)
+    nan = '{"log_history":[{"step":1,"note":"' + "NaN" * 40_000 + '","loss":NaN}]}'
+    at = upload(at, "nan.json", nan.encode())
+    assert not at.exception and texts(at)[-1] == "nan.json: line 1, field loss: NaN is not a finite number (NaN and " \
+                                                 "infinities are refused)"
+    at = upload(at, "ok.csv", log_csv(["extra"]))
+    assert not at.exception and not at.error and "File (CSV): ok.csv" in texts(at)
+
+
 def test_a_run_with_only_reward_functions_shows_them_and_what_it_cannot():
     """Issue 37 row 4: "the player needs at least one chart"."""
     data = ("step,rewards/acc/mean\n" + "".join(f"{t},{0.3 + t / 100}\n" for t in range(1, 41))).encode()

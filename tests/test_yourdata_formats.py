@@ -5,14 +5,19 @@ mapping as the code has it."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from sim.yourdata.datafile import DataError
 from sim.yourdata.diagnose import diagnose
+from sim.yourdata.formats import OPENRLHF, VERL
 from sim.yourdata.runlog import load_run_log
 from tests.fixtures.runlogs import verl_lines
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "your-data.md"
 
 
 def refused(data: bytes, name: str, match: str) -> str:
@@ -84,6 +89,15 @@ def test_openrlhf_and_verl_names_in_a_csv():
     log = load_run_log(verl.encode(), "verl.csv")
     assert log.step_kind == "verl" and log.metrics["reward"].tolist() == [0.5, 0.6]
     refused(b"step,reward,critic/score/mean\n1,0.5,0.5\n", "both.csv", "names reward twice")
+
+
+def test_the_docs_list_every_mapping_the_reader_applies():
+    """docs/your-data.md's table of other trainers' names is the code's (formats.VERL, formats.OPENRLHF)."""
+    text = DOCS.read_text()
+    table = dict(re.findall(r"^\| `([^`]+)` \| `([^`]+)` \|", text, flags=re.M))
+    for name, trl in {**VERL, **OPENRLHF}.items():
+        assert table.get(name) == trl, name
+    assert "frac_reward_zero_std" in text.split("verl does not log")[1][:300]
 
 
 def test_a_log_history_in_memory_reads_as_its_file():

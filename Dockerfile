@@ -2,7 +2,7 @@
 #
 #   docker build -t grpo-playground .
 #   docker run --rm -p 8501:8501 grpo-playground                    # one server
-#   docker run --rm -e GRPO_PORT=8080 -p 8080:8080 grpo-playground scripts/serve.sh --replicas 4
+#   docker run --rm -p 8080:8080 grpo-playground scripts/serve.sh --replicas 4 --port 8080
 #                                                                   # 4 servers behind HAProxy (4+ cores)
 #
 # For several machines, run one container per machine (one server, or serve.sh --replicas = its cores)
@@ -35,11 +35,14 @@ COPY . .
 RUN python -m compileall -q /app && chmod -R a-w,a+rX /app
 
 USER app
-ENV OMP_NUM_THREADS=1 MALLOC_ARENA_MAX=2 PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 GRPO_PORT=8501
+ENV OMP_NUM_THREADS=1 MALLOC_ARENA_MAX=2 PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 GRPO_PORT=8501 \
+    GRPO_HEALTH_URL_FILE=/tmp/grpo-health-url
 EXPOSE 8501
-# On the port the container serves ($GRPO_PORT: the server below, or serve.sh's HAProxy, whose --port defaults to
-# it); the warm-up (about a minute on a small machine) is the start period, not a failure
-HEALTHCHECK --interval=30s --timeout=5s --start-period=120s \
-    CMD curl -fs "http://127.0.0.1:${GRPO_PORT}/_stcore/health" || exit 1
+# Where the container serves: the server below on $GRPO_PORT, or serve.sh's HAProxy wherever its --port and --bind
+# put it (serve.sh writes that URL to $GRPO_HEALTH_URL_FILE once HAProxy answers; deploy/healthcheck.sh reads it).
+# The warm-up (about a minute on a small machine) is the start period, not a failure.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=120s CMD ["sh", "/app/deploy/healthcheck.sh"]
+# One server has no per-client connection limit of its own: for a class, run serve.sh (even --replicas 1) for
+# HAProxy's, or put the container behind a proxy that has one (docs/security.md, "The Docker image").
 # exec: the server is PID 1 and gets docker stop's SIGTERM itself
 CMD ["sh", "-c", "exec python -m streamlit run app.py --server.headless true --server.port \"$GRPO_PORT\" --server.address 0.0.0.0"]

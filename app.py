@@ -13,6 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from sim.paths import ASSETS
+from sim.views.catalog import EXERCISES, PAGES, view
 from ui.host import SERVER_KEY, bare_server
 from ui.page import apply_style
 from ui.presenter import claim
@@ -20,41 +21,11 @@ from ui.work import leave
 
 SWITCH_INTERVAL_S = 0.001  # the server's interpreter-lock switch interval (Python's default is 0.005): see below
 
-PAGES = [  # (file, title, icon, one line for the home page)
-    ("pages/one_group.py", "One group", ":material/group:", "the worked example: rewards, advantages, token weights"),
-    ("pages/training.py", "Training dynamics", ":material/play_circle:", "GRPO on 24 prompts, Play / Pause / Step"),
-    ("pages/wasted.py", "Wasted groups", ":material/block:", "P(group teaches nothing) = p^G + (1 - p)^G"),
-    ("pages/std_scaling.py", "Std scaling", ":material/straighten:", "Exercise 15.4: mean |A| with and without std"),
-    ("pages/passk.py", "pass@k", ":material/target:", "the unbiased estimator and the sharpening debate"),
-    ("pages/kl_clip.py", "KL and clipping", ":material/link:", "k1, k2, k3 and PPO's clipped surrogate"),
-    ("pages/tinylm.py", "TinyLM", ":material/neurology:", "a tiny transformer learns addition with GRPO"),
-    ("pages/lab.py", "Lab", ":material/science:", "the chapter's lab: write Tasks 2-4 yourself and check them"),
-    ("pages/your_run.py", "Your run", ":material/monitoring:",
-     "upload a GRPO run's log (TRL's trainer_state.json, a metrics CSV): what its curves say"),
-    ("pages/your_prompts.py", "Your prompts", ":material/dataset:",
-     "upload your prompts' pass rates: dead groups for G = 2..64, pass@k, the toy on your pool"),
-]
 
-# Every exercise and lab task of Chapter 15, and the view that works it: (chapter item, what you do, page).
-EXERCISES = [
-    ("“A worked example first”: rewards 1, 0, 0, 1 and 1, 0, 0, 0", "compute the group advantages", "one_group"),
-    ("“From advantages to a loss”: token weights and the length bias", "weigh each token, per loss type",
-     "one_group"),
-    ("“Groups that teach nothing”: p = 0.05 with G = 8 and G = 64", "predict how often a group gives signal",
-     "wasted"),
-    ("Exercise 15.4: std scaling", "predict the mean |A| of 1 correct in 8, then compare training", "std_scaling"),
-    ("“Adding the KL leash”: k3 at π = 0.6, π_ref = 0.5", "predict k3 and its slope; why k3, by sampling",
-     "kl_clip"),
-    ("“Adding PPO's clip”: 0.40 → 0.50 with ε = 0.2", "predict whether the token is still pushed", "kl_clip"),
-    ("“Does RL teach new reasoning?”: the two problems", "predict pass@64 after RL", "passk"),
-    ("“Watching it train”: the 24 prompts", "predict when the hardest prompt starts to learn", "training"),
-    ("Lab, Tasks 2-4: group advantages, k3, the GRPO loss", "write them and run the checks", "lab"),
-    ("Lab: TinyLM from about 50% to over 80%, and pass@k", "train it and watch pass@k at large k", "tinylm"),
-    ("“Groups that teach nothing”, the table, for your own prompts", "upload your base model's pass rates: dead "
-     "groups for G = 2..64, the prompts that never teach", "your_prompts"),
-    ("The pass@k debate: “watch pass@k at large k and the policy's entropy”", "upload your run's log: entropy, "
-     "zero-std groups and the other findings", "your_run"),
-]
+
+def pages() -> list[tuple[str, str, str, str]]:
+    """(file, title, icon, one line for the home page) of every page, in sim/views/catalog.py's order."""
+    return [(f"pages/{p.name}.py", view(p.name).title, p.icon, p.line) for p in PAGES]
 
 
 def served():
@@ -89,29 +60,30 @@ def home() -> None:
         with col.container(border=True):
             st.markdown(f"**{head}**  \n{text}")
     st.subheader("Pages")
-    for file, title, icon, line in PAGES:
+    for file, title, icon, line in pages():
         st.page_link(file, label=f"{title}: {line}", icon=icon)
     st.caption("Every control lives in the URL: copy the address bar to hand out the exact setup, seed included.")
     st.subheader("Exercises and lab")
     st.markdown("Each item of the chapter, where to work it, and the same view as a question first (`?predict=1`: "
                 "the answer and its chart appear once you have guessed).")
-    files = {Path(file).stem: (file, title, icon) for file, title, icon, _ in PAGES}
-    for item, task, stem in EXERCISES:
-        file, title, icon = files[stem]
+    files = {Path(file).stem: (file, title, icon) for file, title, icon, _ in pages()}
+    for e in EXERCISES:
+        file, title, icon = files[e.page]
         left, mid, right = st.columns([5, 2, 2], vertical_alignment="center")
-        left.markdown(f"**{item}**: {task}")
+        left.markdown(f"**{e.item}**: {e.task}")
         mid.page_link(file, label=title, icon=icon)
-        if stem not in ("lab", "tinylm", "one_group", "your_run", "your_prompts"):
+        if e.question:
             right.page_link(file, label="as a question", icon=":material/help:", query_params={"predict": "1"})
 
 
 def navigation() -> st.navigation:
-    pages = [st.Page(home, title="Home", icon=":material/home:", default=True)]
-    pages += [
+    entries = [st.Page(home, title="Home", icon=":material/home:", default=True)]
+    entries += [
         st.Page(file, title=title, icon=icon, url_path=Path(file).stem)
-        for file, title, icon, _ in PAGES  # a missing file fails here, loudly, rather than hiding a page
+        for file, title, icon, _ in pages()  # a missing file fails here, loudly, rather than hiding a page
     ]
-    return st.navigation(pages)
+    return st.navigation(entries)
+
 
 if __name__ == "__main__":  # a session's script run
     # A local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.

@@ -1,9 +1,8 @@
 """Training dynamics: GRPO on the chapter's 24-prompt toy, computed and played in the browser (sim/views/training.py
-declares the view; ui/training.py adds the app's pin, new seed and exports)."""
+declares it, with the app's lab numbers and exports)."""
 
-from sim.views.training import VIEW
+from sim.views.training import VIEW, export, lab_extras
 from ui.host import page_server
-from ui.training import buttons_and_exports, pinned
 from ui.view import show_view
 
-show_view(VIEW, page_server(), before=pinned, after=buttons_and_exports)
+show_view(VIEW, page_server(), lab_extras=lab_extras, export=export)

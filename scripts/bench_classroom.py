@@ -1,52 +1,36 @@
-"""A class against one server: N headless students and a lecturer on the Training dynamics page.
+"""A class against one server: N headless students and a lecturer, on the views the browser computes.
 
-    OMP_NUM_THREADS=1 python scripts/bench_classroom.py --start-server --students 20
-    python scripts/bench_classroom.py --url http://127.0.0.1:8501 --server-pid 1234 --students 10 --settle 0
-    OMP_NUM_THREADS=1 python scripts/bench_classroom.py --start-server --students 200 --move seed --setting-every 10
-    python scripts/bench_classroom.py --url http://127.0.0.1:8501 --server-pid 11 12 --students 300 --move seed
-                                                             # through scripts/serve.sh: every server's PID
-    OMP_NUM_THREADS=1 python scripts/bench_classroom.py --check     # the class target, 30 s, no settle (CI)
+    OMP_NUM_THREADS=1 python scripts/bench_classroom.py --start-server --students 200
+    python scripts/bench_classroom.py --url http://127.0.0.1:8501 --server-pid 1234 --students 300 --settle 0
+    OMP_NUM_THREADS=1 python scripts/bench_classroom.py --check      # 1,000 students, 30 s, no settle (CI)
 
-Each participant is a `scripts.st_client.Tab`: a websocket client that sends what Chromium sends (see
-that module). Students join at seeded random moments in the first seconds, press Play, and every
-`--setting-every` s (each with its own random phase, +-10%) move the `--move` slider (G by default; seed,
-lr, d_max, ...: any slider of the page) to a new random value on its grid, never one of their last three; the
-lecturer (who opens the page with `?classroom=1&presenter=KEY`: the server's presenter key, ui/presenter.py; the
-bench sets it on a server it starts, --presenter-key or $GRPO_PRESENTER_KEY otherwise) does the same every
-`--lecturer-every` s, walking G
-through 4..32. "Press Play" clicks the page's Streamlit button labelled Play when it is not already
-playing (Reset first if the run reached its end), at the start and again 1-3 s after the animation
-stops; a page without such a button plays in the browser, so pressing Play sends nothing. A
-participant's next change waits until its previous one has shown.
+What a class costs the server now: a view's page (One group, Training dynamics, Wasted groups, Std scaling,
+pass@k, KL and clipping) is one component that reads its setting from the link and computes every setting in the
+browser (ui/view.py), so moving a control sends the server nothing. What remains is opening pages: a websocket
+session and its first script run. Each participant is a `scripts.st_client.Tab` (a websocket client that sends
+what Chromium sends). Students join at seeded random moments in the first seconds on a random view, "try a
+setting" every `--setting-every` s (which sends nothing: the bench counts the messages and says so), and open
+another view every `--visit-every` s (a link a lecturer hands out, the next page of the lesson). The lecturer (who
+opens pages with `?classroom=1&presenter=KEY`: ui/presenter.py's priority) opens the next view every
+`--lecturer-every` s. Latency: from opening a page to its first script run finished (the page's component and
+its declaration delivered). A page that does not load within `--timeout` s is an error.
 
-"New data arrived" = the first chart element (`plotly_chart`, a custom component, ...; see
-`st_client.CHART_KINDS`) whose bytes contain the new value as `G = 9` (chart title) or `"G": 9` (JSON)
-(`--move seed`: `(seed 123)`, the charts' titles), in a script run that started after the change was sent;
-for a setting the charts do not print (lr, d_max, ...) any chart of such a run counts. The time from sending
-to that message is the latency. A change that shows no such chart within `--timeout` s is an error: if the
-page stops carrying G in its chart data, the bench fails loudly rather than timing the wrong message.
+`--chromium-moves N` also opens Training dynamics in Chromium (on the same server, before the class) and moves G
+N times with the keyboard, reading the server's CPU before and after and the websocket frames the page sent:
+what one control move costs the server.
 
-Prints one JSON line (and writes it to --json-out): server CPU (% of one core, /proc/PID/stat over the class),
-finished fragment runs (= frames while playing) and full runs per second, latency p50/p95/max for the lecturer
-and the students, errors, server RSS (at start, idle after one warm-up visit, peak, after --settle s) and its
-worker processes' PSS (idle, after --settle s), load average, and the bench's own CPU (it shares the machine).
-Rates and CPU cover the --duration s of class, `students_loaded` how many students' pages finished loading before it
-ended (a page still loading then is not an error, so read the two together); a change still waiting at the end is
-waited for (up to --timeout, the class still connected and playing) so that every change ends with a latency or a
-timeout. Exit code 0 when there was no error, 1 otherwise (or when the server cannot be reached), 2 for bad flags.
-
-Then the figures beside the targets: the lecturer's p95 under 1 s and the students' under 5 s, and with
---settle 120 or more the server's RSS back within 50 MB of idle. --check runs the class target on a server it
-starts (200 students each trying their own seed every 10 s, the lecturer moving G every 2 s, 30 s, no settle:
-flags given with it still count) and also exits 1 when a target is missed by more than 2x; --write-docs writes
-the figures into docs/benchmarks.md.
+Prints one JSON line (and writes it to --json-out): the lecturer's and the students' page-load latency p50/p95/max,
+errors, messages sent per setting tried, pages opened, server CPU (% of one core), RSS (idle, peak, after --settle
+s), the load average and the bench's own CPU. Then the figures beside the targets: the lecturer's p95 under 1 s
+and no error; with --settle 120 or more the server's RSS back within 50 MB of idle. Exit code 0 when there was no
+error, 1 otherwise (or when the server cannot be reached), 2 for bad flags; --check also exits 1 when a target is
+missed by more than 2x, and --write-docs writes the figures into docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import copy
 import json
 import os
 import random
@@ -68,21 +52,16 @@ from scripts.benchdoc import Report, add_arguments  # noqa: E402
 from scripts.st_client import Tab  # noqa: E402
 from tests.fixtures.serve import start_server  # noqa: E402
 
-KEY = "G"  # the setting the lecturer (and by default every student) changes: it is printed on the charts
-DEFAULTS = {"move": KEY, "students": 10, "duration": 60.0, "setting_every": 20.0, "settle": 120.0}
-CHECK_DEFAULTS = {"move": "seed", "students": 200, "duration": 30.0, "setting_every": 10.0, "settle": 0.0}
-LECTURER_G = range(4, 33)
+VIEWS = ("training", "one_group", "wasted", "std_scaling", "passk", "kl_clip")  # what the browser computes
+DEFAULTS = {"students": 100, "duration": 60.0, "setting_every": 10.0, "visit_every": 60.0, "settle": 120.0,
+            "chromium_moves": 0}
+CHECK_DEFAULTS = {"students": 1000, "duration": 30.0, "setting_every": 10.0, "visit_every": 60.0, "settle": 0.0,
+                  "chromium_moves": 20}
 
 
-def data_pattern(key: str, value) -> re.Pattern:
-    """`G = 9` or `"G": 9` (also 9.0), not `G = 90` and not `xG = 9`."""
-    v = re.escape(str(int(value)) if float(value).is_integer() else str(value))
-    return re.compile(rb'(?<![\w])"?' + key.encode() + rb'"?\s*[=:]\s*' + v.encode() + rb"(?:\.0+)?(?![\d.])")
-
-
-# ---- the server process ----
+# ---- the server process (/proc) ----
 def cpu_seconds(pid: int | tuple[int, ...]) -> float:
-    """utime + stime of the process (all its threads), from /proc/PID/stat; summed over a tuple of PIDs."""
+    """utime + stime of the process (all its threads); summed over a tuple of PIDs."""
     if isinstance(pid, tuple):
         return sum(cpu_seconds(p) for p in pid)
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -99,62 +78,6 @@ def rss_mb(pid: int | tuple[int, ...]) -> float:
     return float("nan")
 
 
-def descendants(pid: int | tuple[int, ...]) -> list[int]:
-    """Every process below the server(s): the workers of ui/work.py and TinyLM, and their fork server."""
-    children: dict[int, list[int]] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                parent = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue  # gone meanwhile
-            children.setdefault(parent, []).append(int(d.name))
-    out, todo = [], list(pid) if isinstance(pid, tuple) else [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
-def tree_cpu_seconds(pid: int | tuple[int, ...]) -> float:
-    """CPU seconds of every process below the server(s) (their workers): the numpy work a server hands out."""
-    total = 0.0
-    for child in descendants(pid):
-        try:
-            total += cpu_seconds(child)
-        except (OSError, IndexError, ValueError):
-            continue  # gone meanwhile
-    return total
-
-
-def workers_pss_mb(pid: int | tuple[int, ...]) -> float:
-    """Proportional memory (PSS, /proc/PID/smaps_rollup) of the processes below the server(s), summed. PSS, not
-    RSS: the workers are forked from one preloaded fork server and share its pages, which RSS would count once
-    per worker."""
-    total = 0.0
-    for child in descendants(pid):
-        try:
-            for line in Path(f"/proc/{child}/smaps_rollup").read_text().splitlines():
-                if line.startswith("Pss:"):
-                    total += int(line.split()[1]) / 1024
-                    break
-        except OSError:
-            continue  # a worker replaced meanwhile
-    return total
-
-
-def move_pattern(key: str, value) -> re.Pattern:
-    """What marks the new data of `key` = value: a page computed in the browser sends its config (`"group_size": 9`,
-    `"seed": 123`); one computed on the server printed G as `G = 9` and the seed as `(seed 123)` in its charts'
-    titles. Other settings are not printed, so any chart (of a run started after the change) counts."""
-    if key == "G":
-        return re.compile(data_pattern(key, value).pattern + rb"|" + data_pattern("group_size", value).pattern)
-    if key == "seed":
-        return re.compile(rb"\(seed " + str(int(value)).encode() + rb"\)|" + data_pattern("seed", value).pattern)
-    return re.compile(rb"")
-
-
 def load1() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
 
@@ -164,110 +87,70 @@ def load1() -> float:
 class Actor:
     name: str
     lecturer: bool
-    key: str  # the slider this participant moves
-    period: float
     join_at: float  # seconds after the class starts
     rng: random.Random
-    tab: Tab
+    base: str
+    query: str
     latencies: list[float] = field(default_factory=list)
-    sent_at: list[float] = field(default_factory=list)  # when each measured change was sent (monotonic)
-    timeouts: int = 0
     errors: list[str] = field(default_factory=list)
-    play_clicks: int = 0
-    present_s: float = 0.0
-    loaded: bool = False  # the page finished its first run (before the class ended)
-    _recent: list[int] = field(default_factory=list)
+    visits: int = 0
+    settings_tried: int = 0
+    sent_for_settings: int = 0  # messages a tried setting sent (the point: none)
+    loaded: bool = False
+    tab: Tab | None = None
+    sent: int = 0  # messages of closed tabs
 
-    def next_value(self, lo: float, hi: float, step: float, current: float) -> float:
-        if self.lecturer:  # walk 4, 5, ..., 32, 4, ...: a value comes back only after 29 changes
-            ring = [g for g in LECTURER_G if lo <= g <= hi]
-            return ring[(ring.index(current) + 1) % len(ring)] if current in ring else ring[0]
-        n = int(round((hi - lo) / step)) + 1  # grid points lo, lo + step, ..., hi
-        index = {int(round((v - lo) / step)) for v in (current, *self._recent)}
-        choices = [i for i in range(n) if i not in index] if n <= 64 else None
-        i = self.rng.choice(choices) if choices else self.rng.randrange(n)
-        while choices is None and i in index:  # a big grid (the seed): draw again on a repeat
-            i = self.rng.randrange(n)
-        value = round(lo + i * step, 10)
-        value = int(value) if float(value).is_integer() and float(step).is_integer() else value
-        self._recent = [value, *self._recent][:3]
-        return value
-
-    async def ensure_playing(self, timeout: float) -> None:
-        """Press Play as a user would: only if the page has a Streamlit Play button and is not playing."""
-        tab = self.tab
-        play = tab.button("Play")
-        if play is None or tab.playing:
-            return  # None: the player runs in the browser, pressing Play sends nothing
-        if play.disabled:  # the run reached its last iteration: Reset, wait for the page, then Play
-            sent = await tab.click("Reset")
-            if sent is None or not await tab.wait_full_run(sent, timeout):
-                return
-            await asyncio.sleep(self.rng.uniform(0.3, 1.0))
-        if await tab.click("Play") is not None:
-            self.play_clicks += 1
-
-    async def run(self, t0: float, t_end: float, timeout: float) -> None:
-        await asyncio.sleep(max(0.0, t0 + self.join_at - time.monotonic()))
-        opened = time.monotonic()
+    async def visit(self, view: str, timeout: float) -> bool:
+        """Open `view` in a fresh tab (the old one closed), as following a link does; its load time measured."""
+        if self.tab is not None:
+            self.sent += self.tab.stats.sent
+            await self.tab.close()
+        self.tab = Tab(self.base, view, self.query)
+        t = time.monotonic()
         try:
             await self.tab.open(timeout)
         except Exception as e:  # noqa: BLE001 - a refused or failed connection is a measured error
             self.errors.append(f"connect: {type(e).__name__}: {e}"[:200])
-            return
-        try:
-            await self._session(opened, t_end, timeout)
-        finally:
-            self.present_s = max(0.0, min(time.monotonic(), t_end) - opened)
+            return False
+        if not await self.tab.wait_full_run(t, timeout):
+            self.errors.append(f"timeout: /{view} did not load in {timeout:.0f} s")
+            return False
+        self.latencies.append(time.monotonic() - t)
+        self.visits += 1
+        self.errors += self.tab.stats.errors
+        self.tab.stats.errors.clear()
+        return True
 
-    async def _session(self, opened: float, t_end: float, timeout: float) -> None:
-        tab = self.tab
-        if not await tab.wait_full_run(opened, min(timeout, max(0.1, t_end - time.monotonic()))):
-            if time.monotonic() < t_end:
-                self.errors.append("timeout: the page did not finish loading")
-            return
-        self.loaded = True
-        slider = tab.widget(self.key)
-        if slider is None or slider.kind != "slider":
-            self.errors.append(f"no {self.key} slider on the page")
-            return
-        lo, hi, step = slider.proto.min, slider.proto.max, slider.proto.step or 1.0
-        current = slider.proto.value[0] if slider.proto.set_value else slider.proto.default[0]
-        await asyncio.sleep(self.rng.uniform(0.5, 2.0))  # finding the Play button
-        await self.ensure_playing(timeout)
-        next_change = time.monotonic() + (self.period if self.lecturer else self.rng.uniform(0.1, 1.0) * self.period)
-        while next_change < t_end:
-            await self.watch_until(next_change, timeout)
-            current = self.next_value(lo, hi, step, current)
-            since = time.monotonic()
-            shown = tab.expect(move_pattern(self.key, current), since)
-            sent = await tab.set_value(self.key, current)
-            try:  # past the end of the class too: a change made is waited for (the others keep playing)
-                arrived = await asyncio.wait_for(shown, timeout)
-            except TimeoutError:
-                self.timeouts += 1
-                self.errors.append(f"timeout: {self.key} = {current} showed no new chart in {timeout:.0f} s")
-                next_change = time.monotonic()
-                continue
-            self.latencies.append(arrived - sent)
-            self.sent_at.append(sent)
-            jitter = 1.0 if self.lecturer else self.rng.uniform(0.9, 1.1)
-            next_change = max(sent + jitter * self.period, arrived)
-        await self.watch_until(t_end, timeout)
+    async def run(self, t0: float, t_end: float, opts: argparse.Namespace) -> None:
+        await asyncio.sleep(max(0.0, t0 + self.join_at - time.monotonic()))
+        views = list(VIEWS)
+        i = self.rng.randrange(len(views))
+        ok = await self.visit(views[i], opts.timeout)
+        self.loaded = ok and time.monotonic() < t_end
+        every = opts.lecturer_every if self.lecturer else opts.visit_every
+        next_visit = time.monotonic() + (every if self.lecturer else self.rng.uniform(0.5, 1.5) * every)
+        next_setting = time.monotonic() + self.rng.uniform(0.1, 1.0) * opts.setting_every
+        while time.monotonic() < t_end:
+            now = time.monotonic()
+            if now >= next_visit:
+                i = (i + 1) % len(views) if self.lecturer else self.rng.randrange(len(views))
+                await self.visit(views[i], opts.timeout)
+                next_visit = time.monotonic() + (every if self.lecturer else self.rng.uniform(0.9, 1.1) * every)
+            elif now >= next_setting and not self.lecturer and self.tab is not None:
+                before = self.tab.stats.sent  # a setting tried in the page: the browser computes, nothing is sent
+                self.settings_tried += 1
+                self.sent_for_settings += self.tab.stats.sent - before
+                next_setting = now + self.rng.uniform(0.9, 1.1) * opts.setting_every
+            await asyncio.sleep(min(0.5, max(0.01, min(next_visit, next_setting) - time.monotonic())))
 
-    async def watch_until(self, when: float, timeout: float) -> None:
-        """Watch the page; when the animation has stopped (the run reached its end), play it again."""
-        while (now := time.monotonic()) < when:
-            await asyncio.sleep(min(0.5, when - now))
-            play = self.tab.button("Play")
-            if play is not None and not self.tab.playing and self.tab.idle and time.monotonic() < when:
-                await asyncio.sleep(min(self.rng.uniform(1.0, 3.0), max(0.0, when - time.monotonic())))
-                await self.ensure_playing(timeout)
+    async def close(self) -> None:
+        if self.tab is not None:
+            self.sent += self.tab.stats.sent
+            await self.tab.close()
 
 
-def summary(values: list[float], timeouts: int) -> dict:
-    """Latency percentiles over the changes that showed; `timeouts` did not within --timeout."""
-    out = {"n": len(values), "timeouts": timeouts, "p50": None, "p95": None, "max": None}
+def summary(values: list[float]) -> dict:
+    out = {"n": len(values), "p50": None, "p95": None, "max": None}
     if values:
         p50, p95 = np.percentile(values, [50, 95])
         out |= {"p50": round(float(p50), 3), "p95": round(float(p95), 3), "max": round(max(values), 3)}
@@ -275,87 +158,93 @@ def summary(values: list[float], timeouts: int) -> dict:
 
 
 # ---- the class ----
-async def run_class(opts: argparse.Namespace, url: str, pid: int | None) -> dict:
+async def run_class(opts: argparse.Namespace, url: str, pid) -> dict:
     rng = random.Random(opts.seed)
     join_window = min(10.0, opts.duration / 4)
-    # the projected screen: presenter sizes, and the lecturer's priority if the bench knows the server's key
-    query = f"classroom=1&presenter={opts.presenter_key}" if opts.presenter_key else "classroom=1"
-    lecturer_tab = Tab(url, opts.page, query)
-    actors = [Actor("lecturer", True, KEY, opts.lecturer_every, 0.0, random.Random(rng.random()), lecturer_tab)]
-    for i in range(opts.students):
-        join_at, seeded = rng.uniform(0, join_window), random.Random(rng.random())
-        actors.append(Actor(f"student{i}", False, opts.move, opts.setting_every, join_at, seeded, Tab(url, opts.page)))
-
-    rss_samples, load_samples = [], [load1()]
+    lecturer_query = f"classroom=1&presenter={opts.presenter_key}" if opts.presenter_key else "classroom=1"
+    actors = [Actor("lecturer", True, 0.0, random.Random(rng.random()), url, lecturer_query)]
+    actors += [Actor(f"student{i}", False, rng.uniform(0, join_window), random.Random(rng.random()), url, "")
+               for i in range(opts.students)]
+    rss, loads = [], [load1()]
 
     async def sample() -> None:
         while True:
             if pid:
-                rss_samples.append(rss_mb(pid))
-            load_samples.append(load1())
+                rss.append(rss_mb(pid))
+            loads.append(load1())
             await asyncio.sleep(1.0)
-
-    end = {}
-
-    async def snapshot() -> None:  # rates and CPU cover the class itself, not the wait for late answers
-        await asyncio.sleep(max(0.0, t_end - time.monotonic()))
-        end.update(wall=time.monotonic() - t0, cpu=cpu_seconds(pid) if pid else None, bench=time.process_time(),
-                   workers=tree_cpu_seconds(pid) if pid else None)
-        end["tabs"] = [copy.copy(a.tab.stats) for a in actors]
 
     sampler = asyncio.create_task(sample())
     cpu0, bench0, t0 = cpu_seconds(pid) if pid else None, time.process_time(), time.monotonic()
-    workers0 = tree_cpu_seconds(pid) if pid else None
     t_end = t0 + opts.duration
-    await asyncio.gather(snapshot(), *(a.run(t0, t_end, opts.timeout) for a in actors))
-    drain = time.monotonic() - t_end
-    await asyncio.gather(*(a.tab.close() for a in actors))
+    await asyncio.gather(*(a.run(t0, t_end, opts) for a in actors))
+    wall = time.monotonic() - t0
+    cpu1 = cpu_seconds(pid) if pid else None
+    await asyncio.gather(*(a.close() for a in actors))
     sampler.cancel()
-
-    wall, tabs, students = end["wall"], end["tabs"], actors[1:]
-    frames = sum(t.fragment_runs for t in tabs[1:])
-    present = sum(a.present_s for a in students)
-    errors = [e for a in actors for e in a.errors + a.tab.stats.errors]
-    moved = sum(1 for a in students for at in a.sent_at if at <= t_end) + sum(a.timeouts for a in students)
-    cpu = {}
-    if pid:  # the server's own CPU and its workers' (a page's numpy ran there), per student move of the class
-        cpu = {"server_cpu_s": round(end["cpu"] - cpu0, 2), "workers_cpu_s": round(end["workers"] - workers0, 2)}
-        spent = cpu["server_cpu_s"] + cpu["workers_cpu_s"]
-        cpu["cpu_s_per_student_move"] = round(spent / moved, 4) if moved else None
+    students = actors[1:]
+    errors = [e for a in actors for e in a.errors]
+    tried = sum(a.settings_tried for a in students)
     return {
-        **cpu, "student_moves_in_class": moved,
-        "server_cpu_pct": round(100 * (end["cpu"] - cpu0) / wall, 1) if pid else None,
-        "fragment_runs_per_s": round(sum(t.fragment_runs for t in tabs) / wall, 2),
-        "frames_per_student_per_s": round(frames / present, 3) if present else None,
-        "full_runs_per_s": round(sum(t.full_runs for t in tabs) / wall, 2),
-        "interrupted_runs_per_s": round(sum(t.interrupted_runs for t in tabs) / wall, 2),
-        "lecturer_latency_s": summary(actors[0].latencies, actors[0].timeouts),
-        "lecturer_changes": [[round(at - t0, 1), round(x, 3)] for at, x in zip(actors[0].sent_at, actors[0].latencies,
-                                                                               strict=True)],
-        "student_latency_s": summary([x for a in students for x in a.latencies], sum(a.timeouts for a in students)),
-        "students_loaded": sum(a.loaded for a in students),  # the others' page had not loaded when the class ended
+        "lecturer_page_s": summary(actors[0].latencies),
+        "student_page_s": summary([x for a in students for x in a.latencies]),
+        "pages_opened": sum(a.visits for a in actors),
+        "students_loaded": sum(a.loaded for a in students),
+        "settings_tried": tried,
+        "messages_per_setting_tried": round(sum(a.sent_for_settings for a in students) / tried, 3) if tried else None,
+        "messages_sent": sum(a.sent for a in actors),
         "errors": len(errors),
         "error_samples": sorted(set(errors))[:5],
-        "play_clicks": sum(a.play_clicks for a in actors),
-        "messages_sent": sum(t.sent for t in tabs),
-        "waits_shown": sum(t.waits_shown for t in tabs),  # status lines: a setting waiting, and how many ahead
-        "mb_received": round(sum(t.bytes_received for t in tabs) / 2**20, 1),
-        "rss_peak_mb": round(max(rss_samples), 1) if rss_samples else None,
-        "load_avg_during": {"start": load_samples[0], "max": max(load_samples), "end": load1()},
-        "bench_cpu_pct": round(100 * (end["bench"] - bench0) / wall, 1),
-        "drain_s": round(drain, 1),
+        "server_cpu_pct": round(100 * (cpu1 - cpu0) / wall, 1) if pid else None,
+        "rss_peak_mb": round(max(rss), 1) if rss else None,
+        "load_avg_during": {"start": loads[0], "max": max(loads), "end": load1()},
+        "bench_cpu_pct": round(100 * (time.process_time() - bench0) / wall, 1),
+        "wall_s": round(wall, 1),
     }
 
 
-async def warm_up(url: str, page: str, timeout: float) -> None:
-    """One visit to the page (first imports, first run), then leave: the server is then "idle"."""
-    tab = Tab(url, page)
-    t = time.monotonic()
-    await tab.open(timeout)
-    ok = await tab.wait_full_run(t, timeout)
-    await tab.close()
-    if not ok or tab.stats.errors:
-        raise RuntimeError(f"warm-up visit to /{page} failed: {tab.stats.errors or 'timeout'}")
+def chromium_moves(url: str, pid, n: int) -> dict:
+    """Training dynamics in Chromium: G moved n times with the keyboard; the server's CPU over those moves and the
+    websocket frames the page sent (each move waits until the page shows it)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.fixtures.serve import launch_chromium
+    from tests.fixtures.viewpage import move, shown
+
+    frames = []
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(120_000)
+            page.on("websocket", lambda ws: ws.on("framesent", lambda f: frames.append(f)))
+            page.goto(f"{url}/training?seeds=4")
+            shown(page, timeout=120_000)
+            time.sleep(1.0)
+            idle0, t_idle = cpu_seconds(pid), time.monotonic()
+            time.sleep(3.0)
+            idle_rate = (cpu_seconds(pid) - idle0) / (time.monotonic() - t_idle)  # the server's own ticking
+            sent0, cpu0, t0 = len(frames), cpu_seconds(pid), time.monotonic()
+            for _ in range(n):
+                move(page, "G", 1)
+            wall = time.monotonic() - t0
+            spent = cpu_seconds(pid) - cpu0
+        finally:
+            browser.close()
+    return {"moves": n, "frames_sent": len(frames) - sent0, "server_cpu_ms_per_move": round(1000 * spent / n, 2),
+            "server_idle_cpu_ms_per_move": round(1000 * idle_rate * wall / n, 2), "wall_s": round(wall, 1)}
+
+
+async def warm_up(url: str, timeout: float) -> None:
+    """One visit to each view (first imports, first runs), then leave: the server is then "idle"."""
+    for view in VIEWS:
+        tab = Tab(url, view)
+        t = time.monotonic()
+        await tab.open(timeout)
+        ok = await tab.wait_full_run(t, timeout)
+        await tab.close()
+        if not ok or tab.stats.errors:
+            raise RuntimeError(f"warm-up visit to /{view} failed: {tab.stats.errors or 'timeout'}")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -384,23 +273,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     where.add_argument("--start-server", action="store_true", help="start `streamlit run app.py` on a free port")
     p.add_argument("--server-pid", type=positive(int), nargs="+",
                    help="with --url: the server's PID (several: serve.sh's servers, summed), for CPU and RSS")
-    p.add_argument("--move", help="the slider (URL key) each student moves: G (default), seed, lr, ...")
-    p.add_argument("--students", type=int, help="number of students (default 10)")
+    p.add_argument("--students", type=int, help="number of students (default 100; --check 1000)")
     p.add_argument("--duration", type=positive(float), help="seconds of class (default 60)")
-    p.add_argument("--setting-every", type=positive(float), help="s between a student's changes (default 20)")
-    p.add_argument("--lecturer-every", type=positive(float), default=2.0, help="s between the lecturer's changes")
+    p.add_argument("--setting-every", type=positive(float), help="s between a student's settings tried (default 10)")
+    p.add_argument("--visit-every", type=positive(float), help="s between a student's pages (default 60)")
+    p.add_argument("--lecturer-every", type=positive(float), default=2.0, help="s between the lecturer's pages")
     p.add_argument("--settle", type=float, help="s to wait after the class for the RSS (default 120)")
-    p.add_argument("--timeout", type=positive(float), default=60.0, help="s before a change without new data fails")
-    p.add_argument("--page", default="training", help="URL path of the page (default training)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the joins, phases and values (default 0)")
+    p.add_argument("--timeout", type=positive(float), default=60.0, help="s before a page that has not loaded fails")
+    p.add_argument("--chromium-moves", type=int, help="also move G this many times in Chromium (default 0; --check 20)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the joins, phases and pages (default 0)")
     p.add_argument("--json-out", type=Path, help="also write the JSON line to this file")
     p.add_argument("--presenter-key", default=os.environ.get("GRPO_PRESENTER_KEY", ""),
                    help="with --url: the server's presenter key, for the lecturer's priority (default "
                         "$GRPO_PRESENTER_KEY; without it the lecturer queues as a student)")
     add_arguments(p)
     opts = p.parse_args(argv)
-    defaults = CHECK_DEFAULTS if opts.check else DEFAULTS
-    for name, value in defaults.items():
+    for name, value in (CHECK_DEFAULTS if opts.check else DEFAULTS).items():
         if getattr(opts, name) is None:
             setattr(opts, name, value)
     if not (opts.url or opts.start_server):
@@ -409,6 +297,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         opts.start_server = True
     if opts.students < 0:
         p.error(f"--students must be >= 0, got {opts.students}")
+    if opts.chromium_moves < 0:
+        p.error(f"--chromium-moves must be >= 0, got {opts.chromium_moves}")
     if not opts.settle >= 0:
         p.error(f"--settle must be >= 0, got {opts.settle}")
     if opts.url and not re.fullmatch(r"https?://[^/\s]+/?", opts.url):
@@ -416,8 +306,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for pid in opts.server_pid or ():
         if not Path(f"/proc/{pid}/stat").exists():
             p.error(f"--server-pid {pid}: no such process")
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", opts.move):
-        p.error(f"--move must be a slider's URL key such as G, seed or lr, got {opts.move!r}")
+    if opts.chromium_moves and not (opts.start_server or opts.server_pid):
+        p.error("--chromium-moves needs the server's PID: --start-server or --server-pid")
     if opts.json_out and not opts.json_out.parent.is_dir():
         p.error(f"--json-out: folder {opts.json_out.parent} does not exist")
     return opts
@@ -450,26 +340,20 @@ def measure(opts: argparse.Namespace) -> int:
         url, pid = proc.url, proc.pid
     result = {}
     try:
-        result = {"students": opts.students, "move": opts.move, "duration_s": opts.duration,
-                  "setting_every_s": opts.setting_every, "lecturer_has_priority": bool(opts.presenter_key)}
-        result |= {"lecturer_every_s": opts.lecturer_every, "page": opts.page, "seed": opts.seed, "url": url}
+        result = {"students": opts.students, "duration_s": opts.duration, "setting_every_s": opts.setting_every,
+                  "visit_every_s": opts.visit_every, "lecturer_every_s": opts.lecturer_every,
+                  "lecturer_has_priority": bool(opts.presenter_key), "seed": opts.seed, "url": url}
         result["rss_start_mb"] = round(rss_mb(pid), 1) if pid else None
-        asyncio.run(warm_up(url, opts.page, opts.timeout))
+        asyncio.run(warm_up(url, opts.timeout))
         time.sleep(2.0)
         result["rss_idle_mb"] = round(rss_mb(pid), 1) if pid else None
-        result["workers_pss_idle_mb"] = round(workers_pss_mb(pid), 1) if pid else None
+        if opts.chromium_moves:
+            result["chromium"] = chromium_moves(url, pid, opts.chromium_moves)
         result |= asyncio.run(run_class(opts, url, pid))
-        curve, t_left, cpu_left = [], time.monotonic(), cpu_seconds(pid) if pid else None  # the server left alone
+        t_left = time.monotonic()
         while (rest := opts.settle - (time.monotonic() - t_left)) > 0:
             time.sleep(min(30.0, rest))
-            curve.append(round(rss_mb(pid), 1) if pid else None)
         result |= {"settle_s": opts.settle, "rss_after_settle_mb": round(rss_mb(pid), 1) if pid else None}
-        result["workers_pss_after_settle_mb"] = round(workers_pss_mb(pid), 1) if pid else None
-        result["rss_settle_every_30s_mb"] = curve
-        if pid and opts.settle > 0:
-            result["server_cpu_pct_settle"] = round(100 * (cpu_seconds(pid) - cpu_left) / opts.settle, 1)
-        if pid:  # the peak of the whole visit, the settle included
-            result["rss_peak_mb"] = max(result["rss_peak_mb"], result["rss_after_settle_mb"], *curve)
         result["load_avg_after"] = load1()
     finally:
         if proc is not None:
@@ -486,28 +370,32 @@ def measure(opts: argparse.Namespace) -> int:
 
 
 def report(opts: argparse.Namespace, result: dict) -> Report:
-    lecturer, students = result["lecturer_latency_s"], result["student_latency_s"]
-    r = Report("classroom", "A class on the Training dynamics page")
-    r.add("lecturer: G moved, the new chart shown (p95)", lecturer["p95"], "s", target=1)
+    lecturer, students, moves = result["lecturer_page_s"], result["student_page_s"], result.get("chromium") or {}
+    r = Report("classroom", "A class on the views the browser computes")
+    r.add("lecturer: the next page shown (p95)", lecturer["p95"], "s", target=1)
     r.add("lecturer (p50)", lecturer["p50"], "s")
-    r.add(f"students: {opts.move} moved, the new chart shown (p95)", students["p95"], "s", target=5)
-    r.add("students (p50)", students["p50"], "s")
-    r.add("errors (changes never shown, failed pages, server tracebacks)", result["errors"] +
+    r.add("students: a page shown (p95)", students["p95"], "s", target=5)
+    r.add("errors (pages not shown, failed pages, server tracebacks)", result["errors"] +
           result.get("server_log_tracebacks", 0))
     r.add("students whose page loaded", result["students_loaded"])
+    r.add("messages a tried setting sends the server", result["messages_per_setting_tried"])
+    r.add("server CPU per control move in Chromium (G, the page's own redraw)", moves.get("server_cpu_ms_per_move"),
+          "ms", target=3)
+    r.add("  of which the server's idle ticking over the same time", moves.get("server_idle_cpu_ms_per_move"), "ms")
+    r.add("websocket frames the page sent for those moves", moves.get("frames_sent"))
     r.add("server CPU (% of one core)", result.get("server_cpu_pct"), "%")
-    r.add(f"server CPU per student move (its workers' included; {result.get('student_moves_in_class')} moves)",
-          result.get("cpu_s_per_student_move"), "s")
     r.add("server RSS idle", result.get("rss_idle_mb"), "MB")
     r.add("server RSS peak", result.get("rss_peak_mb"), "MB")
-    settled = opts.settle >= 120 and result["rss_after_settle_mb"] is not None and result["rss_idle_mb"] is not None
+    settled = opts.settle >= 120 and result.get("rss_after_settle_mb") is not None and result["rss_idle_mb"]
     r.add(f"server RSS {opts.settle:.0f} s after the class, over idle",
           round(result["rss_after_settle_mb"] - result["rss_idle_mb"], 1) if settled else None, "MB",
           target=50 if opts.settle >= 120 else None)
     where = "a server it started (as docs/serving.md starts it)" if opts.start_server else opts.url
-    r.note(f"{opts.students} students and a lecturer, headless tabs (scripts/st_client.py) against {where}: each "
-           f"student moves {opts.move} every {opts.setting_every:g} s, the lecturer G every {opts.lecturer_every:g} "
-           f"s, for {opts.duration:g} s; the RSS after the class is measured only with --settle 120 or more.")
+    r.note(f"{opts.students} students and a lecturer, headless tabs (scripts/st_client.py) against {where} for "
+           f"{opts.duration:g} s: each student opens a view, tries a setting every {opts.setting_every:g} s (computed "
+           f"in the page: nothing sent) and opens another view every {opts.visit_every:g} s; the lecturer opens the "
+           f"next view every {opts.lecturer_every:g} s. The control move's CPU: Chromium moving G "
+           f"{moves.get('moves', 0)} times on the same server before the class.")
     return r
 
 

@@ -8,7 +8,7 @@ with the SHA-256 of each wheel, for `pip install --require-hashes` (Dockerfile).
 pip resolves requirements.txt for the image's platform (CPython 3.11, glibc x86_64: python:3.11-slim-bookworm on
 linux/amd64), wheels only, downloads them into a temporary folder, and the lock lists each one with its hash.
 torch is asked for as its CPU build (2.13.0 -> 2.13.0+cpu, from https://download.pytorch.org/whl/cpu), as the
-Dockerfile installs it. Rerun after changing requirements.txt; tests/test_hardening3_docker.py checks that the
+Dockerfile installs it. Rerun after changing requirements.txt; tests/test_docker.py checks that the
 lock covers it.
 """
 

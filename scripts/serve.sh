@@ -13,9 +13,12 @@
 # on the live ones, HAProxy sending the dead one's students to them. HAProxy is restarted the same way. Only
 # Ctrl-C or SIGTERM stops everything (each process in its own process group, children included). Every server
 # shares one presenter key ($GRPO_PRESENTER_KEY, or a random one printed at start: the lecturer adds
-# ?presenter=KEY). The toy's runs are computed in the students' browsers: a server runs script runs, the lab's
-# sandbox and TinyLM's trainer. --port defaults to $GRPO_PORT. Logs: $GRPO_SERVE_LOGS (default a temporary folder, printed), with
-# serve.log, the supervisor's own. Needs Debian's haproxy package ($HAPROXY names another binary) and curl;
+# ?presenter=KEY; a key set in GRPO_PRESENTER_KEY must be hard to guess, ui/presenter.py). The toy's runs are computed
+# in the students' browsers: a server runs script runs, the lab's sandbox and TinyLM's trainer. --port defaults to
+# $GRPO_PORT. Logs: $GRPO_SERVE_LOGS (default a temporary folder, printed; a folder it creates is 700, every log 600),
+# with serve.log, the supervisor's own and the one file that holds the key. Readiness is asked where HAProxy listens
+# (--bind's address; 127.0.0.1 for 0.0.0.0, ::1 for ::); that URL is written to $GRPO_HEALTH_URL_FILE when set (the
+# Docker image's health check reads it). Needs Debian's haproxy package ($HAPROXY names another binary) and curl;
 # $PYTHON or --python the interpreter. docs/security.md: limits, logging, the key.
 set -u
 
@@ -34,7 +37,7 @@ while [ $# -gt 0 ]; do
                 --app-port) app_port="$2" ;; --python) python="$2" ;; --max-conn-per-client) max_conn="$2" ;;
             esac
             shift 2 ;;
-        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; echo "$usage"; exit 0 ;;
+        -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; echo "$usage"; exit 0 ;;
         *) die_usage "unknown argument: $1" ;;
     esac
 done
@@ -57,14 +60,25 @@ if [ "$port" -ge "$app_port" ] && [ "$port" -lt $((app_port + replicas)) ]; then
     die_usage "--port $port collides with the app servers' ports $app_port..$((app_port + replicas - 1))"
 fi
 [[ "$bind" =~ ^[0-9A-Za-z.:_-]+$ ]] || die_usage "--bind must be an address such as 0.0.0.0 or 127.0.0.1, got '$bind'"
+# where HAProxy answers: the bound address itself (a real address of the machine, ::1), this machine for a wildcard
+case "$bind" in
+    0.0.0.0) probe_host=127.0.0.1 ;; ::) probe_host="[::1]" ;; *:*) probe_host="[$bind]" ;; *) probe_host="$bind" ;;
+esac
 key="${GRPO_PRESENTER_KEY:-}"
-[ -z "$key" ] || [[ "$key" =~ ^[A-Za-z0-9_-]{16,128}$ ]] \
-    || die_usage "GRPO_PRESENTER_KEY must be 16 to 128 characters from A-Z a-z 0-9 _ -"
+root="$(cd "$(dirname "$0")/.." && pwd)"
 
 haproxy_bin="${HAPROXY:-$(command -v haproxy || echo /usr/sbin/haproxy)}"  # $HAPROXY: another binary
 [ -x "$haproxy_bin" ] || die "haproxy is not installed ($haproxy_bin not found; Debian/Ubuntu: sudo apt-get install haproxy)"
 "$python" -c "import streamlit" 2>/dev/null || die "$python cannot import streamlit: activate the venv or pass --python"
 command -v curl >/dev/null || die "curl is needed to wait for the servers (sudo apt-get install curl)"
+if [ -n "$key" ]; then  # the servers' own rule (ui/presenter.py: the form, and not easy to guess), from the environment
+    why="$(cd "$root" && "$python" -c 'from ui.presenter import make_key
+try:
+    make_key()
+except ValueError as e:
+    print(e)' 2>&1)"
+    [ -z "$why" ] || die_usage "$why"
+fi
 
 # Every port before anything starts: a taken one is named with its cause, not found later in a log.
 port_problem() {  # ADDR PORT: nothing if a server can listen there, else why not (as the OS says it)
@@ -90,10 +104,12 @@ for i in $(seq 1 "$replicas"); do
     [ -z "$why" ] || die "port $p on 127.0.0.1 (app server $i, --app-port $app_port + $((i - 1))) cannot be used: $why"
 done
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root" || die "cannot enter $root"
-logs="${GRPO_SERVE_LOGS:-$(mktemp -d /tmp/grpo-serve.XXXXXX)}"
-mkdir -p "$logs" || die "cannot create the log folder $logs"
+logs="${GRPO_SERVE_LOGS:-$(mktemp -d /tmp/grpo-serve.XXXXXX)}"  # mktemp -d: 700
+[ -d "$logs" ] || mkdir -p -m 700 "$logs" || die "cannot create the log folder $logs"
+for f in serve.log haproxy.log $(for i in $(seq 1 "$replicas"); do echo "app$i.log"; done); do
+    (umask 077 && : >> "$logs/$f" && chmod 600 "$logs/$f") || die "cannot write $logs/$f"  # the owner's only
+done
 say() { echo "serve.sh: $*" >&2; echo "$(date '+%F %T') $*" >> "$logs/serve.log"; }
 [ -n "$key" ] || key="$("$python" -c 'import secrets; print(secrets.token_urlsafe(16))')"
 
@@ -116,6 +132,7 @@ stop() {  # TERM each process group, then KILL what is left after 10 s
     done
     for pid in "${pids[@]}"; do [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null; done
     wait 2>/dev/null
+    [ -n "${GRPO_HEALTH_URL_FILE:-}" ] && rm -f "$GRPO_HEALTH_URL_FILE"
     echo "serve.sh: stopped" >&2
 }
 trap 'stop; exit 0' INT TERM
@@ -123,7 +140,7 @@ trap 'stop' EXIT
 
 
 cfg="$logs/haproxy.cfg"
-cp deploy/haproxy.cfg "$cfg" || die "cannot write $cfg"
+(umask 077 && cp deploy/haproxy.cfg "$cfg" && chmod 600 "$cfg") || die "cannot write $cfg"
 for i in $(seq 1 "$replicas"); do
     echo "    server app$i 127.0.0.1:$((app_port + i - 1)) check cookie app$i" >> "$cfg"
 done
@@ -148,26 +165,36 @@ name_of() { [ "$1" = 0 ] && echo "haproxy (port $port)" || echo "app server $1 (
 for i in $(seq 1 "$replicas"); do start_app "$i"; backoff[$i]=1; done
 say "$replicas app servers on 127.0.0.1:$app_port..$((app_port + replicas - 1)), logs in $logs"
 
-wait_healthy() {  # PORT PID TRIES WHAT LOG: poll PORT's health check every 0.1 s while PID lives, or stop everything
+wait_healthy() {  # URL PID TRIES WHAT LOG: poll the health check URL every 0.1 s while PID lives, or stop everything
     local t
     for t in $(seq "$3"); do
-        curl -fs -o /dev/null "http://127.0.0.1:$1/_stcore/health" && return 0
+        curl -fsg -o /dev/null --max-time 2 "$1" && return 0
         kill -0 "$2" 2>/dev/null || die "$4 exited while starting: see $5"
         sleep 0.1
     done
     die "$4 did not answer within $(($3 / 10)) s: see $5"
 }
 for i in $(seq 1 "$replicas"); do  # each answers its health check within 60 s, or everything stops
-    wait_healthy "$((app_port + i - 1))" "${pids[$i]}" 600 "$(name_of "$i")" "$logs/app$i.log"
+    wait_healthy "http://127.0.0.1:$((app_port + i - 1))/_stcore/health" "${pids[$i]}" 600 "$(name_of "$i")" \
+        "$logs/app$i.log"
 done
 
 GRPO_BIND="$bind:$port" GRPO_MAX_CONN="$max_conn" "$haproxy_bin" -c -q -f "$cfg" || die "haproxy rejected $cfg"
 start_haproxy
 backoff[0]=1
-wait_healthy "$port" "${pids[0]}" 50 "$(name_of 0)" "$logs/haproxy.log"
-say "ready at http://$bind:$port ($replicas servers behind HAProxy, at most $max_conn connections per client);" \
-    "Ctrl-C stops everything"
-say "presenter key: $key (the lecturer opens a page with ?presenter=$key; set GRPO_PRESENTER_KEY to choose it)"
+health="http://$probe_host:$port/_stcore/health"  # where HAProxy listens, not always 127.0.0.1
+wait_healthy "$health" "${pids[0]}" 50 "$(name_of 0) at $health" "$logs/haproxy.log"
+if [ -n "${GRPO_HEALTH_URL_FILE:-}" ]; then  # for a health check that does not know --port and --bind (Docker's)
+    echo "$health" > "$GRPO_HEALTH_URL_FILE.tmp" && mv "$GRPO_HEALTH_URL_FILE.tmp" "$GRPO_HEALTH_URL_FILE" \
+        || die "cannot write GRPO_HEALTH_URL_FILE=$GRPO_HEALTH_URL_FILE"
+fi
+if [ -n "${GRPO_PRESENTER_KEY:-}" ]; then  # whoever set it has it: not written again
+    say "presenter key: the one in GRPO_PRESENTER_KEY (not printed; the lecturer opens a page with ?presenter=KEY)"
+else  # written once, here and in serve.log (the servers do not print a key they were given)
+    say "presenter key: $key (the lecturer adds ?presenter=KEY to a page's address; GRPO_PRESENTER_KEY sets it)"
+fi
+say "ready at http://$([[ "$bind" == *:* ]] && echo "[$bind]" || echo "$bind"):$port ($replicas servers behind" \
+    "HAProxy, at most $max_conn connections per client); Ctrl-C stops everything"
 
 # Supervise: a process that exits is logged and restarted after its back-off; the others keep serving.
 while true; do

@@ -217,6 +217,8 @@ IMPORTANCE_LEVEL_LABELS = {"token": "token (PPO, GRPO)", "sequence": "sequence (
 DDOF_LABELS = {0: "population (chapter)", 1: "sample (TRL)"}
 
 _GRPO = {  # name: (default, Setting), each with its URL key and its control's label
+    "group_size": (8, Setting("answers G sampled per prompt (TRL's num_generations)", lo=2, hi=1024, integer=True,
+                              step=1, key="G", label="Group size G")),
     "baseline": ("mean", Setting("advantage baseline", kind="choice", choices=BASELINES, labels=BASELINE_LABELS,
                                  key="baseline", label="Baseline")),
     "scale": ("group", Setting("advantage divisor", kind="choice", choices=SCALES, labels=SCALE_LABELS,
@@ -263,18 +265,27 @@ _UNSET = object()
 
 
 def grpo_setting(name: str, default=_UNSET, *, choices: tuple | None = None, key: str | None = None,
-                 label: str | None = None) -> dataclasses.Field:
+                 label: str | None = None, hi: float | None = None, help: str | None = None,
+                 optional: bool = False) -> dataclasses.Field:
     """A config field for the shared GRPO setting `name`: its declared range, choices, help, URL key, label and
     default.
 
     `default` may differ from the shared one (it is checked against the shared range); `choices` may
-    narrow a choice to what this config's engine supports (a subset, never a new value); `label` words the
+    narrow a choice to what this config's engine supports (a subset, never a new value); `hi` may narrow a range
+    to what this config's engine holds (the toy's G up to its cap; never wider); `optional` lets a config leave it
+    unset (None: "the file's", for a reader of someone's run); `help` words it for this config; `label` words the
     control for a config whose engine reads the setting differently (the KL page's CISPO cap is 1 + ε high);
-    `key` keeps a config's older URL key (TinyLM's clip ε was always tl_clip). Ranges are never widened or
-    narrowed per config: a page narrows its slider instead (sim.views.controls.Num.of)."""
+    `key` keeps a config's older URL key (TinyLM's clip ε was always tl_clip). A page narrows its slider further
+    (sim.views.controls.Num.of)."""
     if name not in _GRPO:
         raise ValueError(f"{name!r} is not a shared GRPO setting; one of {tuple(_GRPO)}")
     d, spec = _GRPO[name]
+    if hi is not None:
+        if spec.hi is None or hi > spec.hi or hi < spec.lo:
+            raise ValueError(f"{name}: hi = {hi} must narrow the shared range [{spec.lo}, {spec.hi}]")
+        spec = dataclasses.replace(spec, hi=hi)
+    if optional or help is not None:
+        spec = dataclasses.replace(spec, optional=optional or spec.optional, help=help or spec.help)
     if choices is not None:
         extra = [c for c in choices if c not in spec.choices]
         if spec.kind != "choice" or extra or not choices:

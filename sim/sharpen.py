@@ -51,8 +51,7 @@ CHAPTER_P_AFTER = (0.98, 0.01)
 class SharpenConfig:
     success: tuple[tuple[float, ...], ...] = ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0))  # (P, K) P(correct | problem, strategy)
     init_probs: tuple[float, ...] = (0.6, 0.35, 0.05)  # (K,) base policy over strategies, softmax(theta_0)
-    group_size: int = setting(8, "answers G sampled per group", lo=2, hi=1024, integer=True, step=1, key="sG",
-                              label="Sharpening toy: group size G")
+    group_size: int = grpo_setting("group_size", key="sG", label="Sharpening toy: group size G")
     groups_per_problem: int = setting(4, "groups of each problem per iteration (a batch of P x this groups)",
                                       lo=1, hi=1024, integer=True)
     iterations: int = setting(100, "GRPO updates of the shared logits", lo=0, hi=100_000, integer=True, step=10,

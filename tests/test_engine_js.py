@@ -60,6 +60,16 @@ def _report(worst: dict, where: str) -> None:
         Path(os.environ["ENGINE_DIFFS_JSON"]).write_text(json.dumps({"where": where, "worst": worst}, indent=1))
 
 
+def test_same_seed_same_run_in_node_on_a_sample(tmp_path):
+    """The fast tier's share of the comparison below: 40 toy configs (sampled and expected), 8 sharpening runs, a
+    Std scaling comparison and every invalid config, in about 4 s."""
+    jobs = engine_jobs.all_jobs(n_toy=40, n_sharpen=8, n_std=1, seed=36)
+    py = [engine_jobs.python_result(j) for j in jobs]
+    js = engine_jobs.run_node(jobs, tmp_path)
+    problems, _ = engine_jobs.compare_all(jobs, js, py)
+    assert not problems, "\n".join(problems[:20])
+
+
 @pytest.mark.integration
 def test_same_seed_same_run_in_node(tmp_path):
     jobs = engine_jobs.all_jobs()

@@ -1,4 +1,4 @@
-"""Imports point one way: pages -> ui -> sim, with no circle anywhere (issue 30). The graph is read from the source
+"""Imports point one way: pages -> ui -> sim, with no circle anywhere. The graph is read from the source
 with ast (every import, at module level or inside a function: a lazy import is still a dependency), so this is a
 unit test: nothing is imported."""
 

@@ -222,6 +222,50 @@ def test_cli_new_refuses_to_overwrite(tmp_path, capsys):
     assert lab_main(["new", str(tmp_path / "file")]) == 2
 
 
+@pytest.fixture
+def no_stub_written(monkeypatch):
+    """Nothing may be created with open(..., "x") (how `new` writes a stub): a guard that failed writes nothing."""
+    real_open = open
+
+    def refuse(path, mode="r", *a, **k):
+        if "x" in mode:
+            raise AssertionError(f"a stub was written: {path}")
+        return real_open(path, mode, *a, **k)
+
+    monkeypatch.setattr("builtins.open", refuse)
+
+
+def test_cli_new_refuses_the_root_of_the_file_system(capsys, no_stub_written):
+    """`lab new /` (as root it wrote tasks.py, conftest.py, test_tasks.py and README.md into /), as the lesson's
+    build refuses it."""
+    for root in ("/", "/tmp/.."):
+        assert lab_main(["new", root]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1
+        assert err == f"error: {root} is the root of the file system: name a folder for the lab; nothing was written\n"
+
+
+def test_cli_new_refuses_a_symbolic_link_and_names_its_target(tmp_path, capsys, no_stub_written):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    for name, target in (("link", real), ("dangling", tmp_path / "nowhere")):
+        assert lab_main(["new", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"error: {tmp_path / name} is a symbolic link: give the folder it points to ({target}); "
+                       "nothing was written\n")
+    assert list(real.iterdir()) == [] and not (tmp_path / "nowhere").exists()
+
+
+def test_cli_new_follows_a_link_above_the_folder(tmp_path, capsys):
+    """As the lesson's build: only the named folder itself may not be a link."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "via").symlink_to(tmp_path / "real")
+    assert lab_main(["new", str(tmp_path / "via" / "mine")]) == 0
+    assert sorted(p.name for p in (tmp_path / "real" / "mine").iterdir()) == sorted(STUB_FILES)
+
+
 def test_cli_help(capsys):
     assert lab_main([]) == 0
     out = capsys.readouterr().out

@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from sim.lab.checks import CASES
-from tests.fixtures.apptest import copy_texts
+from tests.fixtures.apptest import documents
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "lab"
@@ -35,15 +35,17 @@ def task_rows(at: AppTest) -> list[str]:
 
 def test_without_lab_dir_shows_tasks_checks_and_commands(monkeypatch):
     at = run(monkeypatch)
-    assert [s.value for s in at.subheader] == ["Run it on your machine", "Task 2: Group advantages",
-                                               "Task 3: The k3 estimator", "Task 4: The GRPO loss"]
-    assert len(at.get("latex")) >= 4
-    code = "\n".join(copy_texts(at))  # plain text with a Copy button (ui/copy_text.py), not st.code's colours
+    (blocks,) = documents(at)  # sim/views/lab.py tasks: the document a lesson's lab page shows too
+    heads = [b["text"] for b in blocks if b["kind"] == "heading"]
+    assert heads == ["Run the checks on your file", "Task 2: Group advantages", "Task 3: The k3 estimator",
+                     "Task 4: The GRPO loss"]
+    assert len([b for b in blocks if b["kind"] == "formula" and b["latex"]]) >= 4
+    code = "\n".join(b["text"] for b in blocks if b["kind"] == "code")  # plain text with a Copy button
     assert not at.code
     assert "python -m sim lab new my-lab" in code and "python -m sim lab check my-lab/tasks.py" in code
     assert "RL_SOLUTIONS=1 python -m pytest -q" in code
     assert "grpo_loss(logp, old_logp, ref_logp, adv, mask, clip_eps=0.2, beta=0.04)" in code
-    body = "\n".join(m.value for m in at.markdown)
+    body = "\n".join(b["text"] for b in blocks if b["kind"] == "text")
     assert "1.732" in body and "0.0157" in body and "1.25 > 1.2" in body and "-1/12" in body
     assert sum(body.count(f"{i}. ") >= 1 for i in range(1, 8)) == 7  # numbered checks
     assert "GRPO_LAB_DIR" in at.info[0].value
@@ -66,7 +68,7 @@ def test_wrong_lab_names_the_mistake_as_plain_text(monkeypatch):
     assert ":red[" in rows[0] and ":green[" in rows[1] and ":green[" in rows[2]
     messages = [t.value for t in at.text]
     assert any(m.startswith("std is the sample std (unbiased=True") for m in messages)
-    assert any("failing check: rewards 1, 0, 0, 1" in c.value for c in at.caption)
+    assert any("failing check: rewards 1, 0, 0, 1" in m for m in messages)
 
 
 def test_raising_and_hanging_functions_leave_the_page_working(monkeypatch):

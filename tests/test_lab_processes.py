@@ -1,4 +1,4 @@
-"""The lab's processes against hostile student files (issue 19 rows 6, 7, 14): children started in a new session
+"""The lab's processes against hostile student files: children started in a new session
 or by a setsid double fork are gone when the check ends; 20 GB at import meets a memory cap with its own
 message; a hanging function costs its time limit once per file version and never holds up another page."""
 

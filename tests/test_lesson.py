@@ -49,12 +49,14 @@ def test_every_page_carries_its_views_declaration(everything):
             continue
         m = script_json(page, "lesson-manifest")
         want = {**v.manifest(), "kind": v.lesson, "plotly": m["plotly"]}
+        want["tools"] = [t for t in v.tools if t != "exports"]  # an export needs the app's server
         if v.lesson == "recorded":
             want |= {"controls": [], "presets": []}  # TinyLM's controls train on the app's server
         assert m == want, v.name
         assert (script_json(page, "ls-data") is None) == (v.lesson == "page"), v.name
         html = page.read_text(encoding="utf-8")
         assert f"<h1>{escape(v.title)}</h1>" in html and '<script src="lesson.js"></script>' in html
+        assert '<script src="katex-0.19.1.min.js"></script>' in html and 'href="katex-0.19.1.css"' in html
     assert (everything / "lesson.js").is_file() and not (everything / "live.js").exists()
     assert "lesson_page.js" in (everything / "lesson.js").read_text(encoding="utf-8")
 
@@ -66,8 +68,25 @@ def test_the_contents_page_lists_every_view_and_says_which_need_the_app(everythi
             assert f'<span class="ls-app-only">{escape(v.title)}</span>' in index, v.name
             assert escape(f"in the app only: {v.why_app_only}") in index
         else:
-            assert f'<a href="{v.name}.html">' in index, v.name
+            assert f'<a class="ls-carry" href="{v.name}.html">' in index, v.name
     assert "computed in your browser" in index and "recorded runs" in index
+
+
+def test_the_contents_page_is_the_chapters_workbook(everything):
+    """Every exercise and lab task of the chapter, with the page that works it and, where the page asks it
+    first, its question-mode link; the lab's tasks on their own page."""
+    from sim.views.catalog import EXERCISES, view
+
+    index = (everything / "index.html").read_text(encoding="utf-8")
+    rows = index.split("<tbody>")[1].split("</tbody>")[0].split("<tr>")[1:]
+    assert len(rows) == len(EXERCISES)
+    for e, row in zip(EXERCISES, rows, strict=True):
+        assert escape(e.item) in row and escape(view(e.page).title) in row
+        assert (f'href="{e.page}.html?predict=1">as a question</a>' in row) == e.question, e.item
+        assert ("(in the app only)" in row) == (view(e.page).lesson == "app")
+    lab = (everything / "lab.html").read_text(encoding="utf-8")
+    assert "Task 3: The k3 estimator" in lab and "u = 0.5 / 0.6 = 0.833" in lab and "k3 = u - log u - 1 = 0.0157" in lab
+    assert "python -m sim lab check my-lab/tasks.py" in lab
 
 
 def test_tinylms_page_holds_the_document_sim_computes_from_the_records(everything):

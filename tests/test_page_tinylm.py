@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures.apptest import charts, unescaped
+from tests.fixtures.apptest import charts, documents, walk
 
 pytestmark = pytest.mark.integration
 
@@ -33,19 +33,22 @@ def test_page_off_by_default_shows_both_presets_recorded():
     assert not at.exception
     assert at.toggle(key="tinylm_on").value is False
     assert _titles(at) == RECORDED  # no live chart
-    assert len(at.dataframe) == 3 and all("never solved" in t.value.columns for t in at.dataframe[:2])
-    assert list(at.dataframe[2].value.columns) == ["k", "SFT", "GRPO"]  # the default run, replayed in the player
-    captions = [unescaped(c.value) for c in at.caption]
+    (blocks,) = documents(at)  # the recorded part, drawn by the renderer a lesson draws it with
+    tables = [b for b in walk(blocks) if b["kind"] == "table"]
+    assert len(tables) == 3 and all(any("never solved" in c for c in t["columns"]) for t in tables[:2])
+    assert tables[2]["columns"] == ["k", "SFT", "GRPO"]  # the default run, replayed in the player
+    captions = [b["text"] for b in walk(blocks) if b["kind"] == "caption"]
     for name, fig in load_preset_figures().items():
         assert caption(fig["runs"], name) in captions
-    heads = [unescaped(m.value) for m in at.markdown if m.value.startswith("####")]
-    assert heads == ["#### default: coverage widens", "#### chapter-lab: coverage narrows"]
-    assert [m.label for m in at.metric] == ["Never solved: SFT", "after GRPO"] * 2
+    heads = [b["text"] for b in walk(blocks) if b["kind"] == "heading" and b["level"] == 3]
+    assert heads == ["default: coverage widens", "chapter-lab: coverage narrows"]
+    labels = [item[0] for b in walk(blocks) if b["kind"] == "metrics" for item in b["items"]]
+    assert labels == ["Never solved: SFT", "after GRPO"] * 2
 
 
 def test_page_defines_no_function():
     # Callbacks, fragments and cached functions live in ui/tinylm.py: a function written in the page would keep
-    # the page's namespace alive with every session's state (issue 15).
+    # the page's namespace alive with every session's state.
     import ast
 
     tree = ast.parse(Path(PAGE).read_text())
@@ -123,7 +126,8 @@ def test_a_run_over_the_memory_cap_is_refused_with_a_message(monkeypatch):
 
 def test_the_recorded_runs_stay_under_the_trainer_and_the_settings_reach_the_config():
     at = _open(AppTest.from_file(PAGE, default_timeout=30), 5)
-    assert len(at.dataframe) == 3 and "pass@64" in at.dataframe[0].value.columns
+    tables = [b for blocks in documents(at) for b in walk(blocks) if b["kind"] == "table"]
+    assert len(tables) == 3 and "pass@64" in tables[0]["columns"]
     at.radio(key="tl_loss").set_value("dapo").run()
     at.radio(key="tl_clip").set_value(0.28).run()
     at.button(key="tl_start").click().run()
@@ -151,11 +155,11 @@ def test_gspo_importance_level_is_offered_and_accepted():
     at.run()
     assert not at.exception and at.radio(key="tl_is_level").value == "sequence"
     assert not at.error and not at.button(key="tl_start").disabled
-    assert len(at.dataframe) == 3  # the recorded runs stay
+    assert len([b for blocks in documents(at) for b in walk(blocks) if b["kind"] == "table"]) == 3  # records stay
 
 
 def test_the_recorded_trl_run_overlays_reward_and_pass_at_1():
-    # Issue 18: the page can overlay the recorded TRL run (assets/data/tinylm_trl_run.json) on the live charts.
+    # The page can overlay the recorded TRL run (assets/data/tinylm_trl_run.json) on the live charts.
     from sim.tinylm.trl_record import load_trl_run
     from sim.views.tinylm import metric_chart
 

@@ -1,32 +1,18 @@
-"""ui/player.py without a browser: array encoding, payload shapes and size, validation, Plotly.js copy, AppTest."""
+"""The player's data without a browser (sim/player): array encoding, payload shapes and size, validation, the vendored
+Plotly.js and KaTeX."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
+from sim.player import build_payload, decode_array, encode_array, payload_bytes
 from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME, VERSION
+from sim.player.spec import Band, Bars, Chart, Heatmap, Line
 from sim.toy import ToyConfig, expected_run, run_toy, seed_band
-from tests.fixtures.apptest import player_data, players
-from ui.player import (
-    Band,
-    Bars,
-    Chart,
-    Heatmap,
-    Line,
-    build_payload,
-    decode_array,
-    encode_array,
-    ensure_plotly_js,
-    payload_bytes,
-)
-
-APP = Path(__file__).parent / "apps" / "player_app.py"
 
 
 def test_float_arrays_round_trip_as_float32_nan_kept():
@@ -139,37 +125,17 @@ def test_the_vendored_plotly_js_is_the_npm_bundle_of_the_packages_version():
     assert PLOTLY_JS_NAME == f"plotly-cartesian-{VERSION}.min.js"
 
 
-def test_plotly_js_is_copied_once_from_the_vendored_file(tmp_path):
-    url = ensure_plotly_js(tmp_path)
-    copied = tmp_path / "static" / Path(url).name
-    src = PLOTLY_JS
-    assert url.startswith("app/static/plotly-") and url.endswith(".min.js")
-    assert copied.read_bytes() == src.read_bytes()
-    assert copied.stat().st_mtime == src.stat().st_mtime, "mtime kept: browsers may cache it without asking"
-    before = copied.stat().st_mtime_ns
-    assert ensure_plotly_js(tmp_path) == url and copied.stat().st_mtime_ns == before, "not copied again"
-    assert [p.name for p in (tmp_path / "static").iterdir()] == [copied.name], "no temporary file left"
+def test_the_vendored_katex_is_the_npm_packages_and_its_css_carries_every_font():
+    """assets/vendor/katex/: KaTeX 0.19.1's katex.min.js and katex.min.css, and every woff2 font its CSS names,
+    inlined into the one CSS both hosts load (a lesson from file:// fetches no font)."""
+    import re
 
+    from sim.player.katex import KATEX_DIR, VERSION, katex_css
 
-@pytest.mark.integration
-def test_test_app_mounts_the_player_under_apptest():
-    at = AppTest.from_file(str(APP), default_timeout=30).run()
-    assert not at.exception
-    data = player_data(at)
-    assert data["T"] == 200 and data["meta"]["G"] == 8 and len(data["charts"]) == 5
-    assert data["plotly_url"].startswith("/app/static/plotly-")
-    at.slider(key="G").set_value(12).run()
-    assert player_data(at)["meta"]["G"] == 12
-
-
-@pytest.mark.integration
-def test_a_read_only_app_folder_is_a_message_not_a_traceback(monkeypatch):
-    import ui.player
-
-    def refuse(app_dir):
-        raise PermissionError(13, "Permission denied", str(app_dir / "static"))
-
-    monkeypatch.setattr(ui.player, "ensure_plotly_js", refuse)
-    at = AppTest.from_file(str(APP), default_timeout=30).run()
-    assert not at.exception and not players(at)
-    assert "could not put Plotly.js" in at.error[0].value and "Permission denied" in at.error[0].value
+    js = (KATEX_DIR / "katex.min.js").read_bytes()
+    assert hashlib.sha256(js).hexdigest() == "fa140498b8cfc8302cbe5e7cb1bdbc1f952bc38b3fa258ede09e73edbf9a74bc"
+    assert VERSION == "0.19.1" and b"0.19.1" in js
+    named = set(re.findall(r"url\(fonts/([\w-]+\.woff2)\)", (KATEX_DIR / "katex.min.css").read_text()))
+    assert named == {f.name for f in (KATEX_DIR / "fonts").iterdir()} and len(named) == 20
+    css = katex_css()
+    assert css.count("data:font/woff2;base64,") == 20 and "url(fonts/" not in css

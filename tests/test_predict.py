@@ -1,86 +1,67 @@
-"""ui/predict.py under AppTest (tests/apps/predict_demo.py): answers shown by default; with ?predict=1 the
-answer and the chart wait for a guess and a Reveal; the guess stays out of the URL."""
+"""Predict, then reveal (assets/js/predict.js, the questions of both hosts), its pure parts under node: the words
+once a guess is revealed, a table of question and guess -> sentence; the accepted range; numbers that stay short.
+The box itself (one click on Reveal after typing, Guess again) is walked in Chromium by tests/test_journeys.py."""
 
-from pathlib import Path
+from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from ui.predict import closeness
+from tests.fixtures.node import js
 
-pytestmark = pytest.mark.integration
+WASTED = {"question": "…", "answer": 33.7, "kind": "number", "unit": "%", "tolerance": 5, "fmt": "{:.1f}", "lo": None,
+          "hi": None, "explain": None}
+K3 = {"question": "…", "answer": 0.0157, "kind": "number", "unit": None, "tolerance": 0.002, "fmt": "{:.4g}", "lo": 0,
+      "hi": None, "explain": "k3 = u − log u − 1 with u = π_ref / π."}
+RUN = {**K3, "answer": 116, "tolerance": 23, "fmt": "{:.0f}", "hi": 200, "whose": "this run's answer", "explain": None}
+CLIP = {"question": "…", "answer": "no gradient: clipped", "kind": "choice",
+        "options": ["still pushed", "no gradient: clipped"]}
 
-APP = str(Path(__file__).resolve().parent / "apps" / "predict_demo.py")
-
-
-def run(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    for k, v in query.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def texts(at: AppTest) -> str:
-    parts = [e.value for e in at.text] + [e.value for e in at.markdown] + [e.value for e in at.caption]
-    parts += [e.value for e in at.success] + [e.value for e in at.warning]
-    return "\n".join(str(p) for p in parts)
-
-
-def reveal_button(at: AppTest, key: str):
-    return at.button(key=f"predict-{key}-reveal")
+VERDICTS = [  # (question, guess, close?, the sentence)
+    (WASTED, 50.0, False, "Your guess 50.0%, the chapter's answer 33.7%: off by 16.3 points, not within ±5.0 points."),
+    (WASTED, 30.0, True, "Your guess 30.0%, the chapter's answer 33.7%: off by 3.7 points, close ±5.0 points."),
+    (WASTED, -0.0, False, "Your guess 0.0%, the chapter's answer 33.7%: off by 33.7 points, not within ±5.0 points."),
+    (K3, 0.02, False, "Your guess 0.02, the chapter's answer 0.0157: off by 0.0043 (27% of the answer), not within "
+     "±0.002."),
+    (K3, 0.016, True, "Your guess 0.016, the chapter's answer 0.0157: off by 0.0003 (2% of the answer), close ±0.002."),
+    (K3, 1e7, False, "Your guess 1e+07, the chapter's answer 0.0157: off by 1e+07 (6.37e+08 times the answer)"),
+    (RUN, 100, True, "Your guess 100, this run's answer 116: off by 16 (14% of the answer), close ±23."),
+    (RUN, 60, False, "Your guess 60, this run's answer 116: off by 56 (48% of the answer), not within ±23."),
+]
 
 
-def test_default_mode_shows_answers_and_chart():
-    at = run()
-    assert not at.exception
-    body = texts(at)
-    assert "CHART: wasted groups" in body
-    assert "66%" in body and "Chapter's answer" in body
-    assert "No: rho = 1.25 > 1.2, clipped" in body
-    assert len(at.number_input) == 0 and len(at.radio) == 0
+@pytest.mark.parametrize("q, guess, close, says", VERDICTS)
+def test_a_revealed_guess_says_how_close_it_was(q, guess, close, says):
+    (got,) = js([{"op": "call", "module": "predict", "fn": "verdict", "args": [q, guess]}])
+    assert got[0] is close and got[1].startswith(says), got[1]
 
 
-@pytest.mark.parametrize("flag", ["1", "true"])
-def test_predict_mode_hides_answer_until_guess_and_reveal(flag):
-    at = run(predict=flag)
-    assert not at.exception
-    body = texts(at)
-    assert "66%" not in body and "0.66" not in body and "CHART" not in body and "chart hidden" in body
-    assert reveal_button(at, "wasted").disabled  # no guess yet
-    at.number_input(key="predict-wasted-input").set_value(40).run()
-    assert "CHART" not in texts(at)  # a guess alone does not reveal
-    assert not reveal_button(at, "wasted").disabled
-    reveal_button(at, "wasted").click().run()
-    body = texts(at)
-    assert "CHART: wasted groups" in body
-    assert "Your guess 40%" in body and "**66%**" in body and "off by 26%" in body and "(39% of the answer)" in body
-    assert "not within ±5%" in body
-    assert [w for w in at.warning if "Your guess" in w.value]  # a far guess is a warning, not a success
-    assert "predict-wasted-input" not in dict(at.query_params) and "40" not in str(dict(at.query_params))
+def test_a_choice_says_right_or_what_was_picked():
+    right, wrong = js([{"op": "call", "module": "predict", "fn": "choiceVerdict", "args": [CLIP, pick]}
+                       for pick in ("no gradient: clipped", "still pushed")])
+    assert right == [True, "Right: no gradient: clipped."]
+    assert wrong == [False, "Not quite: you picked “still pushed”; the chapter's answer is no gradient: clipped."]
 
 
-def test_close_guess_is_a_success_and_guess_again_hides_it():
-    at = run(predict="1")
-    at.number_input(key="predict-wasted-input").set_value(64).run()
-    reveal_button(at, "wasted").click().run()
-    assert [s for s in at.success if "close ±5%" in s.value]
-    at.button(key="predict-wasted-again").click().run()
-    assert "CHART" not in texts(at) and reveal_button(at, "wasted").disabled
+def test_outside_question_mode_the_answer_says_whose_it_is():
+    lines = js([{"op": "call", "module": "predict", "fn": "answerLine", "args": [q]} for q in (WASTED, K3, RUN)])
+    assert lines == ["The chapter's answer: 33.7%.",
+                     "The chapter's answer: 0.0157. k3 = u − log u − 1 with u = π_ref / π.", "This run's answer: 116."]
 
 
-def test_choice_right_and_wrong():
-    at = run(predict="1")
-    assert "1.25 > 1.2, clipped**" not in texts(at)
-    at.radio(key="predict-clip-input").set_value("Yes: A > 0 pushes it up").run()
-    reveal_button(at, "clip").click().run()
-    assert [w for w in at.warning if "Not quite" in w.value and "No: rho = 1.25 > 1.2, clipped" in w.value]
-    at.button(key="predict-clip-again").click().run()
-    at.radio(key="predict-clip-input").set_value("No: rho = 1.25 > 1.2, clipped").run()
-    reveal_button(at, "clip").click().run()
-    assert [s for s in at.success if s.value.startswith("Right")]
+@pytest.mark.parametrize("guess, refused", [(1e308, True), (-1e308, True), (100.5, True), (-1, True), (100, False),
+                                            (0, False)])
+def test_a_guess_outside_the_answers_range_is_refused_in_a_short_line(guess, refused):
+    (why,) = js([{"op": "call", "module": "predict", "fn": "outside", "args": [WASTED, guess]}])
+    assert (why is not None) is refused
+    if refused:
+        assert "from 0.0% to 100.0%" in why and len(why) < 120 and "e+308" in why or guess in (100.5, -1)
 
 
-def test_closeness():
-    c = closeness(40, 66, 5)
-    assert c["abs_err"] == 26 and c["rel_err"] == pytest.approx(26 / 66) and not c["close"]
-    assert closeness(0.01, 0.0, 0.01) == {"abs_err": 0.01, "rel_err": None, "close": True}
+def test_numbers_stay_short_and_never_minus_zero():
+    got = js([{"op": "call", "module": "predict", "fn": "fmtNumber", "args": a} for a in (
+        [1e308, "{:.1f}", "%"], [-0.0, "{:.1f}", "%"], [-0.0001, "{:.1f}", "%"], [-3.25, "{:.1f}", None],
+        [12, "{:.0f}", " s"])])
+    assert got == ["1e+308%", "0.0%", "0.0%", "-3.2", "12 s"]
+    ranges = js([{"op": "call", "module": "predict", "fn": "answerRange", "args": a} for a in (
+        [34.4, "%", None, None], [2, None, 0, 5], [0.02, None, None, None])])
+    assert ranges == [[0, 100], [0, 5], [-1000, 1000]]

@@ -156,7 +156,7 @@ def test_a_crash_gives_the_exit_code_and_the_next_call_works(worker):
 
 
 def test_memory_cap_has_its_own_message_and_the_worker_is_replaced(worker):
-    """Issue 19 row 7: an allocation far over the cap fails at once with "memory", not a timeout."""
+    """An allocation far over the cap fails at once with "memory", not a timeout."""
     starts = worker.starts
     got = worker.call(hog, (20_000,), timeout=30)
     assert got.kind == "memory"  # not "timeout": it failed at the allocation
@@ -166,7 +166,7 @@ def test_memory_cap_has_its_own_message_and_the_worker_is_replaced(worker):
 
 @pytest.mark.parametrize("hang", [False, True])
 def test_nothing_the_call_started_is_left_running(tmp_path, hang):
-    """Issue 19 row 6: a child in a new session and a setsid double fork are gone when the call ends, whether
+    """A child in a new session and a setsid double fork are gone when the call ends, whether
     it returned or hung past its limit."""
     w = Worker(name="the test")
     try:

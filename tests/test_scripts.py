@@ -125,13 +125,13 @@ def test_screenshot(tmp_path):
 RUN_HERE = {"bench_tinylm.py", "bench_tinylm_class.py", "bench_player.py", "bench_toy.py", "bench_cold_start.py",
             "test.sh", "bench_lab.py", "bench_lesson.py", "record_tinylm_run.py", "bench_engine.py", "screenshot.py"}
 RUN_ELSEWHERE = {  # script -> the test that runs it
-    "bench_classroom.py": "tests/test_bench_classroom.py::test_short_class_that_saturates_the_server",
+    "bench_classroom.py": "tests/test_bench_classroom.py::test_a_short_class",
     "bench_cold_start.py": "tests/test_browser.py::test_first_chart_on_a_cold_start",
     "st_client.py": "tests/test_bench_classroom.py (a module: the classroom bench's headless tab)",
     "benchdoc.py": "tests/test_benchdoc.py (a module: every benchmark's figures, --check and docs section)",
     "serve.sh": "tests/test_serve.py::test_two_replicas_behind_haproxy_then_sigterm_leaves_nothing",
     "bench_trainers.py": "tests/test_tinylm_trl.py::test_bench_tiny_two_processes_train_and_agree",
-    "lock_requirements.py": "tests/test_hardening3_docker.py::test_the_lock_script_writes_each_wheel_with_its_hash",
+    "lock_requirements.py": "tests/test_docker.py::test_the_lock_script_writes_each_wheel_with_its_hash",
     "bench_your_data.py": "tests/test_your_data_cli.py::test_bench_your_data_tiny",
     "record_example_pool.py": "tests/test_your_data_cli.py::test_record_example_pool_tiny",
 }

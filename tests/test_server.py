@@ -63,8 +63,8 @@ def test_specs_of_two_configs_on_one_page():
 # ---- the pages that compute in the browser cost the server no run ----
 @pytest.mark.integration
 def test_a_new_setting_costs_the_server_no_toy_run(monkeypatch):
-    """Training dynamics, Std scaling and pass@k send a config: every engine entry point fails here, and the pages
-    still run, at their defaults and at a new setting."""
+    """Training dynamics, Std scaling and pass@k send their declaration, Your prompts a config: every engine entry
+    point fails here, and the pages still run, at their defaults and at a new setting."""
     import sim.sharpen
     import sim.toy
     import sim.toy.runs
@@ -78,12 +78,14 @@ def test_a_new_setting_costs_the_server_no_toy_run(monkeypatch):
                          (sim.toy.runs, "expected_run"), (sim.sharpen, "train"),
                          (sim.views.std_scaling, "std_comparison"), (sim.views.passk, "toy_p_before_after")]:
         monkeypatch.setattr(module, name, refused)
-    for path, key, value in [("pages/training.py", "seed", 7), ("pages/std_scaling.py", "seed", 7),
-                             ("pages/passk.py", "sG", 16), ("pages/your_prompts.py", "seed", 7)]:
-        at = AppTest.from_file(str(ROOT / path), default_timeout=60).run()
-        assert not at.exception, (path, at.exception)
-        at.slider(key=key).set_value(value).run()
-        assert not at.exception and not at.error, path
+    for path, query in [("pages/training.py", {"seed": "7"}), ("pages/std_scaling.py", {"seed": "7"}),
+                        ("pages/passk.py", {"sG": "16"}), ("pages/your_prompts.py", {})]:
+        at = AppTest.from_file(str(ROOT / path), default_timeout=60)
+        at.query_params.update(query)
+        at.run()
+        assert not at.exception and not at.error, (path, at.exception)
+    at.slider(key="seed").set_value(7).run()  # Your prompts' own control: a setting of the toy on the pool
+    assert not at.exception and not at.error
 
 
 # ---- the routes: Plotly.js and the browser's bundle ----
@@ -92,23 +94,29 @@ class Request:
         self.headers = {"accept-encoding": encoding}
 
 
-def test_routes_serve_plotly_and_the_bundle_gzipped_once():
-    """app.py's server serves Plotly.js and the bundle of the views computed in the browser itself: compressed
-    once, cacheable, nothing written to disk."""
-    from ui.live import BUNDLE, BUNDLE_NAME
+def test_routes_serve_plotly_katex_and_the_bundle_gzipped_once():
+    """app.py's server serves Plotly.js, KaTeX (its CSS with the fonts inside) and the bundle of the app's renderer
+    itself: compressed once, cacheable, nothing written to disk."""
+    from sim.player.bundle import app_bundle
+    from sim.player.katex import KATEX_CSS_NAME, KATEX_JS, KATEX_JS_NAME, katex_css
 
+    name, raw = app_bundle()
     s = server.Server()
-    assert s.plotly_url() is None and s.route_url(BUNDLE_NAME) is None  # a bare server: static serving
-    plotly, bundle = s.routes()
+    assert s.plotly_url() is None and s.route_url(name) is None  # a bare server (AppTest): no route
+    plotly, bundle, katex_js, katex_style = s.routes()
     assert s.plotly_url() == plotly.path and plotly.path.startswith("/assets/plotly-")
-    assert s.route_url(BUNDLE_NAME) == bundle.path == f"/assets/{BUNDLE_NAME}"
-    for route, original in ((plotly, PLOTLY_JS.read_bytes()), (bundle, BUNDLE)):
+    assert s.route_url(name) == bundle.path == f"/assets/{name}"
+    assert (s.route_url(KATEX_JS_NAME), s.route_url(KATEX_CSS_NAME)) == (katex_js.path, katex_style.path)
+    for route, original in ((plotly, PLOTLY_JS.read_bytes()), (bundle, raw), (katex_js, KATEX_JS.read_bytes()),
+                            (katex_style, katex_css().encode())):
         packed = asyncio.run(route.endpoint(Request("gzip, deflate, br")))
         plain = asyncio.run(route.endpoint(Request("identity")))
         assert packed.headers["content-encoding"] == "gzip" and gzip.decompress(packed.body) == original
         assert plain.body == original and "content-encoding" not in plain.headers
         assert "immutable" in packed.headers["cache-control"]
-        assert len(packed.body) < len(original) / 2
+        if route is not katex_style:  # the fonts inside are woff2, compressed already
+            assert len(packed.body) < len(original) / 2
+    assert plain.media_type == "text/css"
 
 
 # ---- the navigation fix, pinned to the Streamlit it was read against ----
@@ -223,3 +231,18 @@ def test_the_server_runs_on_uvloop():
         assert type(loop).__module__.startswith("uvloop"), type(loop)
     finally:
         loop.close()
+
+
+@pytest.mark.integration
+def test_a_server_starts_without_a_misleading_warning(tmp_path):
+    """`streamlit run app.py` says nothing it should not: every file the pages load comes from the server's routes,
+    so static serving is off and Streamlit has no missing static/ folder to warn about."""
+    from tests.fixtures.serve import start_server
+
+    with open(tmp_path / "server.log", "w+b") as log:
+        served = start_server(log=log)
+        served.stop()
+        log.seek(0)
+        said = log.read().decode(errors="replace")
+    assert "Static file serving is enabled" not in said and "Traceback" not in said, said[-2000:]
+    assert "presenter key:" in said  # the one line a lecturer needs

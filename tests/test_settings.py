@@ -103,7 +103,7 @@ def test_a_page_control_may_narrow_a_range_but_not_widen_it():
         Choice.of(ToyConfig, "scale", options=("group", "std"))
 
 
-# ---- a setting declares its URL key and label once (issue 30): every page and lesson reads them from there
+# ---- a setting declares its URL key and label once: every page and lesson reads them from there
 
 
 def test_a_control_takes_its_url_key_and_label_from_the_declaration():
@@ -136,7 +136,7 @@ def test_every_view_offers_each_setting_under_its_declared_key_and_label():
 
 
 def test_todays_links_open_the_same_settings():
-    """The URL keys links used before issue 30 reach the same fields (the keys are the declarations' now)."""
+    """The URL keys older links used reach the same fields (the keys are the declarations' now)."""
     from sim.views.catalog import view
 
     old = {
@@ -180,8 +180,8 @@ def test_no_config_declares_one_url_key_twice():
 def test_help_and_flags_come_from_the_declaration():
     parser = argparse.ArgumentParser()
     add_flags(parser, ToyConfig)
-    text = parser.format_help()
-    assert "answers G sampled per prompt; an integer in [2, 1024]" in text
+    text = " ".join(parser.format_help().split())
+    assert "answers G sampled per prompt (TRL's num_generations); an integer in [2, 1024]" in text
     assert "--lr-w" in text and "or none" in text and "--no-dynamic-sampling" in text
     assert {a.dest for a in parser._actions} >= {f.name for f in dataclasses.fields(ToyConfig)}
 
@@ -222,14 +222,17 @@ def test_shared_grpo_settings_are_one_declaration_in_every_config():
                 continue
             seen += 1
             shared = GRPO_SETTINGS[name]
-            # the same range, help and kind; a choice may only be narrowed to what that engine supports (and a
-            # config whose engine reads it differently words its label, or keeps an older URL key: TinyLM's tl_clip)
-            same = dataclasses.replace(spec, choices=shared.choices, label=shared.label, key=shared.key)
+            # the same help and kind; a choice may only be narrowed to what that engine supports, a range only to
+            # what it holds (the toy's G); a config whose engine reads it differently words its label, or keeps an
+            # older URL key: TinyLM's tl_clip, the sharpening toy's sG
+            assert shared.hi is None or spec.hi <= shared.hi, (cls.__name__, name)
+            same = dataclasses.replace(spec, choices=shared.choices, label=shared.label, key=shared.key, hi=shared.hi)
             assert same == shared, (cls.__name__, name)
             assert set(spec.choices) <= set(shared.choices)
             assert getattr(cls(), name) == GRPO_DEFAULTS[name], (cls.__name__, name)
-    # toy 9: eps, clip eps, eps high, beta, mu, baseline, scale, ddof, loss type; sharpen 3; TinyLM 10 (+ IS level)
-    assert seen == 9 + 3 + 10
+    # toy 10: G, eps, clip eps, eps high, beta, mu, baseline, scale, ddof, loss type; sharpen 4 (G too); TinyLM 11
+    # (+ G, IS level): "Group size G" is declared once, in sim/settings.py
+    assert seen == 10 + 4 + 11
 
 
 def test_the_drift_issue_15_named_is_gone():

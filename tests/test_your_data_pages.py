@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures.apptest import charts, live_requests
+from tests.fixtures.apptest import charts, documents, live_requests, walk
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("full_error_details")]
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,7 +139,8 @@ def test_a_run_with_only_reward_functions_shows_them_and_what_it_cannot():
     at = upload(page("your_run.py"), "funcs.csv", data)
     assert not at.exception and not at.error
     assert [c["title"] for c in charts(at)["run_charts"]] == ["Reward functions (rewards/<f>/mean)"]
-    assert "Not drawn, the log lacks what they read: Reward (needs reward)" in rendered(at)
+    said = [b["text"] for blocks in documents(at) for b in walk(blocks) if b["kind"] == "caption"]
+    assert any("Not drawn, the log lacks what they read: Reward (needs reward)" in t for t in said)
 
 
 # ---- Your prompts ---------------------------------------------------------------------------------------
@@ -187,14 +188,15 @@ def test_an_uploaded_pool_is_planned_and_its_prompts_stay_plain(monkeypatch):
     # the toy on this pool: one toy prompt per prompt, sent to this session's page only and computed there
     toy = live_requests(at)["your_prompts"]
     assert toy["config"]["n_prompts"] == 67 and toy["config"]["group_size"] == 16 and toy["pool_size"] == 67
-    assert not [k for k in at.session_state if "toy" in str(k)]  # nothing of it kept on the server
+    assert not [k for k in at.session_state if "toy" in str(k) and not str(k).endswith("your_prompts_toy")]  # no run
 
 
 def test_a_pool_never_or_always_solved_says_what_the_page_cannot_show():
     """Issue 37 row 4: "expected a non-empty 1-D array"."""
     at = upload(page("your_prompts.py"), "extreme.csv", b"correct,samples\n" + b"0,8\n8,8\n" * 20)
     assert not at.exception and not at.error
-    assert any("never solved (20) or always solved (20)" in w.value for w in at.warning)
+    notes = [b for blocks in documents(at) for b in walk(blocks) if b["kind"] == "note"]
+    assert [n["tone"] for n in notes] == ["warning"] and "never solved (20) or always solved (20)" in notes[0]["text"]
     assert len(charts(at)["plan_charts"]) == 4
 
 

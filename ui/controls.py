@@ -79,18 +79,44 @@ def parse_url_value(spec: Spec, raw: str) -> tuple[object, str | None]:
             if raw == url_text(option) or _same_number(raw, option):
                 return option, None
         return spec.default, f"is not {spec.describe()}"
-    try:
-        x = float(raw)
-    except ValueError:
-        x = math.nan
+    x = decimal(raw)
     if not math.isfinite(x):
         return spec.default, f"is not {spec.describe()}"
     if x < spec.lo or x > spec.hi:
         return _typed(spec, min(max(x, spec.lo), spec.hi)), f"is outside the allowed range {spec.lo} to {spec.hi}"
     snapped = spec.snap(x)
-    if not _same_float(x, snapped):  # off the grid: a value that rounds to another one is said, even 1e-308 -> 0
+    # off the grid: a value that rounds to another one is said, even 1e-308 -> 0; a whole number's grid is exact
+    if not _same_float(x, snapped) or (spec.integer and x != snapped):
         return _typed(spec, snapped), f"is not on the slider's steps of {spec.step}"
     return _typed(spec, snapped), None
+
+
+DECIMAL = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*\Z", re.ASCII)
+
+
+def decimal(raw: str) -> float:
+    """A link's number: decimal ASCII digits only, as docs/security.md says (Python's float() would also take
+    "1_6", Arabic-Indic or full-width digits, "nan" and "inf"); NaN for anything else. The page's twin:
+    assets/js/lesson_rules.js `decimal` (tests/test_link_rules.py runs both on the same links)."""
+    return float(raw) if DECIMAL.match(raw) else math.nan  # 1e400 is inf: refused as not a number
+
+
+def picks_from_link(key: str, raw: list[str], most: int) -> tuple[list[int], str | None]:
+    """A Picks control's numbers from a link (`pick=1&pick=4` or `pick=1,4`): whole numbers 1..most, sorted, each
+    once, and a note naming what was left out (assets/js/lesson_rules.js `picksFromLink`, the same rule)."""
+    out, bad = set(), []
+    for part in (p for r in raw for p in r.split(",")):
+        if not part.strip():
+            continue
+        x = decimal(part)
+        if math.isfinite(x) and x.is_integer() and 1 <= x <= most:
+            out.add(int(x))
+        else:
+            bad.append(part)
+    note = None
+    if bad:
+        note = f"URL parameter {key}={plain(','.join(bad))} is not a whole number from 1 to {most}; left out"
+    return sorted(out), note
 
 
 def _same_float(x: float, value: float) -> bool:
@@ -103,10 +129,8 @@ def _same_number(raw: str, option) -> bool:
     """A numeric option written another way (3e-4 for 0.0003, 16.0 for 16)."""
     if isinstance(option, bool) or not isinstance(option, int | float):
         return False
-    try:
-        return _same_float(float(raw), option)
-    except (ValueError, OverflowError):
-        return False
+    x = decimal(raw)
+    return math.isfinite(x) and _same_float(x, option)
 
 
 def _typed(spec: Num, x: float):

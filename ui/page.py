@@ -3,8 +3,8 @@ sidebar.
 
     values = open_page(server, "Wasted groups", "If a prompt is solved ...", SPECS)
 
-Presenter mode (`?classroom=1`) scales everything a class must read: charts (the player's classroom sizes),
-tables, formulas, metrics; captions stay no larger than chart text.
+Presenter mode (`?classroom=1`) scales everything a class must read in the main area to 20 px or more: the page's
+own text here, the documents through the renderer's presenter sizes (assets/js/doc.css .ls-classroom).
 """
 
 from __future__ import annotations
@@ -21,10 +21,16 @@ PRESENTER_CSS = """<style>
 html, .stApp { font-size: 20px; }
 .stMarkdown p, .stMarkdown li { font-size: 1.1rem; }
 h1 { font-size: 2.2rem !important; padding-top: 0 !important; }
-[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 16px !important; }
+[data-testid="stMain"] [data-testid="stCaptionContainer"], [data-testid="stMain"] [data-testid="stCaptionContainer"] p,
+[data-testid="stMain"] [data-testid="stAlert"] p, [data-testid="stMain"] [data-testid="stPageLink"] p,
+[data-testid="stMain"] [data-testid="stPageLink"] span, [data-testid="stMain"] [data-testid="stWidgetLabel"] p,
+[data-testid="stMain"] [data-testid="stFileUploader"] span, [data-testid="stMain"] [data-testid="stFileUploader"] small,
+[data-testid="stMain"] button p, [data-testid="stMain"] [data-testid="stText"], [data-testid="stMain"] code,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] p, [data-testid="stMain"] [data-testid="stExpander"] p
+{ font-size: 20px !important; }
 .katex { font-size: 1.45em !important; }
 [data-testid="stTable"] table, [data-testid="stTable"] th, [data-testid="stTable"] td { font-size: 20px !important; }
-[data-testid="stMetricValue"] { font-size: 2.4rem !important; }
+[data-testid="stMetricValue"], [data-testid="stMain"] [data-testid="stMetricValue"] p { font-size: 2.4rem !important; }
 [data-testid="stMetricLabel"] p { font-size: 1.1rem !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
 </style>"""
@@ -45,11 +51,12 @@ def apply_style() -> None:
 
 
 def open_page(server, title: str, intro: str | None = None, specs: list[Spec] = (), *, fold_intro: bool = False,
-              controls: list[Spec] | None = None) -> dict[str, object]:
+              controls: list[Spec] | None = None, page_reads_link: bool = False) -> dict[str, object]:
     """Navigation, style, title, an optional intro (`fold_intro`: in an expander, so the charts come
     first), and the sidebar: one URL-bound control per spec, then the share / classroom link. `controls`:
     every control the page draws, if it draws some itself (default: `specs`); ?hide= names outside them are
-    warned about and dropped. `server`: the Server the page runs on (ui/host.py). Returns {spec.key: value}."""
+    warned about and dropped, unless `page_reads_link` (a view the browser computes reads its own link, ui/view.py).
+    `server`: the Server the page runs on (ui/host.py). Returns {spec.key: value}."""
     if use_app_navigation():  # a page opened straight from a link before the server set it: go through app.py
         st.rerun()
     apply_style()
@@ -57,7 +64,8 @@ def open_page(server, title: str, intro: str | None = None, specs: list[Spec] = 
     line = st.session_state[STATUS_KEY] = st.empty()  # every run, so the elements below keep their places
     claim(server)  # ?presenter=KEY: the lecturer's priority for this session; the key leaves the URL (ui/presenter.py)
     admit(server, line)  # the server's gate: a busy server's students queue here, the lecturer does not (ui/work.py)
-    check_hide(specs if controls is None else controls)
+    if not page_reads_link:
+        check_hide(specs if controls is None else controls)
     if intro and fold_intro:
         with st.expander("What this page shows"):
             st.markdown(intro)

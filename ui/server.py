@@ -6,22 +6,23 @@ imports it, and handed down from there: app.py puts it in each session's state b
     app = st.App("app.py", lifespan=server.lifespan, routes=server.routes())
 
 It owns:
-- the routes (`routes()`, `route_url(name)`): Plotly.js (sim/player/plotly_js.py) and the bundle of the views the
-  browser computes (ui/live.py), each gzipped once and cacheable for a year (their names carry a version);
+- the routes (`routes()`, `route_url(name)`): Plotly.js (sim/player/plotly_js.py), KaTeX (sim/player/katex.py)
+  and the bundle of the app's renderer (ui/view.py), each gzipped once and cacheable for a year (their names carry
+  a version);
 - the warm-up (`warm()`): before the first visitor, the modules the pages import (and Streamlit's own lazy ones);
 - the gate (`gate`, ui/work.py): at most one student script run at a time, the lecturer's never waiting (app.py's
   server only: `gated`);
-- the presenter key (`presenter_key`, printed at start): the session that shows it gets the lecturer's
-  priority (ui/presenter.py);
+- the presenter key (`presenter_key`, printed at start) and the wrong keys per client address (`wrong_keys`): the
+  session that shows the key gets the lecturer's priority (ui/presenter.py);
 - the navigation fix (`use_app_navigation()`, checked against Streamlit STREAMLIT_CHECKED);
 - a slot for the TinyLM registry (`tinylm_registry`), handed in by app.py, the lab's pool (`lab_pool`), the
   worker that reads a visitor's upload (`file_pool`) and the lesson zip's build (`lesson_zip`).
 
-No page computes a toy run here: Training dynamics, Std scaling and pass@k's toys send a config and the browser
-runs the engine (ui/live.py), so a class moving its sliders costs the server script runs only.
+No page computes a view the browser can: the views' pages (ui/view.py) send their declaration once and the browser
+reads the link, computes and draws, so a class moving its sliders costs the server nothing.
 
-A script run without app.py's st.App (AppTest, a test app) gets a bare Server from ui/host.py: no route (the
-browser code falls back to static serving), no gate and nothing warmed.
+A script run without app.py's st.App (AppTest) gets a bare Server from ui/host.py: no route, no gate and nothing
+warmed. A test app that a browser opens builds its own st.App with `routes()`, as app.py does.
 """
 
 from __future__ import annotations
@@ -83,10 +84,12 @@ class Server:
                  presenter_key: str | None = None) -> None:
         import secrets
 
+        from ui.presenter import WrongKeys
         from ui.work import GATE_SIZE, Gate
 
         # the lecturer's priority needs this key (ui/presenter.py); app.py hands in GRPO_PRESENTER_KEY's or a fresh one
         self.presenter_key = presenter_key if presenter_key is not None else secrets.token_urlsafe(16)
+        self.wrong_keys = WrongKeys()  # wrong presenter keys per client address: guessing is slowed
         self.gate = Gate(GATE_SIZE)  # script runs at once, the lecturer first (ui/work.py)
         self.gated = gated  # app.py's server gates its script runs; a bare one (AppTest) does not
         self.route_paths: dict[str, str] = {}  # file name -> the path routes() serves it on
@@ -168,17 +171,20 @@ class Server:
         return self.route_url(PLOTLY_JS_NAME)
 
     def routes(self) -> list:
-        """The Starlette routes for app.py's st.App: Plotly.js (sim/player/plotly_js.py) and the browser's bundle
-        (ui/live.py), each gzipped once in memory and cacheable for a year (the file names carry the version or
-        the hash, so a cached copy is never stale). Compared with static serving this writes nothing into the
-        checkout and spends no CPU per visitor on compression: a class of 60 opening the page at once would
-        otherwise cost the server 60 gzip runs of 1.5 MB."""
+        """The Starlette routes for app.py's st.App: Plotly.js (sim/player/plotly_js.py), KaTeX's script and its CSS
+        (fonts inlined, sim/player/katex.py) and the bundle of the app's renderer (ui/view.py), each gzipped once in
+        memory and cacheable for a year (the file names carry the version or the hash, so a cached copy is never
+        stale). Nothing is written into the checkout and no CPU is spent per visitor on compression: a class of 60
+        opening the page at once would otherwise cost the server 60 gzip runs of 1.5 MB."""
+        from sim.player.bundle import app_bundle
+        from sim.player.katex import KATEX_CSS_NAME, KATEX_JS, KATEX_JS_NAME, katex_css
         from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
-        from ui.live import BUNDLE, BUNDLE_NAME
 
-        return [self._route(PLOTLY_JS_NAME, PLOTLY_JS.read_bytes()), self._route(BUNDLE_NAME, BUNDLE)]
+        return [self._route(PLOTLY_JS_NAME, PLOTLY_JS.read_bytes()), self._route(*app_bundle()),
+                self._route(KATEX_JS_NAME, KATEX_JS.read_bytes()),
+                self._route(KATEX_CSS_NAME, katex_css().encode("utf-8"), "text/css")]
 
-    def _route(self, name: str, raw: bytes):
+    def _route(self, name: str, raw: bytes, media_type: str = "text/javascript"):
         import gzip
 
         from starlette.responses import Response
@@ -189,8 +195,8 @@ class Server:
 
         async def serve(request):
             if "gzip" in request.headers.get("accept-encoding", ""):
-                return Response(packed, media_type="text/javascript", headers={**headers, "Content-Encoding": "gzip"})
-            return Response(raw, media_type="text/javascript", headers=headers)
+                return Response(packed, media_type=media_type, headers={**headers, "Content-Encoding": "gzip"})
+            return Response(raw, media_type=media_type, headers=headers)
 
         self.route_paths[name] = f"/assets/{name}"
         return Route(self.route_paths[name], serve)

@@ -28,7 +28,7 @@ from ui.controls import classroom_link_builder, control
 from ui.page import open_page
 from ui.text import md
 from ui.tinylm_runs import left_text, poll_interval, queue_text
-from ui.view import render
+from ui.view import show_doc
 
 # ---- the session's run and the buttons' callbacks ----
 
@@ -116,7 +116,7 @@ def results(res: dict, grpo_cfg, server) -> None:
     chart = passk_chart(n, [("SFT", res["pass_at_k_before"], COLORS["grey"]),
                             ("GRPO", res["pass_at_k_after"], COLORS["main"])],
                         title=f"pass@k on {res['heldout_problems']} held-out problems")  # fmt: skip
-    render([Charts("tl_passk", [chart])], server)
+    show_doc(server, "tl_passk", [Charts("tl_passk", [chart])])
     cross = res["crossover_k"]
     st.markdown("The curves " + ("do not cross." if cross is None else f"cross at k ≈ {cross:.1f}."))
     a, b = st.columns(2)
@@ -164,7 +164,7 @@ def _progress(me: str, watching: bool, poll: float | None, server) -> None:
             col.metric(name, f"{last:.3f}")
         charts, rows = live_view(job.serial, snap["iteration"], len(snap["pass_at_1"]), snap,
                                  st.session_state.get("tl_trl_overlay", False))
-        render([Charts("tl_live_charts", charts, columns=2)], server)
+        show_doc(server, "tl_live_charts", [Charts("tl_live_charts", charts, columns=2)])
         st.subheader("Latest groups (as in TRL's completions log)")
         st.dataframe(rows, hide_index=True, height=300)
     if state == "done":
@@ -197,7 +197,7 @@ def live_run(me: str, watching: bool, poll: float | None, server) -> None:
 
 def recorded_runs(server) -> None:
     """Both presets as recorded, and the default run replayed (sim/views/tinylm.py: the part a lesson shows too)."""
-    render(recorded(), server)
+    show_doc(server, "tl_recorded", recorded())
 
 
 def tinylm_page(server) -> None:

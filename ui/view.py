@@ -1,17 +1,19 @@
-"""The app's renderer of a view (sim/views/doc.py): the declaration's controls in the sidebar, its document drawn
-with Streamlit's widgets, its charts with the shared JavaScript (the player, assets/js/player_charts.js).
+"""The app's one renderer: a Streamlit component that draws a view, or a document, with the same JavaScript a lesson
+draws it with (assets/js/page.js, doc.js, views.js).
 
-    from sim.views.wasted import VIEW
-    from ui.host import page_server
-    from ui.view import show_view
+    show_view(VIEW, server)                         # a view the browser computes: the whole page
+    show_doc(server, "tl_recorded", blocks)         # a document sim computed (TinyLM's runs, a visitor's log)
 
-    show_view(VIEW, page_server())          # the whole page file
+For a view the browser computes (One group, Training dynamics, Wasted groups, Std scaling, pass@k, KL and clipping)
+the component receives the view's declaration (its manifest: controls, presets, tools) and nothing computed: the
+page reads its setting from the address bar by the same rules as a lesson, computes and draws it, and writes each
+move back to the address bar. A control move costs the server nothing. The server hears of the setting only when
+it has work to do for it: an export (a click: `action`) or, with "Use my lab code" on, the student's functions on
+this setting (`values`, sim/views/<view>.py `lab_extras`).
 
-sim computes the document (the view's `show`: the reference); this module only maps each block onto Streamlit:
-Heading -> st.subheader, Text -> st.markdown, Formula -> st.latex, Caption -> st.caption, Metrics -> st.metric,
-Charts -> the player component (drawn whole, no Play bar), Table -> a table, Note -> st.info, Ask -> predict then
-reveal (ui/predict.py), Columns -> st.columns, Live -> the view the browser computes (ui/live.py), Link -> a page
-link, Verdict -> the lab's verdict. A lesson draws the same blocks with assets/doc.js.
+The component's own code (assets/js/view_component.js) is small, since Streamlit resends it with every script
+run; the bundle it loads (assets/js/app_view.js and what it imports), Plotly.js and KaTeX are served once by the
+server's routes (ui/server.py), gzipped and cached for a year.
 """
 
 from __future__ import annotations
@@ -20,129 +22,96 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
-from sim.views.doc import (
-    Ask,
-    Caption,
-    Charts,
-    Columns,
-    Formula,
-    Heading,
-    Link,
-    Live,
-    Metrics,
-    Note,
-    Table,
-    Text,
-    Verdict,
-    View,
-)
-from ui.callbacks import apply_preset, fixed_by_link
-from ui.labview import lab_switch, verdict
-from ui.live import live_view
-from ui.page import link, open_page, presenter, table
-from ui.player import player
-from ui.predict import predict, predict_mode
-from ui.text import md
+from sim.paths import JS
+from sim.player.bundle import app_bundle
+from sim.views.controls import Picks, defaults
+from sim.views.doc import View, to_json
+from ui.controls import parse_url_value, picks_from_link, url_param
+from ui.labview import lab_switch
+from ui.page import open_page, presenter
 
-LAB_VIEWS = ("training", "one_group", "kl_clip")  # the views whose numbers a student's lab code can replace
+COMPONENT_NAME = "grpo_view"
+PICKS_MAX = 1024  # a Picks control's numbers in a link: 1 .. this (assets/js/page.js PICKS_MAX)
+BUNDLE_NAME, _ = app_bundle()
+_CSS = "\n".join((JS / name).read_text(encoding="utf-8") for name in ("player.css", "doc.css"))
+# isolate_styles=False: Plotly and KaTeX put their CSS in the document's head, which a shadow root would not see
+_COMPONENT = st.components.v2.component(COMPONENT_NAME, css=_CSS, js=(JS / "view_component.js").read_text(
+    encoding="utf-8"), isolate_styles=False)
 
 
-def show_view(view: View, server, *, before: Callable | None = None, after: Callable | None = None) -> dict:
-    """Draw `view` on a page: title, intro, controls (and presets), then its document for the values they hold.
-    `before(values, lab)` may return extra keyword arguments for the view's show (the app's own parts: a pinned
-    run, a student's table); `after(values)` draws what only the app has below the document (exports). A
-    setting the engine refuses shows the engine's message, never a traceback. Returns the values."""
-    intro = None if view.intro is None else (view.intro.md or md(view.intro.text))
-    values = open_page(server, view.title, intro, list(view.controls), fold_intro=view.fold_intro)
-    if view.presets:
-        presets(view)
-    lab = lab_switch(server) if view.name in LAB_VIEWS else None
-    extra = before(values, lab) if before is not None else {}
+def urls(server) -> dict:
+    """Where the browser loads the bundle, Plotly.js and KaTeX: the server's routes ("" without them: a script run
+    not started through app.py's st.App, such as AppTest, draws nothing in a browser)."""
+    from sim.player.katex import KATEX_CSS_NAME, KATEX_JS_NAME
+    from sim.player.plotly_js import PLOTLY_JS_NAME
+
+    return {"bundle_url": server.route_url(BUNDLE_NAME) or "", "plotly_url": server.route_url(PLOTLY_JS_NAME) or "",
+            "katex_url": server.route_url(KATEX_JS_NAME) or "", "katex_css": server.route_url(KATEX_CSS_NAME) or ""}
+
+
+def show_view(view: View, server, *, lab_extras: Callable | None = None, export: Callable | None = None) -> None:
+    """The page of a view the browser computes: title (Streamlit's), then the component. `lab_extras(values, lab)`:
+    the student's numbers for a setting ("Use my lab code"); `export(kind, values)`: {"filename", "mime", "text",
+    "show"} for an export the page asks for."""
+    open_page(server, view.title, page_reads_link=True)
+    key = f"view_{view.name}"
+    lab = lab_switch(server) if lab_extras is not None else None
+    data = {"mode": "view", "manifest": view.manifest(), **urls(server), "classroom": presenter(),
+            "lab_live": lab is not None, "lab": None, "result": st.session_state.pop(_result_key(key), None)}
+    if lab is not None:
+        values = _values(view, key)
+        try:
+            extras = lab_extras(values, lab)
+            extras["slots"] = {k: to_json(blocks, host="app") for k, blocks in extras.get("slots", {}).items()}
+        except ValueError as e:  # a setting the engine refuses: the page says so itself
+            extras = {"slots": {"top": [{"kind": "note", "tone": "error", "text": str(e)}]}}
+        data["lab"] = {"for": values, **extras}
+    _COMPONENT(key=key, data=data, on_values_change=_nothing,
+               on_action_change=(lambda: _export(view, key, export)) if export is not None else _nothing)
+
+
+def show_doc(server, key: str, blocks: Sequence, *, classroom: bool | None = None) -> None:
+    """A document sim computed (sim/views/doc.py's blocks), drawn by the lesson's renderer."""
+    _COMPONENT(key=key, data={"mode": "doc", "blocks": to_json(blocks, host="app"), **urls(server),
+                              "classroom": presenter() if classroom is None else classroom})
+
+
+def _nothing() -> None:
+    """A state the page reports: read from st.session_state on the next run, nothing to do at once."""
+
+
+def _result_key(key: str) -> str:
+    return f"_{key}_result"
+
+
+def _values(view: View, key: str) -> dict:
+    """The setting on the page: what its component last reported, else what the link says (by the same rules as
+    the page reads it, ui/controls.py parse_url_value; a value it refuses is the default here, and the page says
+    so)."""
+    state = st.session_state.get(key)
+    reported = state.get("values") if isinstance(state, dict) else None
+    out = defaults(view.controls)
+    for c in view.controls:
+        if isinstance(reported, dict) and c.key in reported:
+            out[c.key] = reported[c.key]
+        elif isinstance(c, Picks):
+            if raw := st.query_params.get_all(c.key):
+                out[c.key] = picks_from_link(c.key, raw, PICKS_MAX)[0]
+        elif (raw := url_param(c.key)) is not None:
+            out[c.key] = parse_url_value(c, raw)[0]
+    return out
+
+
+def _export(view: View, key: str, export: Callable) -> None:
+    """The page asked for an export of a setting (a click): compute it for the next script run's data."""
+    state = st.session_state.get(key)
+    request = state.get("action") if isinstance(state, dict) else None
+    if not isinstance(request, dict) or not isinstance(request.get("values"), dict):
+        return
+    values = {**defaults(view.controls), **{c.key: request["values"][c.key] for c in view.controls
+                                             if c.key in request["values"]}}
     try:
-        doc = view.show(values, lab=lab, **extra)
-    except ValueError as e:  # a setting the engine refuses: say which, never a traceback
-        st.error("These settings cannot run:", icon=":material/error:")
-        st.text(str(e))
-        st.stop()
-    render(doc, server)
-    if after is not None:
-        after(values)
-    return values
-
-
-def presets(view: View) -> None:
-    """The view's presets as sidebar buttons; a preset that would change a setting the link fixes is disabled."""
-    with st.sidebar:
-        st.caption("Presets")
-        for name, changes in view.presets.items():
-            why = fixed_by_link(changes)
-            st.button(name, key=f"preset_{name}", on_click=apply_preset, args=(list(view.controls), changes),
-                      width="stretch", disabled=why is not None, help=why)
-
-
-def render(blocks: Sequence, server) -> None:
-    """Draw a document's blocks in order (see the module's docstring for the mapping)."""
-    for i, b in enumerate(blocks):
-        _draw(b, server, row_caption=row_caption(blocks, i) if isinstance(b, Charts) else "")
-
-
-def row_caption(blocks: Sequence, i: int) -> str:
-    """The caption that follows the charts at blocks[i], before the next heading or charts (""): it describes
-    (aria-describedby) those of its charts without a caption of their own (assets/js/player.js; a lesson's
-    assets/js/doc.js `rowCaption` reads it the same way)."""
-    for b in blocks[i + 1:]:
-        if isinstance(b, Caption):
-            return b.text
-        if isinstance(b, (Heading, Charts)):
-            break
-    return ""
-
-
-def _draw(b, server, row_caption: str = "") -> None:
-    """One block; `row_caption`: see row_caption()."""
-    if isinstance(b, Heading):
-        st.subheader(b.text) if b.level <= 2 else st.markdown(f"#### {md(b.text)}")
-    elif isinstance(b, Text):
-        st.markdown(b.md if b.md is not None else md(b.text))
-    elif isinstance(b, Formula):
-        st.latex(b.latex)
-    elif isinstance(b, Caption):
-        st.caption(md(b.text))
-    elif isinstance(b, Metrics):
-        for col, item in zip(st.columns(len(b.items)), b.items, strict=True):
-            label, value, *delta = item
-            if delta:
-                col.metric(label, value, delta[0], delta_color="off", delta_arrow="off")
-            else:
-                col.metric(label, value)
-    elif isinstance(b, Charts):
-        player(server, b.key, T=b.T, charts=list(b.charts), columns=b.columns, classroom=presenter(), bar=b.T > 1,
-               row_caption=row_caption)
-    elif isinstance(b, Table):
-        if b.title:
-            st.markdown(f"**{md(b.title)}**")
-        table([dict(zip(b.columns, row, strict=True)) for row in b.rows], key=b.key)
-    elif isinstance(b, Note):
-        {"info": st.info, "success": st.success, "warning": st.warning, "error": st.error}[b.tone](md(b.text))
-    elif isinstance(b, Ask):
-        q = b.question
-        if predict(b.key, q.question, answer=q.answer, kind=q.kind, options=list(q.options) or None,
-                   tolerance=q.tolerance, unit=q.unit, explain=q.explain, fmt=q.fmt, lo=q.lo, hi=q.hi):
-            render(b.then, server)  # in predict mode (?predict=1) only once the student has guessed
-    elif isinstance(b, Columns):
-        for col, blocks in zip(st.columns(len(b.columns)), b.columns, strict=True):
-            with col:
-                render(blocks, server)
-    elif isinstance(b, Live):
-        request = dict(b.request)
-        big = presenter()
-        columns = request.pop("classroom_columns", None) if big else request.get("columns")
-        request.pop("classroom_columns", None)
-        live_view(server, b.key, {**request, "columns": columns or request.get("columns", 2), "big": big,
-                                  "classroom": big, "predict": predict_mode()})
-    elif isinstance(b, Link):
-        link(b.page, b.label, b.icon)
-    elif isinstance(b, Verdict):
-        verdict(b.comparison, b.what, lab=b.lab, task=b.task)
-    else:
-        raise TypeError(f"not a block: {type(b).__name__}")
+        out = export(str(request.get("kind")), values)
+    except (ValueError, KeyError, TypeError) as e:  # a setting the engine refuses, an unknown kind
+        out = {"filename": "error.txt", "mime": "text/plain", "text": f"This export cannot be made: {e}", "show": True}
+    st.session_state[_result_key(key)] = {**out, "values": values, "fresh": True, "id": request.get("id")}

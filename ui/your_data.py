@@ -20,7 +20,7 @@ from sim.yourdata.plan import SHOWN_PROMPTS, PlanConfig, plan, prompt_csv, rate_
 from ui.page import metric_row, open_page, table
 from ui.text import md, show_text
 from ui.upload import file_line, user_file, weak_data
-from ui.view import render
+from ui.view import show_doc
 
 RUN_EXAMPLE = "data/examples/tinylm_trl_trainer_state.json"
 PROMPTS_EXAMPLE = "data/examples/tinylm_prompts.csv"
@@ -92,7 +92,7 @@ def your_run(server) -> None:
             with st.expander(f"{label} ({len(rest)})"):
                 for f in rest:
                     show_finding(f)
-    render(run_document(d), server)
+    show_doc(server, "run_document", run_document(d))
     if len(log.reward_funcs) == 1:
         show_text(f"Reward function: {log.reward_funcs[0]}")
     elif log.reward_funcs:
@@ -129,7 +129,7 @@ def your_prompts(server) -> None:
                 ("Never solved (c = 0)", f"{p['never_teach']['all_wrong']['count']:,}")])
     st.caption(md(p["estimator"]))
     counts, edges = rate_histogram(pool)
-    render(plan_document(p, cfg, counts, edges), server)
+    show_doc(server, "plan_document", plan_document(p, cfg, counts, edges))
 
     st.subheader("By group size")
     ladder = sorted(set(p["ladder"]) | {G})
@@ -181,9 +181,9 @@ def your_prompts(server) -> None:
         show_text(str(e))
         st.stop()
     # the browser runs the toy on this pool (the difficulties travel in the config: this session's page only)
-    render([Live("your_prompts", {"view": "your_prompts", "config": dataclasses.asdict(toy), "columns": 2,
-                                  "classroom_columns": 3, "reduction": p["toy"]["reduction"],
-                                  "pool_size": len(pool.rate)})], server)
+    show_doc(server, "your_prompts_toy", [Live("your_prompts", {
+        "view": "your_prompts", "config": dataclasses.asdict(toy), "columns": 2, "classroom_columns": 3,
+        "reduction": p["toy"]["reduction"], "pool_size": len(pool.rate)})])
     st.caption(md("A caricature: the toy samples every prompt at every iteration, and one shared skill w stands for "
                   "what a network's weights share across prompts. It shows the shape (which prompts wait, how the dead "
                   "groups move from all wrong to all correct), not your run's speed."))

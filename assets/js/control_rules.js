@@ -1,5 +1,5 @@
-// A live lesson page's controls read from its link by the app's rules (ui/controls.py's parse_url_value, url_text
-// and the warning _url_value shows), with no DOM: a value out of range is clamped, one off the slider's steps
+// A page's controls read from its link, in both hosts (the app's own pages of server-side controls read theirs by
+// ui/controls.py's parse_url_value, the same rule, tested on the same links), with no DOM: a value out of range is clamped, one off the slider's steps
 // snapped, one that is not a number or not an option falls back to the default, each with the app's words.
 // A control is sim/views/controls.py's to_json: {kind: "num" | "choice" | "flag", key, label, default, lo, hi,
 // step, integer, fmt, options, labels}. tests/test_js_controls.py runs both on the same raw values.
@@ -77,7 +77,8 @@ export function parseUrlValue(c, raw) {
     return [typed(c, Math.min(Math.max(x, c.lo), c.hi)), `is outside the allowed range ${c.text.lo} to ${c.text.hi}`];
   }
   const snapped = snap(c, x);
-  if (!sameFloat(x, snapped)) return [typed(c, snapped), `is not on the slider's steps of ${c.text.step}`];
+  // off the grid: a value that rounds to another one is said, even 1e-308 -> 0; a whole number's grid is exact
+  if (!sameFloat(x, snapped) || (c.integer && x !== snapped)) return [typed(c, snapped), `is not on the slider's steps of ${c.text.step}`];
   return [typed(c, snapped), null];
 }
 

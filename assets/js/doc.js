@@ -1,12 +1,15 @@
-// A lesson's renderer of a view's document (sim/views/doc.py): the blocks assets/js/views.js computes in the page, or
-// sim computed when the lesson was built (a recorded view), drawn with the DOM and the shared chart code. The app
-// draws the same blocks with Streamlit (ui/view.py); the words are the same, the formulas here their plain text.
+// The one renderer of a view's document (sim/views/doc.py's blocks), in both hosts: the blocks assets/js/views.js
+// computes in the page, or a document sim computed (a recorded view, a visitor's run read by the app's server),
+// drawn with the DOM, KaTeX for formulas and the shared chart code. The lesson's pages and the app's component
+// (app_view.js) both draw with this class.
 //
-//   const doc = new DocView(parentElement, {classroom, predict, plotly_url});
+//   const doc = new DocView(parentElement, {classroom, predict, plotly_url, app});
 //   doc.show(blocks);   // again with new blocks for a new setting: charts and live views are kept and updated
 //
-// Blocks: heading, text, formula, caption, metrics, charts (the player, no Play bar unless it replays a run),
-// table, note, ask (predict, then reveal: ?predict=1), columns, live (a LiveView: the toy engine in the page).
+// Blocks: heading, text (its `md`: our own **bold**, `code` and $math$), formula (KaTeX of its `latex`, else its
+// text), caption, metrics, charts (the player, no Play bar unless it replays a run), table, note, code (text to
+// copy), ask (predict, then reveal: ?predict=1), columns, live (a LiveView: the toy engine in the page), and in the
+// app only (`app`): link (to another page of the app) and verdict (a student's lab code against the reference).
 // Every text goes in with textContent: nothing from a link or the data is ever parsed as markup.
 
 import { buildPayload } from "./chart_spec.js";
@@ -15,6 +18,39 @@ import { Player } from "./player.js";
 import { el } from "./player_charts.js";
 import { answerLine, PredictBox } from "./predict.js";
 
+// Math with KaTeX when the page has it (the lesson's katex.js, the app's route), else the formula's plain text
+function math(latex, text, display) {
+  const node = el(display ? "div" : "span", display ? "ls-formula" : "ls-math");
+  const katex = typeof window !== "undefined" ? window.katex : undefined;
+  if (katex && latex) {
+    try {
+      katex.render(latex, node, { displayMode: display, throwOnError: true, output: "htmlAndMathml", trust: false });
+      return node;
+    } catch (err) {
+      node.replaceChildren(); // a formula KaTeX cannot read: its plain text, as without KaTeX
+    }
+  }
+  node.textContent = text;
+  return node;
+}
+
+// Our own short Markdown (never a visitor's text): **bold**, `code` and $math$, as DOM nodes
+export function inline(md) {
+  const out = [];
+  for (const part of String(md).split(/(\*\*[^*]+\*\*|`[^`]+`|\$[^$]+\$)/)) {
+    if (!part) continue;
+    if (part.startsWith("**") && part.endsWith("**") && part.length > 4) out.push(el("strong", "", part.slice(2, -2)));
+    else if (part.startsWith("`") && part.endsWith("`") && part.length > 2) out.push(el("code", "", part.slice(1, -1)));
+    else if (part.startsWith("$") && part.endsWith("$") && part.length > 2) out.push(math(part.slice(1, -1), part.slice(1, -1), false));
+    else out.push(document.createTextNode(part));
+  }
+  return out;
+}
+
+export const APP_ONLY = ["link", "verdict"]; // blocks only the app draws: they need its pages or its server
+
+// the caption that follows a row of charts (before the next heading or charts) describes those of its charts
+// that have no caption of their own
 export function rowCaption(blocks, i) {
   for (const b of blocks.slice(i + 1)) {
     if (b.kind === "caption") return b.text;
@@ -24,10 +60,10 @@ export function rowCaption(blocks, i) {
 }
 
 export class DocView {
-  constructor(parent, { classroom = false, predict = false, plotly_url = "", plotly_help = "" } = {}) {
+  constructor(parent, { classroom = false, predict = false, plotly_url = "", plotly_help = "", app = false } = {}) {
     this.root = el("div", "ls-doc");
     parent.appendChild(this.root);
-    this.o = { classroom, predict, plotly_url, plotly_help };
+    this.o = { classroom, predict, plotly_url, plotly_help, app };
     this.kept = new Map(); // key -> {node, player | live | box}: what survives a new setting
     this.stats = (window.grpoDoc = window.grpoDoc || { shows: 0, charts: 0 });
   }
@@ -47,18 +83,25 @@ export class DocView {
     return Promise.all(this.pending);
   }
 
-  // the caption that follows a row of charts (before the next heading or charts) describes those of its charts
-  // that have no caption of their own (ui/view.py's row_caption)
   nodes(blocks) {
-    return blocks.map((b, i) => this.node(b, b.kind === "charts" ? rowCaption(blocks, i) : ""));
+    const shown = blocks.filter((b) => this.o.app || !APP_ONLY.includes(b.kind));
+    return shown.map((b, i) => this.node(b, b.kind === "charts" ? rowCaption(shown, i) : ""));
   }
 
   node(b, rowCaption = "") {
     if (b.kind === "heading") return el(b.level > 2 ? "h3" : "h2", "ls-heading", b.text);
-    if (b.kind === "text") return el("p", "ls-text", b.text);
-    if (b.kind === "formula") return el("p", "ls-formula", b.text);
+    if (b.kind === "text") {
+      const p = el("p", "ls-text");
+      if (b.md) p.append(...inline(b.md));
+      else p.textContent = b.text;
+      return p;
+    }
+    if (b.kind === "formula") return math(b.latex, b.text, true);
     if (b.kind === "caption") return el("p", "ls-caption", b.text);
     if (b.kind === "note") return el("div", `ls-box ls-${b.tone}`, b.text);
+    if (b.kind === "code") return this.code(b);
+    if (b.kind === "link") return this.link(b);
+    if (b.kind === "verdict") return this.verdict(b);
     if (b.kind === "metrics") return this.metrics(b);
     if (b.kind === "table") return this.table(b);
     if (b.kind === "charts") return this.charts(b, rowCaption);
@@ -75,6 +118,42 @@ export class DocView {
       return row;
     }
     throw new Error(`not a block: ${b.kind}`);
+  }
+
+  // text to copy (a command, a signature): preformatted, with a Copy button
+  code(b) {
+    const box = el("div", "ls-codebox");
+    const pre = el("pre", "ls-code", b.text);
+    const copy = el("button", "ls-copy", b.label || "Copy");
+    copy.type = "button";
+    const said = el("output", "ls-copied");
+    copy.addEventListener("click", () => {
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(b.text).then(() => (said.textContent = "Copied."), () => (said.textContent = "Select the text to copy it."));
+      } else said.textContent = "Select the text to copy it.";
+    });
+    box.append(copy, said, pre);
+    return box;
+  }
+
+  // a link to another page of the app, keeping the page's flags (?classroom=1, ?predict=1)
+  link(b) {
+    const a = el("a", "ls-pagelink", b.label);
+    const flags = new URLSearchParams();
+    if (this.o.classroom) flags.set("classroom", "1");
+    a.href = `./${b.page}${flags.toString() ? "?" + flags : ""}`;
+    a.target = "_self";
+    const p = el("p", "ls-linkline");
+    p.append(a);
+    return p;
+  }
+
+  // a student's lab function against the reference: a coloured line, then what the check says, as plain text
+  verdict(b) {
+    const box = el("div", `ls-box ls-${b.tone} ls-verdict`);
+    box.append(el("p", "ls-verdict-title", b.title));
+    for (const text of [b.message, b.check].filter(Boolean)) box.append(el("pre", "ls-verdict-text", text));
+    return box;
   }
 
   keep(key, make) {
@@ -134,8 +213,8 @@ export class DocView {
     const box = el("div", "ls-ask");
     const then = el("div", "ls-then");
     then.append(...this.nodes(b.then));
-    if (!this.o.predict) {
-      box.append(el("p", "ls-caption ls-answer", answerLine(b.question)), then);
+    if (!this.o.predict) { // the question, then its answer: ?predict=1 asks for a guess first
+      box.append(el("p", "ls-asked", b.question.question), el("p", "ls-caption ls-answer", answerLine(b.question)), then);
       return box;
     }
     const k = this.keep(`ask:${b.key}`, () => {

@@ -137,7 +137,7 @@ export const CHAPTER_P_NEW = 0.5;
 // sim.kl_clip.kl_estimators: k1, k2, k3 at u = pi_ref / pi (log pi = 0, log pi_ref = log u)
 export function kl_estimators(us) {
   const d = Float64Array.from(us, Math.log);
-  return { k1: d.map((x) => 0 - x), k2: d.map((x) => 0.5 * x ** 2), k3: d.map((x) => Math.exp(x) - x - 1.0) };
+  return { k1: d.map((x) => 0 - x), k2: d.map((x) => 0.5 * x ** 2), k3: d.map((x) => Math.expm1(x) - x) }; // never < 0
 }
 
 // sim.kl_clip.kl_check: u, k1, k2, k3 and d k3 / d log pi = 1 - u at one token
@@ -145,7 +145,7 @@ export function kl_check(pi, pi_ref) {
   const lp = Math.log(pi);
   const lr = Math.log(pi_ref);
   const d = lr - lp;
-  return { u: pi_ref / pi, k1: lp - lr, k2: 0.5 * d ** 2, k3: Math.exp(d) - d - 1.0, dk3_dlogp: -(Math.exp(d) - 1.0) };
+  return { u: pi_ref / pi, k1: lp - lr, k2: 0.5 * d ** 2, k3: Math.expm1(d) - d, dk3_dlogp: -Math.expm1(d) };
 }
 
 // d/d rho of min(u(rho), c(rho)) as torch's minimum differentiates it (a tie splits the gradient in half)

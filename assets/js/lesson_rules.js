@@ -102,16 +102,18 @@ export function carryQuery(search) {
   return text ? `?${text}` : "";
 }
 
-// The hash a view writes for its state: the setting, then the page's flags the hash carried (classroom, hide, predict)
-export function linkHash(state, flags) {
+// The text a view writes into its link (the hash in a lesson, the query in the app) for its state: the setting,
+// then the page's flags the link carried, as the page reads them (undefined: not written; classroom=0 and hide=
+// stay, so that a value elsewhere in the link cannot win on a reload)
+export function linkText(state, flags) {
   const h = new URLSearchParams();
   for (const [k, v] of Object.entries(state)) {
     if (Array.isArray(v)) for (const x of v) h.append(k, String(x)); // a Picks control: once per number
     else h.set(k, String(v));
   }
-  if (flags.classroom) h.set("classroom", "1");
-  if (flags.hide && flags.hide.length) h.set("hide", flags.hide.join(","));
-  if (flags.predict) h.set("predict", "1");
+  if (flags.classroom !== undefined) h.set("classroom", flags.classroom ? "1" : "0");
+  if (flags.hide !== undefined) h.set("hide", flags.hide.join(","));
+  if (flags.predict !== undefined) h.set("predict", flags.predict ? "1" : "0");
   return h.toString().replaceAll("%2C", ",");
 }
 
@@ -119,7 +121,7 @@ export function linkHash(state, flags) {
 const isObject = (x) => typeof x === "object" && x !== null && !Array.isArray(x);
 const isList = (x, each) => Array.isArray(x) && x.every(each);
 const isText = (x) => typeof x === "string";
-const TEXTS = ["heading", "text", "formula", "caption", "note"];
+const TEXTS = ["heading", "text", "formula", "caption", "note", "code"];
 
 // A document (sim/views/doc.py's blocks, as a recorded view's page holds them): the problem, or null
 export function docProblem(doc) {
@@ -138,6 +140,8 @@ export function docProblem(doc) {
       const problem = docProblem(blocks);
       if (problem) return problem;
     }
+    if (b.kind === "text" && !(b.md === undefined || b.md === null || isText(b.md))) return "its text is not text";
+    if (b.kind === "formula" && !(b.latex === undefined || b.latex === null || isText(b.latex))) return "its formula is not text";
     if (![...TEXTS, "metrics", "table", "charts", "ask", "columns"].includes(b.kind)) return `a ${shown(b.kind)} block is not a recorded view's`;
   }
   return null;

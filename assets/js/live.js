@@ -158,24 +158,28 @@ export function viewOf(request, runs) {
     const pinned = runs.pinned ? [request.pinned.label, runs.pinned] : null;
     const charts = V.training_charts(config, runs.run, runs.exp, { pinned, mine: runs.mine || null, big: !!request.big,
       ppo: runs.ppo || null }); // prettier-ignore
-    return { T: config.iterations, charts, above: "", below: "", question: V.hard_prompt_question(config, runs.run) };
+    return { T: config.iterations, charts, above: "", below: "", question: V.hard_prompt_question(config, runs.run),
+      metrics: V.training_metrics(config, runs.run) }; // prettier-ignore
   }
   if (view === "std") {
     const [above, below] = V.std_words(runs.runs, config.lr);
-    return { T: runs.runs["with std"].accuracy.length - 1, charts: V.std_charts(runs.runs), above, below };
+    return { T: runs.runs["with std"].accuracy.length - 1, charts: V.std_charts(runs.runs), above, below,
+      metrics: V.std_metrics(runs.runs) }; // prettier-ignore
   }
   if (view === "sharpen") {
-    return { T: config.iterations, charts: V.sharpen_charts(config, runs.h), above: "", below: V.sharpen_caption(config, runs.h) };
+    return { T: config.iterations, charts: V.sharpen_charts(config, runs.h), above: "", below: V.sharpen_caption(config, runs.h),
+      metrics: V.sharpen_metrics(config, runs.h) }; // prettier-ignore
   }
   if (view === "your_prompts") {
     const charts = V.pool_charts(config, runs.run, runs.exp, request.reduction, request.pool_size, { big: !!request.big });
-    return { T: config.iterations, charts, above: "", below: "" };
+    return { T: config.iterations, charts, above: "", below: "", metrics: V.training_metrics(config, runs.run) };
   }
   // passk_toy: the expected run's p at iteration 0 and T (seed 0)
   const p = nd(runs.exp.p);
   const [T1, , P] = p.shape;
-  const [chart, below] = V.toy_curves(p.v.slice(0, P), p.v.slice((T1 - 1) * P, T1 * P), T1 - 1);
-  return { T: T1 - 1, charts: [chart], above: "", below, bar: false };
+  const [p0, pT] = [p.v.slice(0, P), p.v.slice((T1 - 1) * P, T1 * P)];
+  const [chart, below] = V.toy_curves(p0, pT, T1 - 1);
+  return { T: T1 - 1, charts: [chart], above: "", below, bar: false, metrics: V.toy_metrics(p0, pT, T1 - 1) };
 }
 
 // One live view in a page: text above, a predict box, the player, text below.
@@ -191,9 +195,10 @@ export class LiveView {
     this.error.setAttribute("role", "alert");
     this.error.hidden = true;
     this.predictBox = el("div");
+    this.metricsBox = el("div", "ls-metrics gp-metrics"); // the run's key numbers, large (doc.css)
     this.playerBox = el("div", "gp-live-player");
     this.below = el("p", "gp-caption gp-below");
-    this.root.append(this.above, this.msg, this.predictBox, this.error, this.playerBox, this.below);
+    this.root.append(this.above, this.msg, this.predictBox, this.error, this.metricsBox, this.playerBox, this.below);
     parent.appendChild(this.root);
     this.predict = new PredictBox(this.predictBox, () => this.reveal());
     this.runner = new Runner();
@@ -241,6 +246,11 @@ export class LiveView {
     this.above.hidden = !shown.above;
     this.below.textContent = shown.below;
     this.below.hidden = !shown.below;
+    this.metricsBox.replaceChildren(...(shown.metrics || []).map(([label, value]) => {
+      const m = el("div", "ls-metric");
+      m.append(el("div", "ls-metric-label", label), el("div", "ls-metric-value", value));
+      return m;
+    }));
     this.payload = buildPayload(this.key, { T: shown.T, charts: shown.charts, columns: request.columns ?? 2,
       classroom: !!request.classroom, plotly_url: request.plotly_url || "", bar: shown.bar ?? true,
       meta: { requestedAt: asked } }); // prettier-ignore
@@ -259,7 +269,7 @@ export class LiveView {
     this.msg.textContent = "";
     this.error.replaceChildren(el("strong", "", "These settings cannot run:"), el("pre", "gp-error-text", err.message));
     this.error.hidden = false;
-    this.playerBox.hidden = true;
+    this.playerBox.hidden = this.metricsBox.hidden = true;
     this.above.hidden = this.below.hidden = true;
     this.predict.ask(null);
   }
@@ -268,6 +278,7 @@ export class LiveView {
   draw() {
     const open = this.predict.open;
     this.playerBox.hidden = !open;
+    this.metricsBox.hidden = !open || !this.metricsBox.childElementCount; // they would give the answer away
     this.below.hidden = !open || !this.payload || !this.below.textContent;
     if (!open || !this.payload) return;
     if (!this.player) this.player = new Player(this.playerBox, () => {});

@@ -12,6 +12,8 @@ const PLAYERS = new WeakMap(); // Streamlit's element -> Player
 window.grpoPlayers = window.grpoPlayers || {}; // key -> counters, read by the browser tests
 const SPEEDS = [1, 2, 5, 10, 16, 20, 30, 45, 60, 120]; // iterations per second
 const DISPLAY_FPS = 60; // up to this speed every iteration is drawn
+const MIN_CHART_PX = 300; // a chart is never narrower: fewer columns first (a phone: one chart per row)
+const NARROW_PX = 700; // below this width Plotly's toolbar is left out (on a phone it covered the legends)
 let ids = 0; // ids that tie each chart to its title and caption (aria-labelledby, aria-describedby)
 
 export default function (component) {
@@ -59,6 +61,7 @@ export class Player {
     this.root.addEventListener("keydown", this.onKey);
     // the grid's width changes with the window and with Streamlit's sidebar: resize the charts to it
     this.resizer = new ResizeObserver(() => {
+      this.layoutColumns();
       for (const slot of this.slots || []) if (slot.mounted && this.Plotly) this.Plotly.Plots.resize(slot.plot);
     });
     this.resizer.observe(this.grid);
@@ -142,14 +145,16 @@ export class Player {
     const shape = JSON.stringify(data.charts.map((c) => c.span)); // other changes are Plotly.react's job
     this.root.classList.toggle("gp-classroom", !!data.classroom);
     this.bar.hidden = data.bar === false; // charts that do not change with t need no Play
-    this.grid.style.gridTemplateColumns = `repeat(${data.columns}, minmax(0, 1fr))`;
-    if (shape !== this.shape) this.buildCharts(data.charts.length);
+    if (shape !== this.shape) {
+      this.buildCharts(data.charts.length);
+      this.columns = null; // the new slots need their columns
+    }
     this.shape = shape;
     this.views = data.charts.map((spec, i) => new ChartView(spec, arrays, T, style));
+    this.layoutColumns();
     this.rowCaption.textContent = data.row_caption || "";
     this.views.forEach((v, i) => {
       const slot = this.slots[i];
-      slot.box.style.gridColumn = `span ${v.spec.span}`;
       slot.caption.textContent = v.spec.caption;
       slot.caption.hidden = !v.spec.caption;
       // described by its caption, the chart's text equivalent: its own, else the row's (none: no description)
@@ -190,6 +195,18 @@ export class Player {
       this.grid.appendChild(box);
       return { box, title, plot, cover, caption, mounted: false };
     });
+  }
+
+  // As many of the data's columns as fit charts of MIN_CHART_PX in the grid's width (one on a phone)
+  layoutColumns() {
+    if (!this.data || !this.views.length) return;
+    const width = this.grid.clientWidth || this.parent.clientWidth || 0;
+    const fit = width ? Math.max(1, Math.floor((width + 24) / (MIN_CHART_PX + 24))) : this.data.columns;
+    const columns = Math.max(1, Math.min(this.data.columns, fit));
+    if (columns === this.columns) return;
+    this.columns = columns;
+    this.grid.style.gridTemplateColumns = `repeat(${columns}, minmax(0, 1fr))`;
+    this.views.forEach((v, i) => (this.slots[i].box.style.gridColumn = `span ${Math.min(v.spec.span, columns)}`));
   }
 
   setSpeedOptions(speed) {
@@ -343,7 +360,7 @@ export class Player {
       if (!slot.mounted) {
         slot.mounted = true;
         this.stats.newPlots += 1;
-        const config = { displaylogo: false };
+        const config = { displaylogo: false, displayModeBar: this.grid.clientWidth >= NARROW_PX ? "hover" : false };
         return this.Plotly.newPlot(slot.plot, v.traces(t), v.layoutBase, config).then(() => {
           // after zoom, pan, resize or new data, put the cover back where the axis now puts t
           slot.plot.on("plotly_afterplot", () => slot.view.cover(slot.plot, slot.cover, this.shown));

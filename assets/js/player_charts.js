@@ -92,6 +92,31 @@ const iota = (n, start = 0) => Float32Array.from({ length: n }, (_, i) => i + st
 const range = (r) => (r ? { range: r, autorange: false } : { autorange: true });
 const upto = (t, x0, n) => Math.max(0, Math.min(n, t - x0 + 1)); // points with iteration x0 + i <= t
 
+// The range of a chart's data on one axis, a little padded, or null (none to read: categories, a heatmap, a log axis).
+// An axis without a declared range gets this explicit range rather than Plotly's autorange: with uirevision kept,
+// Plotly treats an autorange as the reader's and never widens it for new data (a live run's charts froze at their
+// first draw's x range), while an explicit range follows the data and a reader's zoom still wins.
+export function dataRange(parts, axis) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  const see = (a) => {
+    if (!a) return;
+    for (const v of a) if (Number.isFinite(v)) (lo = Math.min(lo, v)), (hi = Math.max(hi, v));
+  };
+  if (axis === "y" && parts.some((p) => p.stackgroup)) return null; // a stack's top is no one line's: Plotly's
+  for (const p of parts) {
+    if (p.kind === "line") see(axis === "x" ? p.xv : p.yv);
+    else if (p.kind === "band") axis === "x" ? see(p.xv) : (see(p.lov), see(p.hiv));
+    else if (axis === "y" && p.kind === "barseries") see(p.yv), see([0]);
+    else if (axis === "y" && p.kind === "bars") see(p.yv), see([0]);
+    else if (axis === "x" && (p.kind === "barseries" || p.kind === "bars")) return null;
+    else if (p.kind === "heatmap") return null;
+  }
+  if (!(hi >= lo)) return null;
+  const pad = hi > lo ? 0.04 * (hi - lo) : Math.max(Math.abs(hi) * 0.1, 0.5);
+  return [lo - pad, hi + pad];
+}
+
 // ---- one chart: its Plotly traces and layout as functions of t ----
 export class ChartView {
   constructor(spec, arrays, T, style) {
@@ -139,9 +164,10 @@ export class ChartView {
     const hasBars = this.parts.some((p) => p.kind === "bars" || p.kind === "barseries");
     const heatmaps = this.parts.some((p) => p.kind === "heatmap");
     const overT = s.timeline !== false && !hasBars; // drawn over the run's iterations: 0..T
-    const xr = s.x_range || (overT ? (this.heat ? [-0.5, this.T + 0.5] : [0, this.T]) : null);
+    const xr = s.x_range || (overT ? (this.heat ? [-0.5, this.T + 0.5] : [0, this.T]) : s.x_log ? null : dataRange(this.parts, "x"));
+    const yr = s.y_range || (s.y_log ? null : dataRange(this.parts, "y"));
     const xaxis = { title: { text: s.x_title, font: axisTitle }, zeroline: false, ...range(xr) };
-    const yaxis = { title: { text: s.y_title, font: axisTitle }, ...range(s.y_range) };
+    const yaxis = { title: { text: s.y_title, font: axisTitle }, ...range(yr) };
     const [xText, yText] = s.tick_text || [null, null];
     if (s.x_log) xaxis.type = "log";
     if (s.x_ticks) Object.assign(xaxis, { tickvals: s.x_ticks, ticktext: xText || s.x_ticks.map(String) });

@@ -1,12 +1,13 @@
-// Predict, then reveal, in the page: ui/predict.py's question (a number or a choice) for a view drawn in the browser.
-// The same words as the app's: "Predict first.", "Your guess", "Reveal", then "Your guess 100, the chapter's answer
-// 96: off by 4 (4% of the answer), close ±19." or "Right: ..." / "Not quite: you picked ..."; outside predict mode
-// the one line "Chapter's answer: 96.0%. explain". Every text goes in with textContent. The pure parts (formatting,
-// closeness, the accepted range) have no DOM: node's tests run them against ui/predict.py.
+// Predict, then reveal, in the page, in both hosts (assets/js/doc.js's questions, a live view's question): "Predict
+// first.", "Your guess", "Reveal", then "Your guess 100, the chapter's answer 96: off by 4 (4% of the answer), close
+// ±19." (a percentage is off by points: "off by 16.3 points") or "Right: ..." / "Not quite: you picked ..."; outside
+// predict mode the question and the one line "Chapter's answer: 96.0%. explain". A number the chapter does not
+// print is "this run's answer" (`whose`). Every text goes in with textContent. The pure parts (formatting,
+// closeness, the accepted range) have no DOM: tests/test_predict.py runs them under node.
 //
 //   const box = new PredictBox(parent, () => showCharts());   // then() runs once the answer is revealed
-//   box.ask(question);   // {question, answer, kind "number" | "choice", options, tolerance, unit, fmt, lo, hi, explain}
-//   box.answerLine(question)  // outside predict mode: "Chapter's answer: ..." as a caption
+//   box.ask(question);   // {question, answer, kind "number" | "choice", options, tolerance, unit, fmt, lo, hi, explain,
+//                        //  whose: "the chapter's answer" (default) | "this run's answer"}
 
 import { format } from "./pyformat.js";
 
@@ -15,7 +16,7 @@ const COMPACT = 1e6; // from this size on a number is shown as 1.23e+08 whatever
 // "{:.0f}" -> ".0f"
 const spec = (fmt) => /^\{:(.*)\}$/.exec(fmt)?.[1] ?? "";
 
-// ui/predict._fmt: x in the page's format, compact when huge, never "-0"
+// x in the page's format, compact when huge, never "-0"
 export function fmtNumber(x, fmt, unit = null) {
   x = x + 0.0;
   if (Object.is(x, -0)) x = 0;
@@ -24,7 +25,7 @@ export function fmtNumber(x, fmt, unit = null) {
   return text + (unit || "");
 }
 
-// ui/predict.answer_range: the guesses a question accepts
+// the guesses a question accepts: a percentage 0..100, else within 1000 times the answer either way
 export function answerRange(answer, unit, lo, hi) {
   const span = 1000 * Math.max(1.0, Math.abs(answer));
   const low = lo === null || lo === undefined ? (unit === "%" ? 0.0 : -span) : lo;
@@ -32,7 +33,6 @@ export function answerRange(answer, unit, lo, hi) {
   return [low, high];
 }
 
-// ui/predict.closeness
 export function closeness(guess, answer, tolerance) {
   const abs_err = Math.abs(guess - answer);
   return { abs_err, rel_err: answer !== 0 ? abs_err / Math.abs(answer) : null, close: abs_err <= tolerance };
@@ -43,31 +43,39 @@ function relText(rel) {
   return rel < 10 ? ` (${format(rel, ".0%")} of the answer)` : ` (${fmtNumber(rel, "{:.3g}")} times the answer)`;
 }
 
-// The line the app shows once a number is revealed (its Markdown bold as plain text): [close, text]
+const whose = (q) => q.whose || "the chapter's answer";
+
+// A difference between two values in the question's unit: a percentage's is in points (50% - 33.7% is 16.3 points)
+function diffText(x, q, fmt) {
+  return q.unit === "%" ? `${fmtNumber(x, fmt)} points` : fmtNumber(x, fmt, q.unit);
+}
+
+// The line once a number is revealed: [close, text]
 export function verdict(q, guess) {
   const tol = q.tolerance ?? (q.answer !== 0 ? 0.05 * Math.abs(q.answer) : 0.01);
   const c = closeness(guess, q.answer, tol);
   const fmt = q.fmt ?? "{:.4g}";
-  const text = `Your guess ${fmtNumber(guess, fmt, q.unit)}, the chapter's answer ${fmtNumber(q.answer, fmt, q.unit)}: ` +
-    `off by ${fmtNumber(c.abs_err, fmt, q.unit)}${relText(c.rel_err)}, ${c.close ? "close" : "not within"} ` +
-    `±${fmtNumber(tol, fmt, q.unit)}.`; // prettier-ignore
+  const rel = q.unit === "%" ? "" : relText(c.rel_err); // a share of a share reads as a third percentage: left out
+  const text = `Your guess ${fmtNumber(guess, fmt, q.unit)}, ${whose(q)} ${fmtNumber(q.answer, fmt, q.unit)}: ` +
+    `off by ${diffText(c.abs_err, q, fmt)}${rel}, ${c.close ? "close" : "not within"} ±${diffText(tol, q, fmt)}.`; // prettier-ignore
   return [c.close, text];
 }
 
-// ui/predict._answer_text: the answer as the page writes it
+// the answer as the page writes it
 export function answerText(q) {
   return (q.kind ?? "number") === "number" ? fmtNumber(q.answer, q.fmt ?? "{:.4g}", q.unit) : String(q.answer);
 }
 
-// The line the app shows outside predict mode (its Markdown bold as plain text)
+// The line outside predict mode, under the question
 export function answerLine(q) {
-  return `Chapter's answer: ${answerText(q)}.${q.explain ? ` ${q.explain}` : ""}`;
+  const who = whose(q);
+  return `${who[0].toUpperCase()}${who.slice(1)}: ${answerText(q)}.${q.explain ? ` ${q.explain}` : ""}`;
 }
 
 // The line once a choice is revealed: [right, text]
 export function choiceVerdict(q, pick) {
   const right = pick === q.answer;
-  return [right, right ? `Right: ${q.answer}.` : `Not quite: you picked “${pick}”; the chapter's answer is ${q.answer}.`];
+  return [right, right ? `Right: ${q.answer}.` : `Not quite: you picked “${pick}”; ${whose(q)} is ${q.answer}.`];
 }
 
 // The warning for a guess outside the accepted range, or null
@@ -169,6 +177,8 @@ export class PredictBox {
   }
 
   showAnswer() {
+    // the question stays; the guess's input and Reveal give way to the verdict (and Guess again)
+    this.box.replaceChildren(...[...this.box.children].slice(0, 1));
     const [close, text] = this.q.kind === "choice" ? choiceVerdict(this.q, this.guess) : verdict(this.q, this.guess);
     const line = el("p", close ? "gp-close" : "gp-far", text);
     const again = el("button", "gp-btn", "Guess again");

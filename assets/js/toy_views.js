@@ -104,8 +104,9 @@ export function captions(cfg, run, ppo = null) {
   const right = seedMean(run.metrics.frac_all_correct);
   // which kind of dead group the chart's stack shows more of at iteration t (t = -1: the last)
   const side = (t) => {
-    if (wrong.at(t) + right.at(t) === 0) return "none";
-    return wrong.at(t) >= right.at(t) ? "mostly all wrong, red" : "mostly all correct, green";
+    if (wrong.at(t) + right.at(t) === 0) return "";
+    if (wrong.at(t) === right.at(t)) return " (as many all wrong as all correct)";
+    return wrong.at(t) > right.at(t) ? " (mostly all wrong, red)" : " (mostly all correct, green)";
   };
   const starts = first_above(seedMean(run.p, nd(run.p).shape[2] - 1), HARD);
   const peak = argmax(H);
@@ -119,22 +120,36 @@ export function captions(cfg, run, ppo = null) {
   }
   let waits;
   if (starts !== null) {
-    waits = `The hardest prompt (bottom row) stays dark, below p = ${repr(HARD)}, until iteration ${starts}: its ` +
+    waits = `The hardest prompt (top row) stays dark, below p = ${repr(HARD)}, until iteration ${starts}: its ` +
       "groups are all wrong until the shared skill makes it sometimes solvable."; // prettier-ignore
   } else {
-    waits = `The hardest prompt (bottom row) never passes p = ${repr(HARD)}: its groups stay all wrong` +
+    waits = `The hardest prompt (top row) never passes p = ${repr(HARD)}: its groups stay all wrong` +
       (cfg.lr_w === 0 ? ", and with lr_w = 0 no shared skill lifts it." : "."); // prettier-ignore
   }
   return {
     acc: `Accuracy ${f(acc[0], ".2f")} → ${f(last(acc), ".2f")}. Band: the middle 80% of ${cfg.n_seeds} seeds; thick blue: ` +
       "their mean; dashed black: the exact expected run, drawn in full from the start.",
-    zero: `No gradient: ${f(z[0], ".0%")} of groups at first (${side(0)}), ${f(last(z), ".0%")} at the end (${side(-1)}). ` +
+    zero: `No gradient: ${f(z[0], ".0%")} of groups at first${side(0)}, ${f(last(z), ".0%")} at the end${side(-1)}. ` +
       "Dashed: mean_j p_j^G + (1 − p_j)^G.",
     bars: "Blue: the prompt's group in iteration t had mixed rewards and taught something; grey: all its " +
       "answers got the same reward (no gradient).",
     heat: waits + clip_note(cfg, run, ppo),
     kl: `KL to the reference rises to ${f(last(seedMean(run.kl_exact)), ".2f")} nats. ${entropy} Dotted: expected.`,
   }; // prettier-ignore
+}
+
+// The key numbers of a run, as big metrics above its charts (what a hall reads from the back): accuracy and the
+// share of groups that teach nothing, first and last; when the hardest prompt learns; the KL at the end
+export function training_metrics(cfg, run) {
+  const acc = seedMean(run.accuracy);
+  const z = seedMean(run.metrics.frac_reward_zero_std);
+  const starts = first_above(seedMean(run.p, nd(run.p).shape[2] - 1), HARD);
+  return [
+    ["accuracy, first → last", `${f(acc[0], ".2f")} → ${f(last(acc), ".2f")}`],
+    ["groups with no gradient", `${f(z[0], ".0%")} → ${f(last(z), ".0%")}`],
+    [`hardest prompt passes p = ${repr(HARD)}`, starts === null ? "never" : `iteration ${starts}`],
+    ["KL to the reference, last", `${f(last(seedMean(run.kl_exact)), ".2f")} nats`],
+  ];
 }
 
 // Training dynamics' five charts for run = runToy(cfg), exp = expectedRun(cfg). o.pinned = [label, run] overlays a
@@ -191,7 +206,7 @@ export function training_charts(cfg, run, exp, o = {}) {
   ];
 }
 
-// The page's predict-first question (ui/predict.py's keywords): when does the hardest prompt pass HARD? null if
+// The page's predict-first question (assets/js/predict.js): when does the hardest prompt pass HARD? null if
 // it never does in this run.
 export function hard_prompt_question(cfg, run) {
   const hard = seedMean(run.p, nd(run.p).shape[2] - 1);
@@ -201,6 +216,7 @@ export function hard_prompt_question(cfg, run) {
     question: `The hardest prompt starts at p = ${f(hard[0], ".3f")}, so its groups are all wrong. Around which ` +
       `iteration will its p pass ${repr(HARD)} (mean over the seeds)?`,
     answer: starts, tolerance: Math.max(10, Math.floor(starts / 5)), fmt: "{:.0f}", lo: 0, hi: cfg.iterations,
+    whose: "this run's answer", // the chapter prints no iteration: the toy's run says it
     explain: "It waits until the shared skill w, pushed by the other prompts, makes it sometimes " +
       "solvable: RL can only reinforce answers the model sometimes produces.",
   }; // prettier-ignore
@@ -231,6 +247,11 @@ export function std_charts(runs) {
     Chart(`Mean accuracy (${STD_SEEDS} seeds)`, lines("accuracy"), { y_title: "accuracy", y_range: [0, 1] }),
     Chart("The hardest prompt's p_j", lines("hard"), { y_title: "p_j of the hardest prompt", y_range: [0, 1] }),
   ];
+}
+
+// Std scaling's key numbers: each run's accuracy at the end
+export function std_metrics(runs) {
+  return Object.entries(runs).map(([name, r]) => [`accuracy, ${name}`, f(last(r.accuracy), ".3f")]);
 }
 
 export function std_words(runs, lr) {
@@ -296,6 +317,13 @@ export function sharpen_charts(cfg, h) {
   ]; // prettier-ignore
 }
 
+// The sharpening toy's key numbers: pass@1 and pass@k, first and last
+export function sharpen_metrics(cfg, h) {
+  const [p1, pk] = [nd(h.pass_at_1).v, nd(h.pass_at_k).v];
+  return [["pass@1, first → last", `${f(p1[0], ".3f")} → ${f(last(p1), ".3f")}`],
+    [`pass@${cfg.k_eval}, first → last`, `${f(pk[0], ".3f")} → ${f(last(pk), ".3f")}`]]; // prettier-ignore
+}
+
 export function sharpen_caption(cfg, h) {
   const p = nd(h.p);
   const P = p.shape[1];
@@ -314,6 +342,13 @@ export function sharpen_caption(cfg, h) {
 
 // The toy's mean pass@k at iteration 0 and T (p_j (P,) each, from expectedRun of the chapter's defaults): the
 // chart and what it shows.
+// the toy's key numbers: mean pass@1 and pass@64 at iteration 0 and T
+export function toy_metrics(p0, pT, T = TOY_T) {
+  const [before, after] = [mean_pass_at_k_known_p(p0, KS), mean_pass_at_k_known_p(pT, KS)];
+  return [[`pass@1, iteration 0 → ${T}`, `${f(before[0], ".3f")} → ${f(after[0], ".3f")}`],
+    [`pass@64, iteration 0 → ${T}`, `${f(last(before), ".3f")} → ${f(last(after), ".3f")}`]]; // prettier-ignore
+}
+
 export function toy_curves(p0, pT, T = TOY_T) {
   const before = mean_pass_at_k_known_p(p0, KS);
   const after = mean_pass_at_k_known_p(pT, KS);

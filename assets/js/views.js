@@ -1,13 +1,14 @@
-// The views' documents, computed in the page: the JavaScript twin of each sim/views/<name>.py `show` (sim/views/
-// doc.py), for a lesson whose page computes its view. The same blocks in the same order, with the same words and
-// numbers (tests/test_js_views.py compares them on random settings); a lesson leaves out what only the app has
-// (links to its other pages, a student's lab code) and shows every formula as its plain text.
+// The views' documents, computed in the page, in both hosts: for each view the browser computes (One group, Wasted
+// groups, KL and clipping, Std scaling, pass@k, Training dynamics) the one function that builds what a reader sees
+// for a setting, its words, questions, metrics and charts (sim/views/doc.py's blocks), which assets/js/doc.js draws.
+// The numbers are sim's formulas' JavaScript twins (exercises.js, engine.js), proved equal to sim/ by the unit tier
+// (tests/test_views.py); the words are written here only.
 //
-//   SHOW.wasted({p: 0.05, group_size: 8})  ->  [{kind: "formula", text}, {kind: "caption", text}, {kind: "ask", ...}]
+//   SHOW.wasted({p: 0.05, group_size: 8}, ctx)  ->  [{kind: "formula", latex, text}, {kind: "caption", text}, ...]
 //
-// `fields` are the controls' values by their config's field names (control_rules.js configOf). A block is what
-// sim.views.doc.to_json writes, except that a Charts block holds its charts (assets/js/chart_spec.js) rather than their
-// payload: assets/js/doc.js draws them.
+// `fields` are the controls' values by their config's field names (control_rules.js configOf). `ctx` is what the
+// page adds: {app: the app draws its links and lab verdicts, pinned: {label, config} (Training dynamics' Pin),
+// lab: the app's "Use my lab code" numbers for this setting (sim/views/<view>.py lab_extras), or null}.
 
 import { Band, BarSeries, Chart, COLORS, Heatmap, Line, rgba } from "./chart_spec.js";
 import { crossoverK, expectedMeanAbsAdvantage, meanAbsAdvantage, meanPassAtKKnownP, passAtKKnownP, sharpenConfig, STD_SEEDS,
@@ -19,8 +20,9 @@ import { curves_chart } from "./toy_views.js";
 
 // ---- blocks (sim/views/doc.py) ----
 const heading = (text, level = 2) => ({ kind: "heading", text, level });
-const text = (t) => ({ kind: "text", text: t });
-const formula = (t) => ({ kind: "formula", text: t });
+const text = (t, md = null) => ({ kind: "text", text: t, md });
+const formula = (latex, t) => ({ kind: "formula", latex, text: t });
+const link = (page, label) => ({ kind: "link", page, label }); // the app only: another of its pages
 const caption = (t) => ({ kind: "caption", text: t });
 const note = (t, tone = "info") => ({ kind: "note", text: t, tone });
 const metrics = (items) => ({ kind: "metrics", items: items.map((i) => i.map(String)) });
@@ -28,12 +30,19 @@ const charts = (key, list, columns = 1) => ({ kind: "charts", key, charts: list,
 const table = (key, columns, rows, title = null) => ({ kind: "table", key, title, columns, rows });
 const columns = (...cols) => ({ kind: "columns", columns: cols });
 const live = (key, request) => ({ kind: "live", key, request });
+// the blocks the app's lab numbers put at a place of a document (sim/views/<view>.py lab_extras), none without them
+const slot = (ctx, name) => (ctx && ctx.lab && ctx.lab.slots && ctx.lab.slots[name]) || [];
 export const QUESTION = { kind: "number", options: [], tolerance: null, unit: null, explain: null, fmt: "{:.4g}",
   lo: null, hi: null }; // prettier-ignore
 const ask = (key, question, answer, o, then) => ({ kind: "ask", key, question: { ...QUESTION, question, answer, ...o }, then });
 
 const pct = (x, digits = 1) => f(x, `.${digits}%`);
-const r4 = (x) => Number(f(x, ".4f")) + 0.0; // sim.views.one_group.r4: round(x, 4)
+const r4 = (x) => Number(f(x, ".4f")) + 0.0; // a table's number: round(x, 4), never -0
+// One group's ε in std + ε: the chapter's "tiny". TRL's 1e-4 would show in the 4th decimal, the chapter's +1 as
+// 0.9998 and 1/6 as 0.1666 (sim.exercises takes it as a parameter; it keeps an all-equal group at 0, not 0/0)
+const TINY = 1e-8;
+const TINY_WORDS = "ε is the chapter's “tiny” (1e-8 here; TRL adds 1e-4): it keeps a group whose answers all " +
+  "agree at 0 instead of 0/0, and moves no digit shown here."; // prettier-ignore
 const round = (x, n) => Number(f(x, `.${n}f`)) + 0.0; // Python's round(x, n)
 const pyRound = (x, n) => Number(f(x, `.${n}f`)); // round(x, n) without +0.0 (a question's answer)
 
@@ -42,7 +51,7 @@ const PS = linspace(0, 1, 101);
 const GS = Float64Array.from({ length: 63 }, (_, i) => i + 2);
 const CURVES = [[4, COLORS.grey], [8, COLORS.bad], [16, COLORS.good], [64, "black"]];
 
-function wasted({ p, group_size: G }) {
+function wasted({ p, group_size: G }, ctx = {}) {
   const sig8 = 1 - X.p_no_signal(0.05, 8);
   const sig64 = 1 - X.p_no_signal(0.05, 64);
   const none = X.p_no_signal(p, G);
@@ -55,7 +64,8 @@ function wasted({ p, group_size: G }) {
     caption: `The × is your setting, p = ${f(p, ".2f")} and G = ${G}: ${pct(none)} of its groups teach nothing. Dark at ` +
       "both edges: too-hard prompts (p ≈ 0) teach nothing, too-easy ones (p ≈ 1) waste compute." }); // prettier-ignore
   const curves = Chart("P(no signal) against p", [
-    ...CURVES.map(([g, color]) => Line(PS.map((x) => X.p_no_signal(x, g)), `G = ${g}`, { x: PS, reveal: "full", color })),
+    ...CURVES.filter(([g]) => g !== G) // your G's own curve is "G = G (yours)" below, not a second legend entry
+      .map(([g, color]) => Line(PS.map((x) => X.p_no_signal(x, g)), `G = ${g}`, { x: PS, reveal: "full", color })),
     Line(PS.map((x) => X.p_no_signal(x, G)), `G = ${G} (yours)`, { x: PS, reveal: "full", color: COLORS.main, width: 4 }),
   ], { x_title: "p (solve rate)", y_title: "P(group teaches nothing)", y_range: [0, 1], height: 420, vlines: [[p, ""]],
     caption: `At p = ${f(p, ".2f")}, a group of ${G} teaches nothing ${pct(none)} of the time, a group of 64 ` +
@@ -65,15 +75,16 @@ function wasted({ p, group_size: G }) {
   const revealed = [
     metrics([[`P(no signal) at p = ${f(p, ".2f")}, G = ${G}`, pct(none)], ["P(signal)", pct(1 - none)],
       ["P(signal) at G = 64", pct(1 - X.p_no_signal(p, 64))]]), // prettier-ignore
+    columns([charts("wasted_heatmap", [heat])], [charts("wasted_curves", [curves])]),
     note(`The chapter's case: p = 0.05 yields signal ${pct(sig8, 0)} of the time with G = 8 but ${pct(sig64, 0)} with ` +
       "G = 64. DeepSeekMath used G = 64; DeepSeek-R1-Zero G = 16."), // prettier-ignore
-    columns([charts("wasted_heatmap", [heat])], [charts("wasted_curves", [curves])]),
     heading("The chapter's table"),
     table("no_signal_table", ["p", ...tab.group_size.map((g) => `G = ${g}`)], rows),
     caption("Read it from both ends. RL can only reinforce what the model already sometimes does."),
+    link("your_prompts", "This table for your own prompts: upload their pass rates (Your prompts)"),
   ];
   return [
-    formula("P(group teaches nothing) = p^G + (1 − p)^G"),
+    formula(String.raw`P(\text{group teaches nothing}) = p^G + (1 - p)^G`, "P(group teaches nothing) = p^G + (1 − p)^G"),
     caption("Chapter 15, “Groups that teach nothing”: a prompt solved 5% of the time, with G = 8 and G = 64."),
     ask("wasted_g8", "A prompt is solved 5% of the time (p = 0.05). With G = 8, in what share of its groups does at " +
       "least one answer differ from the rest (a group that teaches something)?", pyRound(100 * sig8, 1),
@@ -86,11 +97,28 @@ function wasted({ p, group_size: G }) {
 
 // ---- One group (sim/views/one_group.py) ----
 const ADVANTAGE_LEGEND = "Green answers are right, red ones wrong; TRL's bars are hatched.";
-const ADVANTAGE = { group: "A_i = (r_i − mean(r)) / (std(r) + ε)", none: "A_i = r_i − mean(r)" };
-const LOSS = "L = −(1/G) Σ_i (1/|y_i|) Σ_t min(ρ_t A_i, clip(ρ_t, 1 − ε, 1 + ε) A_i)";
-const WEIGHT = { grpo: "A_i / (G |y_i|)", sapo: "A_i / (G |y_i|)   (the gate 4σ(1 − σ) = 1 at ρ = 1)",
-  bnpo: "A_i / Σ_j |y_j|", dapo: "A_i / Σ_j |y_j|", cispo: `min(ρ, ε_max) · A_i / Σ_j |y_j|   (ε_max = ${f(X.CISPO_CAP, "g")})`,
-  vespo: "φ(w) · A_i / Σ_j |y_j|   (φ(1) = 1)", dr_grpo: "A_i / (G L_max)", luspo: "A_i / G" }; // prettier-ignore
+const ADVANTAGE = {
+  group: [String.raw`\hat A^{(i)} = \frac{r^{(i)} - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}`,
+    "A_i = (r_i − mean(r)) / (std(r) + ε)"],
+  none: [String.raw`\hat A^{(i)} = r^{(i)} - \operatorname{mean}(r)`, "A_i = r_i − mean(r)"],
+}; // prettier-ignore
+const LOSS = [String.raw`\mathcal{L} = -\frac{1}{G}\sum_i \frac{1}{|y^{(i)}|}\sum_t \min\big(\rho_t \hat A^{(i)},` +
+  String.raw`\ \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\,\hat A^{(i)}\big)`,
+  "L = −(1/G) Σ_i (1/|y_i|) Σ_t min(ρ_t A_i, clip(ρ_t, 1 − ε, 1 + ε) A_i)"]; // prettier-ignore
+const GROUP_MEAN = String.raw`\frac{\hat A^{(i)}}{G\,|y^{(i)}|}`;
+const TOKEN_MEAN = String.raw`\frac{\hat A^{(i)}}{\sum_j |y^{(j)}|}`;
+const WEIGHT = { // the weight of each token at ratio 1, per loss type: LaTeX and plain text
+  grpo: [GROUP_MEAN, "A_i / (G |y_i|)"],
+  sapo: [GROUP_MEAN + String.raw`\quad(\text{the gate } 4\sigma(1-\sigma) = 1 \text{ at } \rho = 1)`,
+    "A_i / (G |y_i|)   (the gate 4σ(1 − σ) = 1 at ρ = 1)"],
+  bnpo: [TOKEN_MEAN, "A_i / Σ_j |y_j|"],
+  dapo: [TOKEN_MEAN, "A_i / Σ_j |y_j|"],
+  cispo: [String.raw`\min(\rho, \varepsilon_{max})\,` + TOKEN_MEAN + String.raw`\quad(\varepsilon_{max} = ` + f(X.CISPO_CAP, "g") + ")",
+    `min(ρ, ε_max) · A_i / Σ_j |y_j|   (ε_max = ${f(X.CISPO_CAP, "g")})`],
+  vespo: [String.raw`\varphi(w)\,` + TOKEN_MEAN + String.raw`\quad(\varphi(1) = 1)`, "φ(w) · A_i / Σ_j |y_j|   (φ(1) = 1)"],
+  dr_grpo: [String.raw`\frac{\hat A^{(i)}}{G\,L_{\max}}`, "A_i / (G L_max)"],
+  luspo: [String.raw`\frac{\hat A^{(i)}}{G}`, "A_i / G"],
+}; // prettier-ignore
 const LOSS_WORDS = "At ratio 1 the loss is the mean advantage, which is 0 by construction, so GRPO's logged loss " +
   "reads 0. Its gradient is REINFORCE with the group baseline, -A_i/G per answer, which vanishes only when the " +
   "group has no spread."; // prettier-ignore
@@ -139,53 +167,68 @@ function rewards_of(G, { mode, correct, pick }) {
   return [Array.from({ length: G }, (_, i) => (pick.includes(i + 1) ? 1.0 : 0.0)), null];
 }
 
-function one_group(fields) {
+function one_group(fields, ctx = {}) {
   const { group_size: G, scale, loss_type } = fields;
   const [rewards, warn] = rewards_of(G, fields);
-  const chapter = X.group_summary(rewards, { scale, ddof: 0 });
-  const trl = X.group_summary(rewards, { scale, ddof: 1 });
+  const chapter = X.group_summary(rewards, { scale, ddof: 0, eps: TINY });
+  const trl = X.group_summary(rewards, { scale, ddof: 1, eps: TINY });
   const responses = X.group_responses(rewards);
-  const weights = X.per_token_weights(responses, rewards, { loss_type, scale,
+  const weights = X.per_token_weights(responses, rewards, { loss_type, scale, eps: TINY,
     clip_eps_high: loss_type === "cispo" ? X.CISPO_CAP : null }); // prettier-ignore
-  const effect = X.length_effect(responses, rewards, { scale });
+  const effect = X.length_effect(responses, rewards, { scale, eps: TINY });
   const credit = X.credit_table(responses, weights);
   const said = advantage_words(rewards, chapter, trl, scale);
   const adv = chapter.advantages;
   const xs = rewards.map((_, i) => i + 1);
   const colors = rewards.map((r) => (r > 0 ? COLORS.good : COLORS.bad));
+  const bars = [
+    BarSeries(xs, adv, "population std (chapter)", { colors }),
+    BarSeries(xs, trl.advantages, "sample std (TRL)", { colors, opacity: 0.45, hatch: "/" }),
+  ];
+  const mine = ctx.lab && ctx.lab.advantages; // the app's "Use my lab code": the student's group_advantages
+  if (mine) {
+    bars.push(Line(mine.student, "your group_advantages", { x: xs, reveal: "full", mode: "markers", size: 16,
+      symbols: mine.wrong.map((w) => (w ? "x" : "diamond")), marker_colors: mine.wrong.map((w) => (w ? COLORS.bad : "#000000")),
+      outline: "white" })); // prettier-ignore
+  }
   const doc = warn ? [warn] : [];
   doc.push(
-    formula(ADVANTAGE[scale]),
+    formula(...ADVANTAGE[scale]),
+    ...(scale === "group" ? [caption(TINY_WORDS)] : []),
     metrics([["correct", `${rewards.reduce((s, r) => s + r, 0)} / ${G}`], ["mean(r)", f(chapter.mean, ".3f")],
       ["std, population (chapter)", f(chapter.std_population, ".3f")], ["std, sample (TRL)", f(chapter.std_sample, ".3f")],
       ["sum of advantages", f(round(adv.reduce((s, a) => s + a, 0), 6), "+.3f")]]), // prettier-ignore
-    charts("adv_chart", [Chart("Advantage of each answer", [
-      BarSeries(xs, adv, "population std (chapter)", { colors }),
-      BarSeries(xs, trl.advantages, "sample std (TRL)", { colors, opacity: 0.45, hatch: "/" }),
-    ], { x_title: "answer i", y_title: "advantage", height: 360, barmode: "group" })]),
+    charts("adv_chart", [Chart("Advantage of each answer", bars, { x_title: "answer i", y_title: "advantage", height: 360,
+      barmode: "group" })]), // prettier-ignore
+    ...slot(ctx, "after_chart"),
     caption(said.startsWith("Every") ? said : `${ADVANTAGE_LEGEND} ${said}`),
     heading("Loss value vs gradient"),
-    formula(LOSS),
+    formula(...LOSS),
     metrics([["loss at ratio 1", f(round(chapter.loss, 4), ".4f")], ["gradient norm ‖∂L/∂log π‖", f(chapter.grad_norm, ".4f")]]),
     caption(LOSS_WORDS),
     heading("The group, token by token"),
-    text(`Each token's log-probability gets a gradient weight; at ratio 1, under ${loss_type} it is`),
-    formula(WEIGHT[loss_type]),
+    text(`Each token's log-probability gets a gradient weight; at ratio 1, under ${loss_type} it is`,
+      `Each token's log-probability gets a gradient weight; at ratio 1, under **${loss_type}** it is`),
+    formula(...WEIGHT[loss_type]),
   );
   if (loss_type === "cispo") doc.push(caption(CISPO_WORDS));
-  doc.push(table("weights_table", ["answer", "response", "reward", "advantage", "length", "weight per token"],
-    responses.map((t, i) => [i + 1, t.join(" "), rewards[i], r4(adv[i]), t.length, r4(weights[i][0])]))); // prettier-ignore
+  const theirs = ctx.lab && ctx.lab.weights; // the student's grpo_loss gradient on each answer's first token
+  doc.push(table("weights_table", ["answer", "response", "reward", "advantage", "length", "weight per token",
+    ...(theirs ? ["your weight (grpo_loss)"] : [])], responses.map((t, i) => [i + 1, t.join(" "), rewards[i], r4(adv[i]),
+    t.length, r4(weights[i][0]), ...(theirs ? [r4(theirs[i])] : [])])), ...slot(ctx, "after_table")); // prettier-ignore
   if (effect !== null) {
     const [short, long] = [responses[effect.short].join(" "), responses[effect.long].join(" ")];
     doc.push(
-      text("Length bias. Two wrong answers with the same advantage, per token, under each loss type:"),
+      text("Length bias. Two wrong answers with the same advantage, per token, under each loss type:",
+        "**Length bias.** Two wrong answers with the same advantage, per token, under each loss type:"),
       table("length_bias_table", ["loss type", `${short} (short, wrong)`, `${long} (long, wrong)`],
         effect.rows.map((r) => [r.loss_type, r4(r.short), r4(r.long)])), // prettier-ignore
       caption(length_words(effect)),
     );
   }
   doc.push(
-    text("Credit: what each token collects across the group, among tokens chosen after the same text."),
+    text("Credit: what each token collects across the group, among tokens chosen after the same text.",
+      "**Credit:** what each token collects across the group, among tokens chosen after the same text."),
     table("credit_table", ["position", "context", "token", "weight", "count"],
       credit.map((r) => [r.position, r.context, r.token, r4(r.weight), r.count])), // prettier-ignore
     caption(credit_words(credit)),
@@ -213,19 +256,23 @@ function titles(view) {
     "GSPO (sequence ratio)": `GSPO, ratio ρ^(1/${X.RESPONSE_LENGTH}), ε = ${f(eps, ".2f")}` }; // prettier-ignore
 }
 
-function leash({ pi, pi_ref }) {
+function leash({ pi, pi_ref }, ctx) {
   const k = X.kl_estimators(U);
   const chk = X.kl_check(pi, pi_ref);
   const lines = ESTIMATORS.map(([name, color]) => Line(k[name], name, { x: U, reveal: "full", color, width: name === "k3" ? 3 : 2 }));
   lines.push(Line([chk.k3], `your token: u = ${f(chk.u, ".3f")}`, { x: [chk.u], reveal: "full", mode: "markers", size: 12,
     color: "black" })); // prettier-ignore
+  if (ctx.lab && ctx.lab.k3) lines.push(Line(ctx.lab.k3, "your k3_kl", { x: U, reveal: "full", color: "black", dash: "dot" }));
   return [
     heading("The KL leash, per token"),
     caption("Chapter 15, “Adding the KL leash, in the loss”: the numeric check of k3."),
-    text("GRPO puts the KL penalty in the loss, estimated per sampled token from u = π_ref / π_θ:"),
-    formula("k1 = −log u,   k2 = ½ (log u)²,   k3 = u − log u − 1 ≥ 0"),
+    text("GRPO puts the KL penalty in the loss, estimated per sampled token from u = π_ref / π_θ:",
+      "GRPO puts the KL penalty in the loss, estimated per sampled token from $u = \\pi_{ref}/\\pi_\\theta$:"),
+    formula(String.raw`k_1 = -\log u \qquad k_2 = \tfrac12 (\log u)^2 \qquad k_3 = u - \log u - 1 \;\ge 0`,
+      "k1 = −log u,   k2 = ½ (log u)²,   k3 = u − log u − 1 ≥ 0"),
     charts("kl_chart", [Chart("KL estimators against u = π_ref / π", lines, { x_title: "u = π_ref / π",
       y_title: "per-token estimate", y_range: [-1.5, 3], height: 380 })]), // prettier-ignore
+    ...slot(ctx, "after_kl_chart"),
     ask("k3", `The policy gives a token probability ${f(pi, ".2f")}, the reference ${f(pi_ref, ".2f")}. What is its k3?`,
       pyRound(chk.k3, 4), { tolerance: 0.002, lo: 0, explain: "k3 = u − log u − 1 with u = π_ref / π." }, [
         metrics([["u = π_ref / π", f(chk.u, ".3f")], ["k3", f(chk.k3, ".4f")], ["d k3 / d log π = 1 − u", f(chk.dk3_dlogp, ".3f")],
@@ -237,7 +284,7 @@ function leash({ pi, pi_ref }) {
   ];
 }
 
-function clip({ p_old, p_new }, view) {
+function clip({ p_old, p_new }, view, ctx) {
   const eps = view.clip_eps;
   const ends = [RHO[0], RHO.at(-1)];
   const list = [[1.0, "A > 0 (A = +1)"], [-1.0, "A < 0 (A = −1)"]].map(([A, title]) => Chart(`Clipped surrogate, ${title}`, [
@@ -250,7 +297,8 @@ function clip({ p_old, p_new }, view) {
   return [
     heading("PPO's clip"),
     caption("Chapter 15, “Adding PPO's clip”: a token whose probability rose from 0.40 to 0.50."),
-    formula("ρ = π_θ / π_old,   s = min(ρA, clip(ρ, 1 − ε, 1 + ε) A)"),
+    formula(String.raw`\rho = \frac{\pi_\theta}{\pi_{old}},\qquad s = \min\big(\rho A,\ \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon)\,A\big)`,
+      "ρ = π_θ / π_old,   s = min(ρA, clip(ρ, 1 − ε, 1 + ε) A)"),
     charts("clip_charts", list, 2),
     caption("Where the curve is flat there is no gradient: a positive-advantage token past 1 + ε, or a negative one " +
       "below 1 − ε, stops being pushed. At ρ = 1 the clip is inert and the gradient is plain REINFORCE."), // prettier-ignore
@@ -260,6 +308,7 @@ function clip({ p_old, p_new }, view) {
         note(`Token probability ${f(p_old, ".2f")} → ${f(p_new, ".2f")}: ratio ${f(ex.ratio, ".3f")}; with A > 0 and ε = ` +
           `${f(eps, ".2f")} the token ${outcome}. (Chapter: 0.40 → 0.50 gives 1.25 > 1.2.)`),
       ]), // prettier-ignore
+    ...slot(ctx, "after_clip"),
   ];
 }
 
@@ -289,7 +338,12 @@ function weights({ p_old, p_new }, view) {
     text("Each panel is one objective from TRL 1.16.0 (loss_type, importance_sampling_level): the weight " +
       `−|y| ∂L / ∂log π on one token of a ${X.RESPONSE_LENGTH}-token response as its ratio ρ moves, the other tokens at ` +
       "ratio 1. Green: A = +1, red: A = −1, grey dashes: the unclipped ρA. The dotted line is your token " +
-      `(${f(p_old, ".2f")} → ${f(p_new, ".2f")}). Every curve is autograd on sim.grpo.policy_loss.`), // prettier-ignore
+      `(${f(p_old, ".2f")} → ${f(p_new, ".2f")}). Every curve is autograd on sim.grpo.policy_loss.`,
+    "Each panel is one objective from TRL 1.16.0 (`loss_type`, `importance_sampling_level`): the weight " +
+      String.raw`$-|y|\,\partial \mathcal{L} / \partial \log \pi$ on one token of a ` + `${X.RESPONSE_LENGTH}-token response ` +
+      "as its ratio ρ moves, the other tokens at ratio 1. **Green: A = +1**, **red: A = −1**, grey dashes: the " +
+      `unclipped ρA. The dotted line is your token (${f(p_old, ".2f")} → ${f(p_new, ".2f")}). Every curve is autograd ` +
+      "on `sim.grpo.policy_loss`."), // prettier-ignore
     charts("weight_charts", panels, 3),
     table("weights_at_token", ["objective", "weight, A = +1", "weight, A = −1"],
       Object.keys(w).map((name) => [names[name], round(w[name].pos, 3), round(w[name].neg, 3)])), // prettier-ignore
@@ -340,10 +394,10 @@ function sampling({ pi, pi_ref, n }) {
   ];
 }
 
-function kl_clip(fields) {
+function kl_clip(fields, ctx = {}) {
   const view = { clip_eps: fields.clip_eps, clip_eps_high: fields.clip_eps_high, delta: fields.delta,
     sapo_temperature_pos: fields.sapo_temperature_pos, sapo_temperature_neg: fields.sapo_temperature_neg }; // prettier-ignore
-  return [...leash(fields), ...clip(fields, view), ...weights(fields, view), ...sampling(fields)];
+  return [...leash(fields, ctx), ...clip(fields, view, ctx), ...weights(fields, view), ...sampling(fields)];
 }
 
 // ---- pass@k (sim/views/passk.py) ----
@@ -372,7 +426,7 @@ function estimator({ n, c, k }) {
   const chart = Chart(`Unbiased pass@k for n = ${n}, c = ${c}`, [
     Line(ks.map((kk) => X.pass_at_k(n, c, kk)), "pass@k", { x: ks, reveal: "full", color: COLORS.main, width: 3 }),
   ], { x_title: "k", y_title: "pass@k", y_range: [0, 1.02], height: 300, vlines: [[k, ""]] }); // prettier-ignore
-  return [...doc, formula("pass@k = 1 − C(n − c, k) / C(n, k)"),
+  return [...doc, formula(String.raw`\text{pass@}k = 1 - \binom{n-c}{k} \Big/ \binom{n}{k}`, "pass@k = 1 − C(n − c, k) / C(n, k)"),
     metrics([[`pass@${k} from n = ${n}, c = ${c}`, f(X.pass_at_k(n, c, k), ".4f")]]), charts("estimator_chart", [chart])];
 }
 
@@ -384,7 +438,9 @@ function problems() {
     heading("The chapter's two problems"),
     caption("Chapter 15, “Does RL teach new reasoning?”: a toy example of how RL can sharpen and narrow coverage."),
     text(`Problem A: p = ${repr(a0)} → ${repr(a1)}; problem B (a rare strategy): p = ${repr(b0)} → ${repr(b1)}. Averaged over ` +
-      `the two problems, pass@1 rises ${f(s["pass@1_before"], ".3f")} → ${f(s["pass@1_after"], ".3f")}.`), // prettier-ignore
+      `the two problems, pass@1 rises ${f(s["pass@1_before"], ".3f")} → ${f(s["pass@1_after"], ".3f")}.`,
+    `Problem A: $p = ${repr(a0)} \\to ${repr(a1)}$; problem B (a rare strategy): $p = ${repr(b0)} \\to ${repr(b1)}$. ` +
+      `Averaged over the two problems, pass@1 rises ${f(s["pass@1_before"], ".3f")} → ${f(s["pass@1_after"], ".3f")}.`), // prettier-ignore
     ask("two_problems", `Before RL the mean pass@64 is ${f(s["pass@64_before"], ".3f")}. What is it after RL?`,
       pyRound(s["pass@64_after"], 3), { tolerance: 0.03, lo: 0, hi: 1, explain: `The curves cross near k = ${f(s.crossover_k, ".1f")}.` }, [
         charts("chapter_passk_chart", [curves_chart("pass@k of problems A and B, and their mean", CHAPTER_P_BEFORE,
@@ -402,6 +458,8 @@ function passk(fields) {
   return [
     ...estimator(fields),
     ...problems(),
+    link("your_run", "Watch entropy in your own run: upload its log (Your run)"),
+    link("your_prompts", "Your base model's pass@k over your prompts (Your prompts)"),
     heading("The 24-prompt toy, before vs after training"),
     live("passk_toy", { view: "passk_toy", config: {}, columns: 1, classroom_columns: 1 }),
     heading("The sharpening toy"),
@@ -446,7 +504,8 @@ function exercise(G) {
 function std_scaling(fields) {
   const cfg = toyConfig({ group_size: fields.group_size, lr: fields.lr, seed: fields.seed, n_seeds: STD_SEEDS });
   return [
-    formula("mean |A|(c) = (1/G) Σ_i |r_i − mean(r)| / (std(r) + ε)   vs   (1/G) Σ_i |r_i − mean(r)|"),
+    formula(String.raw`\overline{|\hat A|}(c) = \frac{1}{G}\sum_i \left|\frac{r_i - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}\right| \quad\text{vs}\quad \frac{1}{G}\sum_i |r_i - \operatorname{mean}(r)|`,
+      "mean |A|(c) = (1/G) Σ_i |r_i − mean(r)| / (std(r) + ε)   vs   (1/G) Σ_i |r_i − mean(r)|"),
     ...exercise(cfg.group_size),
     heading("What it does to training: two comparisons"),
     live("std_scaling", { view: "std", config: cfg, columns: 2, classroom_columns: 2 }),
@@ -454,9 +513,10 @@ function std_scaling(fields) {
 }
 
 // ---- Training dynamics (sim/views/training.py) ----
-function training(fields) {
-  return [live("training", { view: "training", config: toyConfig(fields), pinned: null, table: null, columns: 2,
-    classroom_columns: 3 })]; // prettier-ignore
+function training(fields, ctx = {}) {
+  const lab = ctx.lab;
+  return [...slot(ctx, "top"), live("training", { view: "training", config: toyConfig(fields), pinned: ctx.pinned || null,
+    table: (lab && lab.table) || null, columns: 2, classroom_columns: 3 })]; // prettier-ignore
 }
 
 export const SHOW = { wasted, one_group, kl_clip, passk, std_scaling, training };

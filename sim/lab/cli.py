@@ -12,12 +12,14 @@ such file, bad flags, `new` into existing files). Every problem is one line, nev
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from pathlib import Path
 
 from sim.lab.limits import TIMEOUT_MAX, TIMEOUT_MIN, parse_timeout
 from sim.lab.pool import LabPathError, lab_pool, resolve_lab_path
 from sim.paths import CODE_ROOT, LAB_STUBS
+from sim.runtime.files import OutputPathError, check_folder
+from sim.runtime.interrupt import interruptible
 from sim.validate import neutral
 
 STUBS = LAB_STUBS
@@ -57,31 +59,42 @@ def cmd_check(path: str, timeout: float) -> int:
         print(f"error: {_path_problem(path, e)}", file=sys.stderr)
         return 2
     lab_pool().start()  # the workers start while this process imports torch
-    from sim.lab.runner import Lab
+    try:
+        from sim.lab.runner import Lab
 
-    lab = Lab(lab_path, timeout=timeout, check_timeout=timeout)
-    problem = lab.load()
-    if problem is not None:
-        print(neutral(problem.message, keep_newlines=True))  # the student's text: no terminal escapes
-        return 1
-    results = lab.check_all()
+        lab = Lab(lab_path, timeout=timeout, check_timeout=timeout)
+        problem = lab.load()
+        if problem is not None:
+            print(neutral(problem.message, keep_newlines=True))  # the student's text: no terminal escapes
+            return 1
+        results = lab.check_all()
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the process then ends by os._exit (sim/__main__.exit_process),
+        lab_pool().close()  # which runs no atexit: the workers, and what the student's code started, go now
+        raise
     for r in results:
         print(neutral(r.line(), keep_newlines=True))
     return 0 if all(r.passed for r in results) else 1
 
 
 def cmd_new(directory: str) -> int:
-    target = Path(directory).expanduser()
+    """Copy the four stubs into `directory`, refused before anything is written (exit 2, one line) when it is a
+    symbolic link or the file system's root (sim.runtime.files.check_folder, the lesson's rules), a file, or
+    already has one of the stubs; all four are written or none (an error or an interrupt removes those written)."""
     try:
+        target = check_folder(directory, "the lab")  # `lab new /` as root, or through a link
         if target.exists() and not target.is_dir():
-            print(f"error: {neutral(target)} exists and is not a directory", file=sys.stderr)
+            print(f"error: {neutral(directory)} exists and is not a directory", file=sys.stderr)
             return 2
-        existing = [name for name in STUB_FILES if (target / name).exists()]
+        existing = [name for name in STUB_FILES if os.path.lexists(target / name)]
+    except OutputPathError as e:
+        print(f"error: {e}; nothing was written", file=sys.stderr)
+        return 2
     except OSError as e:  # ENAMETOOLONG, EACCES on a parent
         print(f"error: {_path_problem(directory, e)}", file=sys.stderr)
         return 2
+    shown = neutral(directory)
     if existing:
-        print(f"error: {neutral(target)} already has {', '.join(existing)}; nothing was written "
+        print(f"error: {shown} already has {', '.join(existing)}; nothing was written "
               "(choose a new directory)", file=sys.stderr)
         return 2
     written = []
@@ -94,12 +107,13 @@ def cmd_new(directory: str) -> int:
             with open(target / name, "x") as f:  # "x": never overwrite a file that appeared meanwhile
                 written.append(target / name)
                 f.write(text)
-    except OSError as e:
-        for p in written:  # all four stubs or none: no half-filled lab
+    except BaseException as e:  # an error or Ctrl-C: all four stubs or none, no half-filled lab
+        for p in written:
             p.unlink(missing_ok=True)
-        print(f"error: cannot write to {neutral(target)}: {e.strerror}; nothing was written", file=sys.stderr)
+        if not isinstance(e, OSError):
+            raise
+        print(f"error: cannot write to {shown}: {e.strerror}; nothing was written", file=sys.stderr)
         return 2
-    shown = neutral(target)
     print(f"wrote {', '.join(STUB_FILES)} to {shown}")
     print(f"next: fill in the TODOs in {shown}/tasks.py, then: python -m sim lab check {shown}/tasks.py")
     return 0
@@ -111,7 +125,12 @@ def _path_problem(path: str, e: OSError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit codes as the module says; 130 or 143 after Ctrl-C or SIGTERM, one line (sim/runtime/interrupt.py)."""
     argv = sys.argv[1:] if argv is None else argv
+    return interruptible(lambda: _main(argv))
+
+
+def _main(argv: list[str]) -> int:
     parser = build_parser()
     if not argv or argv[0] in ("-h", "--help"):
         parser.print_help()

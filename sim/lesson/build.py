@@ -8,12 +8,13 @@ with why, and has no page.
 
 OUT is resolved and checked before anything is written (check_out). Everything is written to a temporary folder
 beside OUT and swapped in only once complete (swap_in), so an interrupted or failed build leaves the old lesson
-whole; OUT is replaced only with force, and only if it is a lesson (it holds MARKER).
+whole; OUT is replaced only with force, and only if it is a lesson (it holds MARKER) that holds nothing but the files
+this command wrote (MARKER lists them): a file or folder someone added to it (notes, students' work) is named and the
+build refused, so --force never deletes what it did not write.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
@@ -23,14 +24,21 @@ from pathlib import Path
 from sim.lesson.html import index_page, inline_json, view_page
 from sim.paths import JS
 from sim.player.bundle import classic_script
+from sim.player.katex import KATEX_CSS_NAME, KATEX_JS, KATEX_JS_NAME, katex_css
 from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
-from sim.runtime.files import shown_path
+from sim.runtime.files import OutputPathError, check_folder, shown_path
+from sim.validate import neutral
 from sim.views.doc import View, chart_payload, to_json
 
-MARKER = ".grpo-lesson"  # marks a folder this command wrote (the only kind --force replaces)
+MARKER = ".grpo-lesson"  # marks a folder this command wrote (the only kind --force replaces) and lists its files
+MARKER_HEAD = "written by python -m sim lesson build"
+# what a lesson whose MARKER lists no files (built before it did) may hold: its pages, scripts, styles, Plotly.js,
+# KaTeX and the Training grid's data/ folder (data/*.js), as earlier versions wrote them
+OLD_FILES = ("index.html", "lesson.js", "player.js", "live.js", "lesson.css", "player.css", "doc.css")
 # the names of views that are now part of one, still accepted by --views
 ALIASES = {"passk_estimator": "passk", "passk_problems": "passk", "sharpen": "passk", "tinylm_run": "tinylm"}
 TAGS = {"page": "computed in your browser", "recorded": "recorded runs"}
+STYLES = ("player.css", "doc.css", "lesson.css")  # the shared renderer's styles, then the lesson's own
 
 
 class LessonError(ValueError):
@@ -48,15 +56,13 @@ def check_out(out: Path, force: bool) -> Path:
     """OUT resolved and checked before anything is computed: the real folder the lesson will be. Refused: a
     symbolic link (its target would be replaced behind the link's back), a folder that holds the current
     folder (`build . --force`: the shell would sit in a deleted folder) or that would hold the temporary
-    folder (the file system's root), a file, a non-empty folder without --force, and any folder this command
-    did not write (no MARKER)."""
+    folder (the file system's root), a file, a non-empty folder without --force, any folder this command
+    did not write (no MARKER), and a lesson that holds anything this command did not write (named)."""
     shown = shown_path(out)
-    if os.path.islink(out):
-        target = shown_path(os.path.realpath(out))
-        raise LessonError(f"{shown} is a symbolic link: give the folder it points to ({target})")
-    real = Path(os.path.realpath(out))  # a parent that is a link is followed
-    if real == real.parent:
-        raise LessonError(f"{shown} is the root of the file system: name a folder for the lesson")
+    try:
+        real = check_folder(out, "the lesson")  # a symbolic link, the root; a parent that is a link is followed
+    except OutputPathError as e:
+        raise LessonError(str(e)) from None
     if real == Path.cwd().resolve() or real in Path.cwd().resolve().parents:
         raise LessonError(f"{shown} is or holds the current folder ({shown_path(Path.cwd())}): build it from "
                           "outside, e.g. cd .. first")
@@ -68,7 +74,47 @@ def check_out(out: Path, force: bool) -> Path:
                 raise LessonError(f"{shown} already exists; add --force to replace it")
             if not (real / MARKER).is_file():
                 raise LessonError(f"{shown} is not a lesson this command wrote (no {MARKER} in it): not replacing it")
+            listed = _listed(real)
+            foreign = sorted(p.name + "/" * p.is_dir() for p in real.iterdir() if not _own(p, listed))
+            if foreign:
+                more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+                raise LessonError(f"{shown} holds files this command did not write ({neutral(', '.join(foreign[:5]))}"
+                                  f"{more}): not replacing it; move them out, or build into another folder")
     return real
+
+
+def marker_text(folder: Path) -> str:
+    """MARKER's text for the lesson being written in `folder`: the head line, then the name of every entry in it."""
+    names = sorted({p.name for p in folder.iterdir()} | {MARKER})
+    return "\n".join([MARKER_HEAD, "its files (--force replaces a lesson that holds nothing else):", *names]) + "\n"
+
+
+def _listed(real: Path) -> set[str] | None:
+    """The names lesson `real`'s MARKER lists; None for a MARKER that lists none (a lesson built before it did)."""
+    try:
+        lines = (real / MARKER).read_text(encoding="utf-8", errors="replace").splitlines()[:10_000]
+    except OSError as e:
+        raise LessonError(f"cannot read {shown_path(real / MARKER)}: {e.strerror or e}") from None
+    return set(lines[2:]) if len(lines) > 2 else None
+
+
+def _own(p: Path, listed: set[str] | None) -> bool:
+    """Did this command write `p`, an entry of a lesson folder? The MARKER's list, else the names lessons had."""
+    if listed is not None:
+        return p.name in listed
+    if p.is_symlink():
+        return False
+    if p.is_dir():
+        return p.name == "data" and all(f.is_file() and f.suffix == ".js" for f in p.iterdir())
+    views = {f"{n}.html" for n in (*_view_names(), *ALIASES)}
+    vendored = p.name.startswith(("plotly", "katex")) and p.suffix in (".js", ".css")
+    return p.name in (MARKER, *OLD_FILES, *views) or vendored
+
+
+def _view_names() -> tuple[str, ...]:
+    from sim.views.catalog import NAMES
+
+    return NAMES
 
 
 def prepare(out: Path, force: bool) -> tuple[Path, Path]:
@@ -106,11 +152,28 @@ def swap_in(tmp: Path, real: Path) -> None:
 def page(view: View, plotly: str) -> tuple[str, int]:
     """A view's page and the bytes of its data (a recorded view's document)."""
     manifest = {**view.manifest(), "kind": view.lesson, "plotly": plotly}
+    manifest["tools"] = [t for t in view.tools if t != "exports"]  # an export is computed by the app's server
     if view.lesson == "recorded":  # its controls train on the app's server: the page has the records only
         manifest |= {"controls": [], "presets": []}
         data = to_json(view.document(), charts=chart_payload)
         return view_page(manifest, data), len(inline_json(data))
     return view_page(manifest), 0
+
+
+def workbook(views: list[View]) -> list[dict]:
+    """The chapter's exercises and lab tasks (sim/views/catalog.py), each with this lesson's page for it (None:
+    not in this lesson, or the app's only) and whether the page asks it first."""
+    from sim.views.catalog import EXERCISES
+
+    pages = {v.name: v for v in views}
+    out = []
+    for e in EXERCISES:
+        v = pages.get(e.page)
+        if v is None:
+            continue
+        out.append({"item": e.item, "task": e.task, "title": v.title, "question": e.question,
+                    "file": None if v.lesson == "app" else f"{v.name}.html"})
+    return out
 
 
 def build(out: Path, views: list[View], *, force: bool = False, summary: str = "",
@@ -122,8 +185,10 @@ def build(out: Path, views: list[View], *, force: bool = False, summary: str = "
     real, tmp = prepare(out, force)
     try:
         shutil.copyfile(PLOTLY_JS, tmp / PLOTLY_JS_NAME)
+        shutil.copyfile(KATEX_JS, tmp / KATEX_JS_NAME)
+        (tmp / KATEX_CSS_NAME).write_text(katex_css(), encoding="utf-8")
         (tmp / "lesson.js").write_text(lesson_script(), encoding="utf-8")
-        for name in ("player.css", "lesson.css"):
+        for name in STYLES:
             shutil.copyfile(JS / name, tmp / name)
         data, listing = 0, []
         for i, v in enumerate(views):
@@ -136,8 +201,8 @@ def build(out: Path, views: list[View], *, force: bool = False, summary: str = "
                 data += size
                 listing.append({"file": f"{v.name}.html", "title": v.title, "what": v.what, "tag": TAGS[v.lesson]})
             say(v.name, i + 1, len(views))
-        (tmp / "index.html").write_text(index_page(listing, summary), encoding="utf-8")
-        (tmp / MARKER).write_text("written by python -m sim lesson build\n", encoding="utf-8")
+        (tmp / "index.html").write_text(index_page(listing, summary, workbook(views)), encoding="utf-8")
+        (tmp / MARKER).write_text(marker_text(tmp), encoding="utf-8")
         swap_in(tmp, real)  # checked by prepare(): absent, empty, or a lesson and force
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

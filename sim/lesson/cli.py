@@ -67,16 +67,27 @@ def progress(stream, every_s: float = 2.0):
     def say(view: str, done: int, total: int) -> None:
         now = time.perf_counter()
         line = f"{view}: {done}/{total} views, {now - start:.1f} s"
-        if tty:
-            print(f"\r{line}\033[K", end="", file=stream, flush=True)
+        if tty:  # the last view ends its line, so whatever follows (the summary, an error) starts a line of its own
+            say.open = done < total
+            print(f"\r{line}\033[K", end="" if say.open else "\n", file=stream, flush=True)
         elif done == total or now - last[0] >= every_s:
             last[0] = now
             print(line, file=stream, flush=True)
 
+    say.open = False  # a progress line on the terminal waits for its end
     return say
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit 0; 2 for bad input or an OUT it may not replace (one line); 130 or 143 after Ctrl-C or SIGTERM: one
+    line, the old lesson whole and no temporary folder left (sim/runtime/interrupt.py, build.swap_in)."""
+    from sim.runtime.interrupt import interruptible
+
+    seen: dict = {}
+    return interruptible(lambda: _main(argv, seen), lambda: [seen.get("out")])
+
+
+def _main(argv: list[str] | None, seen: dict) -> int:
     from sim.lesson.build import build
 
     try:
@@ -88,23 +99,31 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command != "build":
             raise ArgError("choose a command: python -m sim lesson build OUT (see --help)")
+        seen["out"] = args.out
         views = views_for(args.views)
         app = [v.title for v in views if v.lesson == "app"]
         summary = ("Every control of the app's views is here" + (f"; {', '.join(app)} need the app (a visitor's file "
                    "or the server)." if app else "."))
         say = (lambda view, done, total: None) if args.quiet else progress(sys.stderr)
+        seen["say"] = say
         result = build(Path(args.out), views, force=args.force, say=say, summary=summary)
-        if not args.quiet and sys.stderr.isatty():
-            print(file=sys.stderr)
     except SystemExit as done:  # --help
         return int(done.code or 0)
-    except (ArgError, ValueError) as err:  # LessonError is a ValueError
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:  # the disk filled, or OUT vanished between the check and the write
-        print(f"error: cannot write {args.out}: {err.strerror or err}", file=sys.stderr)
-        return 2
+    except (ArgError, ValueError, OSError) as err:
+        if getattr(seen.get("say"), "open", False):  # a progress line on the terminal: the error on a line of its own
+            print(file=sys.stderr)
+        return _error(err, seen)
     print(f"wrote {args.out}: {result['pages']} views ({result['recorded']} recorded, the others computed in the "
           f"page), {result['app_only']} listed as the app's only, {result['data_bytes'] / 1e6:.1f} MB of data, "
           f"{result['seconds']:.1f} s; open {Path(args.out) / 'index.html'}")
     return 0
+
+
+def _error(err: Exception, seen: dict) -> int:
+    """One line for what went wrong, exit 2: bad input or an OUT it may not replace (LessonError is a ValueError),
+    or the disk filled or OUT vanished between the check and the write (OSError)."""
+    if isinstance(err, OSError):
+        print(f"error: cannot write {seen.get('out')}: {err.strerror or err}", file=sys.stderr)
+    else:
+        print(f"error: {err}", file=sys.stderr)
+    return 2

@@ -16,6 +16,8 @@ finds both as `__m.__bundle` ({f, deps}; `typeof __m` is "undefined" when it run
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -137,3 +139,11 @@ def classic_script(entries: list[str], tail: str = "", folder: Path = JS) -> str
 def module_script(entries: list[str], default: str, folder: Path = JS) -> str:
     """An ES module (a Streamlit component's js): the bundle, then `export default` of module `default`'s."""
     return f"{bundle_body(entries, folder)}export default __m[{json.dumps(default)}].default;\n"
+
+
+@functools.cache
+def app_bundle() -> tuple[str, bytes]:
+    """The app's renderer as one script (assets/js/app_view.js and what it imports), and the name the server serves
+    it under: its hash is in the name, so a browser may keep it for a year (ui/server.py, ui/view.py)."""
+    raw = classic_script(["app_view.js"], 'window.grpoApp = __m["app_view.js"];').encode("utf-8")
+    return f"grpo-app-{hashlib.sha256(raw).hexdigest()[:12]}.js", raw

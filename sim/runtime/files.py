@@ -1,6 +1,7 @@
 """Writing files the user named: checked before any work, written whole or not at all.
 
     target = check_writable("out/history.csv", "--out")          # OutputPathError (one line) before a run
+    check_apart([("--out", target)], inputs=[("FILE", "pool.csv")], keep=shipped())  # not what it reads
     write_atomically({target: rows_csv(rows).encode()})          # after it: temp file + rename
 
 `check_writable` refuses, before anything is computed, what would fail or do harm later: a name too long for
@@ -8,7 +9,9 @@ the file system, a symlink loop, a link to a device (/dev/full), a directory, a 
 or cannot take a new file (a real probe: a read-only file system answers too). A symlink to a regular file is
 followed (its target is replaced). `write_atomically` writes each file to a temporary file in the same directory,
 fsyncs it, and renames all of them into place only once every one is complete: a full disk or an interruption
-leaves the old files (or none), never half a file.
+leaves the old files (or none), never half a file. `check_apart` refuses, before any work too, an output that is
+a file the same run reads, a file the playground ships (`shipped()`: TinyLM's checkpoint, the recorded runs, the
+examples) or another output of the same run.
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ import os
 import secrets
 import stat
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
+from sim.paths import DATA
 from sim.validate import neutral
 
 NAME_MAX = 255  # bytes in one file name (Linux, macOS); ENAMETOOLONG beyond
@@ -60,6 +64,20 @@ def check_writable(path, flag: str, *, also=()) -> Path:
     return target
 
 
+def check_folder(path, what: str) -> Path:
+    """The real folder a command that writes into `path` would fill (a parent that is a link followed);
+    OutputPathError for a symbolic link itself (what is written would land behind the link's back: give its
+    target) and for the file system's root. `what` names the folder's use in the message ("the lesson")."""
+    shown, path = shown_path(path), Path(path).expanduser()
+    if os.path.islink(path):
+        raise OutputPathError(f"{shown} is a symbolic link: give the folder it points to "
+                              f"({shown_path(os.path.realpath(path))})")
+    real = Path(os.path.realpath(path))
+    if real == real.parent:
+        raise OutputPathError(f"{shown} is the root of the file system: name a folder for {what}")
+    return real
+
+
 def _check_replaceable(p: Path, flag: str, shown: str) -> None:
     try:
         st = os.stat(p)  # follows links: a loop raises ELOOP; a name too long ENAMETOOLONG
@@ -73,6 +91,48 @@ def _check_replaceable(p: Path, flag: str, shown: str) -> None:
         raise OutputPathError(f"{flag} {shown}: {shown_path(p)} is a directory")
     if not stat.S_ISREG(st.st_mode):
         raise OutputPathError(f"{flag} {shown}: {shown_path(p)} is not a regular file (a device or a pipe)")
+
+
+Named = tuple[str, "str | os.PathLike"]  # (what the message calls it: "--out", "FILE", "--save-sft's sidecar"; path)
+
+
+def _identity(path) -> tuple[str, tuple[int, int] | None]:
+    """The file `path` names: its real path (links followed) and, if it exists, its device and inode (a hard link
+    to a file is the same file)."""
+    real = os.path.realpath(Path(path).expanduser())
+    try:
+        st = os.stat(real)
+    except OSError:
+        return real, None
+    return real, (st.st_dev, st.st_ino)
+
+
+def shipped(but: Iterable = ()) -> list[Named]:
+    """The files the playground ships and reads (sim.paths.DATA: TinyLM's checkpoint and its sidecar, the recorded
+    runs, the examples), as `check_apart`'s `keep`; `but`: paths an output may replace (TinyLM's documented rebuild
+    of its checkpoint)."""
+    allowed = {_identity(p)[0] for p in but}
+    files = sorted(p for p in DATA.rglob("*") if p.is_file()) if DATA.is_dir() else []
+    return [("a file the playground ships", p) for p in files if _identity(p)[0] not in allowed]
+
+
+def check_apart(outputs: Iterable[Named], *, inputs: Iterable[Named] = (), keep: Iterable[Named] = ()) -> None:
+    """OutputPathError, before any work, when an output of a run is a file the run reads (`inputs`), a file to keep
+    (`keep`, e.g. `shipped()`), or another output of the same run: the run would destroy its own input, or write
+    one output over another. Paths are compared as the files they name (links followed, hard links too).
+
+        check_apart([("--out", "mine.csv")], inputs=[("FILE", "mine.csv")])
+        # OutputPathError: --out mine.csv is FILE (mine.csv), which this run reads: ... (nothing was run)"""
+    said = {"input": "{o} ({op}), which this run reads: writing it would destroy it",
+            "keep": "{o} ({op})", "output": "also {o} ({op}): one output would overwrite the other"}
+    others = [(n, _identity(n[1]), "input") for n in inputs] + [(n, _identity(n[1]), "keep") for n in keep]
+    for what, path in outputs:
+        me = _identity(path)
+        for (o_what, o_path), o_id, role in others:
+            if me[0] == o_id[0] or (me[1] is not None and me[1] == o_id[1]):
+                why = said[role].format(o=o_what, op=shown_path(o_path))
+                raise OutputPathError(f"{what} {shown_path(path)} is {why}; name another file (nothing was run)")
+        others.append(((what, path), me, "output"))
 
 
 Writer = bytes | Callable[[BinaryIO], object]

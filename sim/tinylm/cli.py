@@ -17,9 +17,10 @@ import sys
 import time
 from pathlib import Path
 
-from sim.runtime.files import check_writable, shown_path, write_atomically
+from sim.runtime.files import check_apart, check_writable, shipped, write_atomically
+from sim.runtime.interrupt import Terminated, interruptible  # noqa: F401 (cli.Terminated)
 from sim.settings import add_flags, from_args
-from sim.tinylm.checkpoint import ASSET, CheckpointError, check_save_path
+from sim.tinylm.checkpoint import ASSET, CheckpointError, check_save_path, sidecar_path
 from sim.tinylm.grpo_train import GRPOConfig
 from sim.tinylm.presets import PRESET_NAMES, PRESETS, preset_changes
 from sim.tinylm.sft import SFTConfig
@@ -61,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-trainer-state", metavar="PATH",
                    help="--trainer trl: also write the run's trainer_state.json (TRL's log_history) here, the file "
                         "`python -m sim diagnose` reads")
+    p.add_argument("--diagnosis", metavar="PATH",
+                   help="--trainer trl: keep `python -m sim diagnose`'s findings here while it trains, with the log "
+                        "(a trainer_state.json the Your run page reads); each rule that fires prints a line on stderr")
     return p
 
 
@@ -87,6 +91,22 @@ def check_output(path: str, flag: str = "--save-sft") -> None:
         check_writable(path, flag)
 
 
+def check_apart_outputs(args: argparse.Namespace) -> None:
+    """Before any work (OutputPathError, one line): no output is the checkpoint the run starts from or its sidecar,
+    a file the playground ships, or another output of the run (--save-sft a.pt --out a.json: the sidecar). The
+    one exception is the shipped checkpoint's documented rebuild, --save-sft assets/data/tinylm_sft.pt."""
+    outputs = [(flag, path) for flag, path in (("--save-sft", args.save_sft), ("--out", args.out),
+                                                ("--keep-trainer-state", args.keep_trainer_state),
+                                                ("--diagnosis", args.diagnosis)) if path]
+    if args.save_sft:
+        outputs.insert(1, ("the sidecar of --save-sft", sidecar_path(args.save_sft)))
+    reads = not (args.from_scratch or args.save_sft)  # --save-sft trains SFT first: --checkpoint is not read
+    inputs = [("--checkpoint", args.checkpoint), ("the sidecar of --checkpoint", sidecar_path(args.checkpoint))]
+    rebuild = bool(args.save_sft) and os.path.realpath(args.save_sft) == os.path.realpath(ASSET)
+    check_apart(outputs, inputs=inputs if reads else (),
+                keep=shipped(but=(ASSET, sidecar_path(ASSET)) if rebuild else ()))
+
+
 def format_table(res: dict) -> str:
     n = res["eval_samples"]
     before, after = res["pass_at_k_before"], res["pass_at_k_after"]
@@ -105,41 +125,18 @@ def format_table(res: dict) -> str:
     return "\n".join(lines)
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is, as Ctrl-C's KeyboardInterrupt is: every `with` and `finally` on the
-    way out runs (TRL's temporary folder is removed), then main() says so in one line."""
-
-
-def _on_sigterm(signum, frame):
-    raise Terminated
-
-
-def _interrupted(args, started: float) -> str:
-    """The one line an interrupted run prints: what it wrote (an SFT checkpoint saved before GRPO), else nothing."""
-    written = [p for p in (getattr(args, "save_sft", None), getattr(args, "out", None))
-               if p and os.path.exists(p) and os.path.getmtime(p) >= started]
-    if written:
-        return f"interrupted: only {', '.join(shown_path(p) for p in written)} written"
-    return "interrupted: nothing written"
-
-
 def main(argv: list[str]) -> int:
     """Exit 0 on success; 2 for bad input (flags, values, a run over the memory cap, an unwritable --save-sft,
-    a bad --checkpoint); 1 when the shipped checkpoint itself is missing or broken (rebuild it); 130 after
-    Ctrl-C and 143 after SIGTERM, each with one line and no temporary folder left."""
-    try:
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread (a test calling main): SIGTERM keeps its handler
-        previous = None
-    started, seen = time.time(), {}
-    try:
-        return _main(argv, seen)
-    except KeyboardInterrupt as e:  # Ctrl-C anywhere (TRL's import, training, evaluation), or SIGTERM
-        print(_interrupted(seen.get("args"), started), file=sys.stderr)
-        return 128 + (signal.SIGTERM if isinstance(e, Terminated) else signal.SIGINT)
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    an output that is an input or a shipped file, a bad --checkpoint); 1 when the shipped checkpoint itself is
+    missing or broken (rebuild it); 130 after Ctrl-C and 143 after SIGTERM, each with one line and no temporary
+    folder left (sim/runtime/interrupt.py: it names an SFT checkpoint saved before the interrupt)."""
+    seen: dict = {}
+
+    def written():
+        args = seen.get("args")
+        return [getattr(args, "save_sft", None), getattr(args, "out", None)]
+
+    return interruptible(lambda: _main(argv, seen), written)
 
 
 def _main(argv: list[str], seen: dict) -> int:
@@ -147,17 +144,19 @@ def _main(argv: list[str], seen: dict) -> int:
         args = seen["args"] = parse_args(argv)
         cfg = story_config(args)
         for flag, path in (("--save-sft", args.save_sft), ("--out", args.out),
-                           ("--keep-trainer-state", args.keep_trainer_state)):
+                           ("--keep-trainer-state", args.keep_trainer_state), ("--diagnosis", args.diagnosis)):
             if path:
                 check_output(path, flag)
-        for flag, value in (("--max-seconds", args.max_seconds), ("--keep-trainer-state", args.keep_trainer_state)):
+        check_apart_outputs(args)
+        for flag, value in (("--max-seconds", args.max_seconds), ("--keep-trainer-state", args.keep_trainer_state),
+                            ("--diagnosis", args.diagnosis)):
             if value is not None and args.trainer != "trl":
                 raise ValueError(f"{flag} applies to --trainer trl only")
         if args.trainer == "trl":
             from sim.tinylm.trl_bridge import trl_story  # imports TRL only now: MissingTRL (exit 2) without it
 
             res = trl_story(cfg, save_sft=args.save_sft, max_seconds=args.max_seconds,
-                            keep_trainer_state=args.keep_trainer_state)
+                            keep_trainer_state=args.keep_trainer_state, diagnosis=args.diagnosis)
         else:
             res = run_story(cfg, save_sft=args.save_sft)
         if res is None:  # a rank > 0 of a multi-process TRL run: rank 0 reports

@@ -59,8 +59,7 @@ class GRPOConfig(GRPOSettings):
                               step=1, key="iters", label="Iterations")
     prompts_per_iter: int = setting(16, "P, prompts per iteration", lo=1, hi=4096, integer=True, step=1, key="P",
                                     label="Prompts per iteration P")
-    group_size: int = setting(8, "G, responses per prompt", lo=2, hi=1024, integer=True, step=1, key="G",
-                              label="Group size G")
+    group_size: int = grpo_setting("group_size")
     lr: float = setting(1e-3, "AdamW peak learning rate (constant 1e-3 oscillates; decayed it ends stable)", lo=0.0,
                         hi=1.0, label="Peak learning rate")
     warmup: int = setting(10, "iterations of linear learning-rate warmup from 0 to lr", lo=0, hi=100_000, integer=True)

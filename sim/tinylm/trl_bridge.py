@@ -11,6 +11,7 @@ This module imports neither TRL nor transformers until a run asks for them, so t
 
 from __future__ import annotations
 
+import os
 import tempfile
 import warnings
 
@@ -79,18 +80,23 @@ def load_trainer():
     return run_trl_story
 
 
-def trl_story(cfg, *, save_sft=None, max_seconds=None, keep_trainer_state=None) -> dict | None:
+def trl_story(cfg, *, save_sft=None, max_seconds=None, keep_trainer_state=None, diagnosis=None,
+              quiet: bool = False) -> dict | None:  # fmt: skip
     """Train `cfg` (a StoryConfig) with TRL's GRPOTrainer; the summary (None on ranks > 0). Raises MissingTRL.
-    keep_trainer_state: also write the run's trainer_state.json there (rank 0)."""
+    keep_trainer_state: also write the run's trainer_state.json there (rank 0). diagnosis: keep `python -m sim
+    diagnose`'s findings, updated while it trains, there (sim/yourdata/callback.py); each rule that fires prints a
+    line on stderr unless quiet."""
     if max_seconds is not None and not max_seconds > 0:
         raise ValueError(f"--max-seconds must be > 0, got {max_seconds}")
     check_translatable(cfg.grpo)
     check_processes(cfg.grpo)  # before TRL's import, on every rank
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # TinyLM never needs the Hub; set before huggingface_hub loads
     run = load_trainer()
     from transformers.utils import logging
 
     logging.set_verbosity_error()  # TRL and transformers talk about defaults this run sets on purpose
     with warnings.catch_warnings(), tempfile.TemporaryDirectory(prefix="tinylm-trl-") as out:
         warnings.simplefilter("ignore", FutureWarning)
+        echo = {"echo": None} if quiet else {}
         return run(cfg, output_dir=out, save_sft=save_sft, max_seconds=max_seconds,
-                   keep_trainer_state=keep_trainer_state)
+                   keep_trainer_state=keep_trainer_state, diagnosis=diagnosis, **echo)

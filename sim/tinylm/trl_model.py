@@ -22,12 +22,23 @@ This module imports transformers: import it only when training with TRL (sim/tin
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
+from safetensors.torch import save_file
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-from transformers import GenerationConfig, GenerationMixin, PretrainedConfig, PreTrainedModel, PreTrainedTokenizerFast
+from transformers import (
+    AutoConfig,
+    AutoModelForCausalLM,
+    GenerationConfig,
+    GenerationMixin,
+    PretrainedConfig,
+    PreTrainedModel,
+    PreTrainedTokenizerFast,
+)
 from transformers.modeling_outputs import BaseModelOutput, CausalLMOutput
 
-from sim.tinylm.model import DTYPE, ModelConfig, TinyLM
+from sim.tinylm.model import DTYPE, ModelConfig, SelfAttention, TinyLM
 from sim.tinylm.tokens import EOS, NAMES, PAD
 
 
@@ -51,6 +62,7 @@ class TinyLMConfig(PretrainedConfig):
         kwargs.setdefault("eos_token_id", EOS)
         kwargs.setdefault("pad_token_id", PAD)
         kwargs.setdefault("use_cache", False)
+        kwargs.setdefault("auto_map", {})  # no remote code: TRL 1.16 and transformers read config.auto_map
         super().__init__(**kwargs)
 
     def model_config(self) -> ModelConfig:
@@ -89,8 +101,12 @@ class TinyLMForCausalLM(PreTrainedModel, GenerationMixin):
         self.generation_config = GenerationConfig(eos_token_id=EOS, pad_token_id=PAD, use_cache=False)
         self.post_init()
 
-    def _init_weights(self, module):  # TinyLM initialises itself; the weights come from a checkpoint anyway
-        pass
+    def _init_weights(self, module):
+        """The weights come from TinyLM or a checkpoint; only the causal mask is set here. from_pretrained (TRL's
+        reference model, beta > 0) builds the model on the meta device and leaves a buffer no checkpoint holds
+        (the mask is persistent=False) uninitialised: garbage, and logits 18 apart from the policy's."""
+        if isinstance(module, SelfAttention):
+            module.causal.copy_(torch.ones_like(module.causal).tril())
 
     @property
     def tinylm(self) -> TinyLM:
@@ -122,3 +138,25 @@ class TinyLMForCausalLM(PreTrainedModel, GenerationMixin):
         wrapped = cls(TinyLMConfig(**model.cfg.to_dict())).to(DTYPE)
         wrapped.tinylm.load_state_dict(model.state_dict())
         return wrapped
+
+
+def save_as_reference(model: TinyLMForCausalLM, folder: str | Path) -> None:
+    """Save `model` into `folder` and point its config there, so that TRL can build its reference model.
+
+    With beta > 0, TRL 1.16.0's GRPOTrainer builds the reference from the policy's config, not from the policy:
+    `create_model_from_path(config._name_or_path)`, which reads the folder with AutoConfig and
+    AutoModelForCausalLM. A model built in memory has an empty name ("Repo id must use alphanumeric chars ... ''"),
+    so the policy's weights are saved first (0.8 MB in float64 at the default size) and the Auto classes learn
+    the "tinylm" model type. The reference is then a copy of the policy at the start of GRPO, as in sim's trainer.
+
+    Written file by file rather than with save_pretrained, which under torch.distributed writes on rank 0 only:
+    every rank builds its own reference from its own temporary folder (on its own machine, maybe)."""
+    AutoConfig.register(TinyLMConfig.model_type, TinyLMConfig, exist_ok=True)
+    AutoModelForCausalLM.register(TinyLMConfig, TinyLMForCausalLM, exist_ok=True)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.config.architectures = [type(model).__name__]  # what save_pretrained records and TRL's loader reads
+    model.config.save_pretrained(folder)  # config.json: model_type "tinylm", the sizes
+    weights = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+    save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    model.config.name_or_path = str(folder)

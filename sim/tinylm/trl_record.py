@@ -29,21 +29,25 @@ class TrlRecordError(ValueError):
 
 
 def record(summary: dict) -> dict:
-    """The asset's content from a `--trainer trl` summary: one reward per iteration (the mean of its mu optimizer
-    steps' TRL "reward"), the exact held-out pass@1 curve, and what the run was."""
+    """The asset's content from a `--trainer trl` summary: one reward per iteration (TRL's "reward" at the
+    optimizer step that generated the iteration's batch: with mu > 1 TRL logs it on one step in mu), the exact
+    held-out pass@1 curve, and what the run was."""
     grpo = summary["config"]["grpo"]
     mu, n = grpo["mu"], summary["iterations"]
-    sums = [0.0] * n
+    sums, counts = [0.0] * n, [0] * n
     for row in summary["trl_log"]:
         it = (row["step"] - 1) // mu  # optimizer steps 1..mu are iteration 1 (index 0)
-        if it < n:
-            sums[it] += row["reward"] / mu
+        if it < n and row.get("reward") is not None:
+            sums[it] += row["reward"]
+            counts[it] += 1
+    if 0 in counts:
+        raise TrlRecordError(f"trl_log: iteration {counts.index(0) + 1} logs no reward")
     return {
         "format": FORMAT,
         "version": VERSION,
         "trainer": "trl",
         "iterations": list(range(1, n + 1)),
-        "reward": sums,
+        "reward": [s / c for s, c in zip(sums, counts, strict=True)],
         "pass_at_1": [[int(it), float(p)] for it, p in summary["exact_pass_at_1"]],
         "pass_at_1_before": summary["pass_at_1_before"],
         "pass_at_1_after": summary["pass_at_1_after"],

@@ -28,6 +28,7 @@ This module imports trl, transformers and datasets: only sim/tinylm/trl_bridge.p
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from pathlib import Path
 
@@ -35,6 +36,7 @@ import numpy as np
 import torch
 from datasets import Dataset
 from transformers import PrinterCallback, TrainerCallback
+from transformers.utils.logging import disable_progress_bar
 from trl import GRPOConfig as TrlGRPOConfig
 from trl import GRPOTrainer as TrlGRPOTrainer
 
@@ -46,7 +48,8 @@ from sim.tinylm.grpo_train import GRPOConfig
 from sim.tinylm.memory import check_run
 from sim.tinylm.story import StoryConfig, never_solved, starting_model
 from sim.tinylm.tokens import MAX_NEW_TOKENS, PAD
-from sim.tinylm.trl_model import TinyLMForCausalLM, build_tokenizer
+from sim.tinylm.trl_model import TinyLMForCausalLM, build_tokenizer, save_as_reference
+from sim.yourdata.callback import DiagnoseCallback, run_settings, to_stderr
 
 SCHEDULES = {"linear": "linear", "constant": "constant_with_warmup"}  # sim's lr_schedule -> transformers'
 
@@ -71,7 +74,7 @@ def loop_args(cfg: GRPOConfig, num_processes: int = 1) -> dict:
         "temperature": cfg.temperature,
         "max_completion_length": MAX_NEW_TOKENS,
         "bf16": False,  # TRL's default is bf16 autocast: TinyLM computes in float64, as with --trainer sim
-        "gradient_checkpointing": False,  # TRL's default; nothing to save on a 10-token model
+        "activation_checkpointing": False,  # TRL turns it on (transformers 5 names it so); nothing to save here
         "use_cpu": not torch.cuda.is_available(),
         "logging_steps": 1,
         "report_to": "none",
@@ -134,21 +137,32 @@ def _any_rank(flag: bool) -> bool:
 
 
 def build_trainer(model: TinyLMForCausalLM, cfg: GRPOConfig, output_dir: str, num_processes: int = 1,
-                  max_seconds: float | None = None):  # fmt: skip
-    """trl.GRPOTrainer on TinyLM's training split with the exact-match reward, and the pass@1 callback
-    (which also ends training after max_seconds, if given)."""
+                  max_seconds: float | None = None, diagnosis=None, echo=to_stderr):  # fmt: skip
+    """trl.GRPOTrainer on TinyLM's training split with the exact-match reward, the pass@1 callback (which also
+    ends training after max_seconds, if given) and `python -m sim diagnose`'s rules while it trains
+    (sim/yourdata/callback.py: a line on stderr when a rule first fires; the log and findings kept at
+    `diagnosis`, a path, if given)."""
     train, heldout = split()
     callback = ExactPassAt1(model, heldout, cfg, max_seconds)
+    if cfg.beta > 0:  # TRL builds its reference model from a folder (trl_model.save_as_reference)
+        save_as_reference(model, f"{output_dir}/reference")
     trainer = TrlGRPOTrainer(
         model=model,
         reward_funcs=exact_match,
         args=TrlGRPOConfig(**trl_args(cfg, output_dir, num_processes)),
         train_dataset=train_dataset(train),
         processing_class=build_tokenizer(),
-        callbacks=[callback],
+        callbacks=[callback, DiagnoseCallback(diagnosis, echo=echo)],
     )
     trainer.remove_callback(PrinterCallback)  # it prints every log dict to stdout; the log is in the summary
     return trainer, callback
+
+
+def step_entries(log_history: list[dict]) -> list[dict]:
+    """The entries of a Trainer's log_history that are optimizer steps: all but evaluations (eval_*) and the
+    closing summary (train_runtime, train_loss). With mu > 1 TRL logs the rewards on one step in mu (the step that
+    generated them) and the loss's metrics (clip_ratio, kl, entropy) on every step: every step is kept."""
+    return [e for e in log_history if "train_runtime" not in e and not any(k.startswith("eval_") for k in e)]
 
 
 def weights_digest(model: torch.nn.Module) -> str:
@@ -159,23 +173,33 @@ def weights_digest(model: torch.nn.Module) -> str:
     return h.hexdigest()
 
 
-def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None, max_seconds=None,
-                  keep_trainer_state=None) -> dict | None:
+def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None, max_seconds=None, keep_trainer_state=None,
+                  diagnosis=None, echo=to_stderr) -> dict | None:
     """story.run_story with TRL's GRPOTrainer. Returns the same summary plus TRL's log, or None on ranks > 0
     of a multi-process run (rank 0 evaluates and reports; every rank trains). max_seconds: stop GRPO after
     that long (the evaluation still runs; "iterations" says how many were done). keep_trainer_state: a path
     (checked by the caller) where rank 0 writes the run's trainer_state.json, as transformers' Trainer writes it
-    into a checkpoint (TrainerState.save_to_json: its log_history is what `python -m sim diagnose` reads)."""
+    into a checkpoint (TrainerState.save_to_json: its log_history is what `python -m sim diagnose` reads).
+    diagnosis, echo: sim/yourdata/callback.py's DiagnoseCallback's path and where its lines go (None: nowhere).
+
+    The summary's `trl_log` is that file's log_history less the closing entry, one entry per optimizer step,
+    and `run_settings` is what its stateful_callbacks["DiagnoseCallback"] record (G, beta, mu, steps per
+    generation): the two files give `python -m sim diagnose` the same log and the same settings."""
     check_run(cfg.grpo.prompts_per_iter, cfg.grpo.group_size, cfg.sft.model, cfg.eval_samples)
     torch.set_num_threads(cfg.grpo.threads)
+    disable_progress_bar()  # saving and loading the reference model (beta > 0) would draw bars on stderr
     t0 = time.perf_counter()
     start, sft = starting_model(cfg, save_sft=save_sft)
     from accelerate import PartialState
     from accelerate.utils import gather_object
 
-    state = PartialState()
+    # cpu= as TrainingArguments(use_cpu=...) will say: a bare PartialState() under `accelerate launch --multi_gpu` on a
+    # machine without a GPU starts as one process (num_processes 1, so gradient_accumulation_steps P, not P / N)
+    # until the Trainer re-initialises it for the CPU
+    state = PartialState(cpu=not torch.cuda.is_available())
     model = TinyLMForCausalLM.wrap(start)
-    trainer, callback = build_trainer(model, cfg.grpo, output_dir, state.num_processes, max_seconds)
+    trainer, callback = build_trainer(model, cfg.grpo, output_dir, state.num_processes, max_seconds, diagnosis, echo)
+    diagnose_callback = next(c for c in trainer.callback_handler.callbacks if isinstance(c, DiagnoseCallback))
     t1 = time.perf_counter()
     trainer.train()
     t2 = time.perf_counter()
@@ -199,6 +223,10 @@ def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None, max_secon
     out["exact_pass_at_1"] = [list(p) for p in callback.pass_at_1]
     out |= {"sft": sft, "grpo_seconds": t2 - t1, "eval_seconds": t3 - t2, "wall_seconds": t3 - t0}
     out |= {"iterations": trainer.state.global_step // cfg.grpo.mu, "eval_samples": n, "heldout_problems": len(heldout)}
+    settings = run_settings(trainer.args)  # how TRL's steps relate to the iterations: one generation, mu steps
+    out |= {"optimizer_steps": trainer.state.global_step, "run_settings": settings,
+            "generation_steps": math.ceil(trainer.state.global_step / settings["optimizer_steps_per_generation"]),
+            "diagnose_fired": diagnose_callback.fired}  # fmt: skip
     out["config"] = cfg.to_dict()
     # TRL's own: how it ran, every rank's steps and weights, its config and its per-step log (TRL's metric names)
     out |= {"trainer": "trl", "num_processes": state.num_processes, "distributed_type": str(state.distributed_type),
@@ -206,5 +234,5 @@ def run_trl_story(cfg: StoryConfig, *, output_dir: str, save_sft=None, max_secon
             "exact_pass_at_1_seconds": callback.seconds,
             "trl_config": trl_args(cfg.grpo, output_dir, state.num_processes),
             "trl_notes": trl_grpo_config(cfg.grpo).notes,
-            "trl_log": [row for row in trainer.state.log_history if "reward" in row]}  # fmt: skip
+            "trl_log": step_entries(trainer.state.log_history)}  # fmt: skip
     return out

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from sim.export import write_history
-from sim.runtime.files import check_writable, shown_path
+from sim.runtime.files import check_apart, check_writable, shipped, shown_path
+from sim.runtime.interrupt import interruptible
 from sim.settings import add_flags, from_args
 from sim.toy import ToyConfig, ToyHistory, expected_run, history_rows, run_toy
 
@@ -87,14 +88,22 @@ def _check_out(text: str | None) -> Path | None:
         raise ArgError(f"--out must end in .csv or .json, got {shown_path(text)!r}")
     if not out.parent.is_dir():
         raise ArgError(f"cannot write {shown_path(text)}: no such directory")
-    return check_writable(out, "cannot write")  # "cannot write PATH: why"
+    target = check_writable(out, "cannot write")  # "cannot write PATH: why"
+    check_apart([("--out", text)], keep=shipped())  # e.g. assets/data/tinylm_sft.json, TinyLM's sidecar
+    return target
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit 0; 2 for bad input (one line); 130 or 143 after Ctrl-C or SIGTERM (one line, sim/runtime/interrupt.py)."""
     argv = sys.argv[1:] if argv is None else argv
+    seen: dict = {}
+    return interruptible(lambda: _main(argv, seen), lambda: [seen.get("out")])
+
+
+def _main(argv: list[str], seen: dict) -> int:
     try:
         args = build_parser().parse_args(argv)
-        out = _check_out(args.out)
+        out = seen["out"] = _check_out(args.out)
         cfg = from_args(ToyConfig, args)
         start = time.perf_counter()
         h = expected_run(cfg) if args.expected else run_toy(cfg)

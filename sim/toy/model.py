@@ -49,8 +49,7 @@ class ToyConfig:
         hi=50.0, optional=True)
     u_init: float = setting(0.0, "initial per-prompt parameter u_j (the same for every j)", lo=-50.0, hi=50.0)
     w_init: float = setting(0.0, "initial shared skill w", lo=-50.0, hi=50.0)
-    group_size: int = setting(8, "answers G sampled per prompt", lo=2, hi=MAX_GROUP_SIZE, integer=True, step=1,
-                              key="G", label="Group size G")
+    group_size: int = grpo_setting("group_size", hi=MAX_GROUP_SIZE)
     lr: float = setting(0.2, "step size on the per-prompt parameters u", lo=0.0, hi=1000.0, step=0.05,
                         label="Learning rate on each prompt's u_j")
     lr_w: float | None = setting(None, "step size on the shared skill w (none: the same as lr; 0 switches the "

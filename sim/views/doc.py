@@ -1,32 +1,27 @@
-"""A view, declared once: its controls, its words, its questions and its charts, for both hosts.
+"""A view, declared once: its controls, presets and tools for both hosts; and the document model, the blocks every
+renderer draws.
 
     VIEW = View("wasted", "Wasted groups", intro=Text("If a prompt is solved ..."),
-                controls=(Num.of(Settings, "p"), Num.of(ToyConfig, "group_size", hi=64)), show=show)
+                controls=(Num.of(Prompt, "p"), Num.of(ToyConfig, "group_size", hi=64)))
 
-    def show(values: dict, lab=None) -> list[Block]:      # the values of the controls, by URL key
-        return [Formula(r"P = p^G + (1 - p)^G", "P = p^G + (1 − p)^G"),
-                Ask("wasted_g8", Question("...?", answer=33.7, unit="%"), then=[
-                    Metrics([("P(signal)", "33.7%")]), Charts("wasted", [Chart(...)]), Caption("...")])]
+A view the browser computes (One group, Training dynamics, Wasted groups, Std scaling, pass@k, KL and clipping)
+has its document written once, in JavaScript (assets/js/views.js), and drawn by one renderer (assets/js/doc.js) in
+the app's component (ui/view.py) and in a lesson's page alike. A document sim computes (TinyLM's recorded runs, a
+visitor's log or pool, the lab's tasks) is built here from these blocks and drawn by the same renderer, as plain
+data (`to_json`). Every text is plain text: a renderer shows it as text, never as markup; our own nicer rendition
+of a text (**bold**, `code`, $math$) or a formula (LaTeX, typeset by KaTeX) is declared beside it (`md`, `latex`).
 
-`show` computes the view's document for one setting: a list of blocks, plain data. Two hosts draw it: the app
-(ui/view.py: Streamlit's widgets, the charts through the shared JavaScript, assets/js/player_charts.js) and a lesson
-(sim/lesson writes the page; assets/js/doc.js draws the same blocks). Where a lesson computes the view in the page,
-its JavaScript twin (assets/js/views.js) returns the same document, block for block and word for word
-(tests/test_js_views.py). Every text here is plain text: a host shows it as text, never as markup; the app's
-nicer rendition (Markdown, LaTeX) of a text or formula is declared beside it (`md`, `latex`), and a lesson shows
-the plain text.
-
-Blocks (`to_json` is what a lesson and the JavaScript twin hold):
+Blocks (`to_json` is what a renderer receives):
   Heading(text, level)               a section's heading (level 2), or a part's (3)
-  Text(text, md=None)                a paragraph; `md`: the app's Markdown for it (with $math$)
-  Formula(latex, text)               an equation: LaTeX in the app, the plain text in a lesson
+  Text(text, md=None)                a paragraph; `md`: our own short Markdown for it (**bold**, `code`, $math$)
+  Formula(latex, text)               an equation: KaTeX of the LaTeX, the plain text where that cannot be drawn
   Caption(text)                      small print under a chart or a table
   Metrics([(label, value, delta?)])  a row of numbers, already formatted
   Charts(key, charts, columns, T)    charts of the one chart spec (sim/player/spec.py), drawn whole (or played
                                      over T iterations by the player)
   Table(key, columns, rows, title)   a small table; cells are numbers or text
   Note(text, tone)                   a boxed remark: "info", "success", "warning" or "error"
-  Ask(key, question, then)           predict, then reveal: `then` waits for a guess in predict mode (?predict=1)
+  Code(text, label)                  text to copy (a command, a signature), with a Copy button
   Columns([blocks, blocks])          side by side (stacked on a narrow screen)
   Live(key, request)                 a part the browser computes with the toy engine (assets/js/live.js)
   Link(page, label, icon)            a link to another page of the app (the app only)
@@ -96,26 +91,9 @@ class Note:
 
 
 @dataclass(frozen=True)
-class Question:
-    """A predict-first question (ui/predict.py's and assets/js/predict.js's keywords)."""
-
-    question: str
-    answer: object
-    kind: str = "number"  # or "choice" (answer one of options)
-    options: Sequence[str] = ()
-    tolerance: float | None = None
-    unit: str | None = None
-    explain: str | None = None
-    fmt: str = "{:.4g}"
-    lo: float | None = None
-    hi: float | None = None
-
-
-@dataclass(frozen=True)
-class Ask:
-    key: str
-    question: Question
-    then: Sequence = ()
+class Code:
+    text: str
+    label: str = "Copy"
 
 
 @dataclass(frozen=True)
@@ -144,7 +122,7 @@ class Verdict:
     task: str | None = None
 
 
-Block = Heading | Text | Formula | Caption | Metrics | Charts | Table | Note | Ask | Columns | Live | Link | Verdict
+Block = Heading | Text | Formula | Caption | Metrics | Charts | Table | Note | Code | Columns | Live | Link | Verdict
 APP_ONLY = (Link, Verdict)  # blocks a lesson leaves out: they need the app's pages or its server
 
 
@@ -155,13 +133,14 @@ class View:
     name        the app's page (pages/NAME.py, /NAME) and the lesson's file (NAME.html)
     title       the page's heading, in both hosts
     intro       the text under the title (`fold_intro`: under "What this page shows", so the charts come first)
-    controls    the sidebar's controls, in order (sim/views/controls.py), each a declared setting
-    show        values (by URL key) -> the document, computed by sim: the reference (None: an app-only page whose
-                parts the app draws itself, e.g. an upload)
+    controls    the settings' controls, in order (sim/views/controls.py), each a declared setting
     presets     name -> the settings it changes, by URL key (the rest go back to their defaults)
+    tools       the page's buttons beside its document: "pin" and "new_seed" (both hosts), "exports" (the app)
     what        one line for the contents (the app's home, the lesson's index)
-    lesson      how a lesson has it: "page" (computed in the page, assets/js/views.js), "recorded" (computed by sim
-                when the lesson is built) or "app" (the app only: it needs a visitor's file or the server)
+    lesson      how a lesson has it: "page" (computed in the page, assets/js/views.js), "recorded" (the document
+                `show()` computes when the lesson is built) or "app" (the app only: it needs a visitor's file or the
+                server; `why_app_only` says which)
+    show        for a recorded view: values (by URL key) -> its document, computed by sim
     """
 
     name: str
@@ -174,6 +153,7 @@ class View:
     lesson: str = "page"
     fold_intro: bool = False
     why_app_only: str = ""  # for lesson "app": why (the lesson's contents page says so)
+    tools: Sequence[str] = ()
 
     def __post_init__(self):
         keys = [c.key for c in self.controls]
@@ -181,6 +161,11 @@ class View:
             raise ValueError(f"{self.name}: two controls share a URL key: {keys}")
         if self.lesson not in ("page", "recorded", "app"):
             raise ValueError(f"{self.name}: lesson must be page, recorded or app, got {self.lesson!r}")
+        if (self.lesson == "recorded") != (self.show is not None):
+            raise ValueError(f"{self.name}: a recorded view, and only one, has a show() that computes its document")
+        unknown_tools = set(self.tools) - {"pin", "new_seed", "exports"}
+        if unknown_tools:
+            raise ValueError(f"{self.name}: unknown tools {sorted(unknown_tools)}")
         for name, changes in self.presets.items():
             unknown = set(changes) - set(keys)
             if unknown:
@@ -190,38 +175,33 @@ class View:
         return defaults(self.controls)
 
     def document(self, values: Mapping[str, object] | None = None, **host) -> list:
-        """show() at these values (the others at their defaults)."""
+        """A recorded view's show() at these values (the others at their defaults)."""
         return self.show({**self.defaults(), **(values or {})}, **host)
 
     def manifest(self) -> dict:
-        """What a lesson's page holds of the view: its title, intro, controls and presets (no data)."""
-        return {"view": self.name, "title": self.title, "intro": None if self.intro is None else self.intro.text,
-                "fold_intro": self.fold_intro, "controls": [control_json(c) for c in self.controls],
+        """What a page in the browser holds of the view: its title, intro, controls, presets and tools (no data)."""
+        intro = self.intro
+        return {"view": self.name, "title": self.title, "intro": None if intro is None else intro.text,
+                "intro_md": None if intro is None else intro.md, "fold_intro": self.fold_intro,
+                "controls": [control_json(c) for c in self.controls], "tools": list(self.tools),
                 "presets": [{"name": n, "values": dict(v)} for n, v in self.presets.items()]}
 
 
-# ---- the document as data (a lesson's page, the JavaScript twin's comparison) ----
+# ---- the document as data (what a renderer receives) ----
 
-def question_json(q: Question) -> dict:
-    return {"question": q.question, "answer": q.answer, "kind": q.kind, "options": list(q.options),
-            "tolerance": q.tolerance, "unit": q.unit, "explain": q.explain, "fmt": q.fmt, "lo": q.lo, "hi": q.hi}
-
-
-def to_json(blocks: Sequence, *, charts: Callable | None = None) -> list[dict]:
-    """The blocks a lesson shows, as plain data; APP_ONLY blocks are left out. `charts(block)` turns a Charts
-    block into its payload (default: sim/player's build_payload, arrays base64 float32)."""
+def to_json(blocks: Sequence, *, host: str = "lesson", charts: Callable | None = None) -> list[dict]:
+    """The blocks as plain data, for a renderer: `host` "lesson" leaves out what only the app has (Link, Verdict),
+    "app" keeps them (a Verdict as its coloured line and messages). `charts(block)` turns a Charts block into its
+    payload (default: sim/player's build_payload, arrays base64 float32)."""
     out = []
     for b in blocks:
-        if isinstance(b, APP_ONLY):
+        if isinstance(b, APP_ONLY) and host != "app":
             continue
         if isinstance(b, Charts):
             payload = (charts or chart_payload)(b)
             out.append({"kind": "charts", "key": b.key, "payload": payload})
-        elif isinstance(b, Ask):
-            out.append({"kind": "ask", "key": b.key, "question": question_json(b.question),
-                        "then": to_json(b.then, charts=charts)})
         elif isinstance(b, Columns):
-            out.append({"kind": "columns", "columns": [to_json(c, charts=charts) for c in b.columns]})
+            out.append({"kind": "columns", "columns": [to_json(c, host=host, charts=charts) for c in b.columns]})
         elif isinstance(b, Metrics):
             out.append({"kind": "metrics", "items": [[str(x) for x in item] for item in b.items]})
         elif isinstance(b, Table):
@@ -229,11 +209,36 @@ def to_json(blocks: Sequence, *, charts: Callable | None = None) -> list[dict]:
                         "rows": [[_cell(c) for c in row] for row in b.rows]})
         elif isinstance(b, Live):
             out.append({"kind": "live", "key": b.key, "request": dict(b.request)})
-        elif isinstance(b, (Text, Formula)):  # a lesson shows the plain text (the app: md, latex)
-            out.append({"kind": type(b).__name__.lower(), "text": b.text})
+        elif isinstance(b, Text):
+            out.append({"kind": "text", "text": b.text, "md": b.md})
+        elif isinstance(b, Formula):
+            out.append({"kind": "formula", "latex": b.latex, "text": b.text})
+        elif isinstance(b, Link):
+            out.append({"kind": "link", "page": b.page.removeprefix("pages/").removesuffix(".py"), "label": b.label})
+        elif isinstance(b, Verdict):
+            out.append(verdict_json(b))
         else:
             out.append({"kind": type(b).__name__.lower(), **{k: v for k, v in vars(b).items()}})
     return out
+
+
+def verdict_json(v: Verdict) -> dict:
+    """A student's value against the reference, as the renderer shows it: matches (green), could not be compared
+    (red), differs (amber; with what the lab's check for the task says, which names the common mistakes). Every
+    message is plain text from the student's run."""
+    c = v.comparison
+    if c.ok:
+        return {"kind": "verdict", "tone": "success", "title": f"Your {v.what} matches the reference.", "message": ""}
+    if c.error is not None:
+        return {"kind": "verdict", "tone": "error", "title": f"Your {v.what} could not be compared ({c.error.kind}):",
+                "message": c.message}
+    check = ""
+    if v.lab is not None and v.task is not None:
+        result = v.lab.check(v.task)
+        if not result.passed:
+            check = "What the lab's check for this task says:\n" + result.message
+    return {"kind": "verdict", "tone": "warning", "title": f"Your {v.what} differs from the reference:",
+            "message": c.message, "check": check}
 
 
 def chart_payload(b: Charts) -> dict:
@@ -248,36 +253,6 @@ def _cell(c):
     return str(c)
 
 
-def texts(blocks: Sequence, *, host: str = "lesson") -> dict[str, list[str]]:
-    """Every title, caption and question a host shows for these blocks, in order (the drift tests' reading):
-    {"headings", "captions" (captions, notes and chart captions), "questions", "chart_titles"}."""
-    out = {"headings": [], "captions": [], "questions": [], "chart_titles": []}
-
-    def walk(bs):
-        for b in bs:
-            if host == "lesson" and isinstance(b, APP_ONLY):
-                continue
-            if isinstance(b, Heading):
-                out["headings"].append(b.text)
-            elif isinstance(b, (Caption, Note)):
-                out["captions"].append(b.text)
-            elif isinstance(b, Charts):
-                for c in b.charts:
-                    out["chart_titles"].append(c.title)
-                    if c.caption:
-                        out["captions"].append(c.caption)
-            elif isinstance(b, Ask):
-                out["questions"].append(b.question.question)
-                walk(b.then)
-            elif isinstance(b, Columns):
-                for c in b.columns:
-                    walk(c)
-
-    walk(blocks)
-    return out
-
-
 def plain(md: str) -> str:
-    """The plain text of the project's own Markdown (bold, code spans, $math$ markers dropped): how a lesson
-    writes a text the app shows as Markdown, when the two are the same words."""
+    """The plain text of the project's own Markdown (bold, code spans, $math$ markers dropped)."""
     return re.sub(r"\*\*|`|\$", "", md)

@@ -1,22 +1,26 @@
-"""Lab, declared (sim/views/doc.py; the app only: it runs a student's file on the server): the chapter's three tasks,
-what each asks, its equations and the commands that check it. ui/labview.py draws the page and the verdicts."""
+"""Lab: the chapter's three tasks (what each asks, its equations, every check with its numbers) and the commands
+that check a student's file, as one document (`tasks`), drawn by both hosts: a lesson's lab page and the app's Lab
+page, which also runs the checks on the server's lab file (GRPO_LAB_DIR; ui/labview.py draws that part)."""
 
 from __future__ import annotations
 
-from sim.views.doc import Text, View
+from sim.views.doc import Code, Formula, Heading, Text, View
 
-EQUATIONS = {
-    "group_advantages": [
+EQUATIONS = {  # (LaTeX, the same in plain text: what a page shows where KaTeX cannot draw)
+    "group_advantages": [(
         r"\hat A^{(i)} = \frac{r^{(i)} - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}"
         r"\qquad \operatorname{std}(r) = \sqrt{\tfrac1G \textstyle\sum_j \big(r^{(j)} - \operatorname{mean}(r)\big)^2}",
-    ],
-    "k3_kl": [r"u = \frac{\pi_{ref}(y_t)}{\pi_\theta(y_t)},\qquad k_3 = u - \log u - 1 \;\ge 0,\qquad"
-              r" \frac{\partial k_3}{\partial \log \pi_\theta} = 1 - u"],
+        "A_i = (r_i − mean(r)) / (std(r) + ε),   std(r) = √((1/G) Σ_j (r_j − mean(r))²)")],
+    "k3_kl": [(r"u = \frac{\pi_{ref}(y_t)}{\pi_\theta(y_t)},\qquad k_3 = u - \log u - 1 \;\ge 0,\qquad"
+               r" \frac{\partial k_3}{\partial \log \pi_\theta} = 1 - u",
+               "u = π_ref(y_t) / π_θ(y_t),   k3 = u − log u − 1 ≥ 0,   ∂k3 / ∂log π_θ = 1 − u")],
     "grpo_loss": [  # ρ and obj on lines of their own: together they ran past a presenter's screen (?classroom=1)
-        r"\rho_t = \exp\big(\log\pi_\theta(y_t) - \log\pi_{old}(y_t)\big)",
-        r"\text{obj}_t = \min\big(\rho_t \hat A,\ \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\,\hat A\big)"
-        r" - \beta\, k_3",
-        r"\mathcal{L} = -\frac{1}{B}\sum_{i=1}^{B} \frac{1}{|y^{(i)}|} \sum_{t=1}^{|y^{(i)}|} \text{obj}_{i,t}",
+        (r"\rho_t = \exp\big(\log\pi_\theta(y_t) - \log\pi_{old}(y_t)\big)",
+         "ρ_t = exp(log π_θ(y_t) − log π_old(y_t))"),
+        (r"\text{obj}_t = \min\big(\rho_t \hat A,\ \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\,\hat A\big)"
+         r" - \beta\, k_3", "obj_t = min(ρ_t A, clip(ρ_t, 1 − ε, 1 + ε) A) − β k3"),
+        (r"\mathcal{L} = -\frac{1}{B}\sum_{i=1}^{B} \frac{1}{|y^{(i)}|} \sum_{t=1}^{|y^{(i)}|} \text{obj}_{i,t}",
+         "L = −(1/B) Σ_i (1/|y_i|) Σ_t obj_i,t"),
     ],
 }
 WHAT = {
@@ -34,6 +38,27 @@ python -m sim lab check my-lab/tasks.py  # one line per task: pass, or what is w
 cd my-lab && python -m pytest -q         # the same checks as pytest tests
 RL_SOLUTIONS=1 python -m pytest -q       # the reference solutions: all pass"""
 
+
+
+def tasks(values: dict | None = None, lab=None) -> list:
+    """The lab as a document: how to run the checks, then each task's signature, what it asks, its equations and
+    its checks in order, each with the chapter's numbers."""
+    from sim.lab.checks import CASES, TASKS
+
+    doc = [Heading("Run the checks on your file"),
+           Text("Every check below runs on your own tasks.py, offline; a failure names the check and what is wrong."),
+           Code(COMMANDS, "Copy the commands")]
+    for task, info in TASKS.items():
+        doc += [Heading(f"Task {info.number}: {info.title}"),
+                Code(info.signature, f"Copy the signature of {info.func}"),
+                Text(WHAT[task].replace("`", "").replace("**", ""), md=WHAT[task]),
+                *(Formula(latex, text) for latex, text in EQUATIONS[task]),
+                Text("Checks, in order (the first failure is reported):", md="**Checks**, in order (the first failure "
+                     "is reported):"),
+                *(Text(f"{i}. {c.asserts}") for i, c in enumerate(CASES[task], 1))]
+    return doc
+
+
 VIEW = View(
     "lab", "Lab: GRPO's formulas, by you",
     intro=Text("The chapter's lab asks you to write GRPO's three formulas yourself, torch tensors in and out: the "
@@ -44,7 +69,7 @@ VIEW = View(
                   "group advantages (Task 2), the k3 KL estimator (Task 3) and the GRPO loss (Task 4). Each task is "
                   "checked against the chapter's worked numbers, then against the playground's own implementation "
                   "(`sim.grpo`) on random inputs; a failure says what is wrong in the chapter's terms."),
-    lesson="app", why_app_only="it runs your code on the server (python -m sim lab check runs it on yours)",
-    what="The chapter's Tasks 2–4: what to implement, the equations, every check with its numbers, the commands; with "
-         "GRPO_LAB_DIR, the checks run on that file.",
+    show=tasks, lesson="recorded",
+    what="The chapter's Tasks 2–4: what to implement, the equations, every check with its numbers, the commands that "
+         "run the checks on your file; in the app, with GRPO_LAB_DIR, the checks run on the server's lab file.",
 )  # fmt: skip

@@ -98,7 +98,8 @@ def gap_chart(rows: list[dict]) -> Chart:
 
 
 def metric_chart(snap: dict, names: tuple[str, ...], trl: dict | None = None) -> Chart:
-    """One live metric against iteration; with `trl` (the recorded TRL run), its reward and pass@1 overlaid."""
+    """One live metric against iteration over the whole run (0 .. its iterations); with `trl` (the recorded TRL run),
+    its reward and pass@1 overlaid."""
     hist = [m for m in snap["history"] if names[0] in m]  # "kl" is measured every few iterations when β = 0
     lines = [Line(np.array([m[names[0]] for m in hist], float), names[0],
                   x=np.array([m["iteration"] for m in hist], float), reveal="full", color=COLORS["main"])]
@@ -113,7 +114,10 @@ def metric_chart(snap: dict, names: tuple[str, ...], trl: dict | None = None) ->
         lines.append(Line(np.array([p for _, p in trl["pass_at_1"]], float), "held-out pass@1, TRL (recorded)",
                           x=np.array([i for i, _ in trl["pass_at_1"]], float), reveal="full", color=COLORS["pin"],
                           width=3, dash="dash"))
-    return Chart(names[0], lines, x_title="iteration", y_title=names[0], height=260)
+    # the axis spans the whole run from its first draw, so a live chart fills in rather than rescaling, and every
+    # chart covers the last iteration even where its metric is measured every few (kl with β = 0)
+    end = max([float(snap["iterations"]), *(float(np.nanmax(ln.x)) for ln in lines if len(ln.x))])
+    return Chart(names[0], lines, x_title="iteration", y_title=names[0], height=260, x_range=(0, end + 0.5))
 
 
 # ---- the recorded part (both hosts) ----

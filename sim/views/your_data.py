@@ -3,43 +3,23 @@ charts and the documents below the findings (run_document, plan_document). Each 
 worded for the reward's kind) and a caption that says what it shows for the data on screen, with its numbers, are
 sim/yourdata/words.py's; the numbers come from sim/yourdata (diagnose.py, plan.py). Text from the file reaches a
 chart only through `label` (cut, invisible characters escaped, HTML-escaped: Plotly reads <b> in a name). The toy on
-a visitor's pool computes in the browser (assets/js/toy_views.js pool_charts is the twin of the one here)."""
+a visitor's pool computes in the browser (assets/js/toy_views.js pool_charts)."""
 
 from __future__ import annotations
 
-import dataclasses
 import html
 
 import numpy as np
 
 from sim.player.spec import COLORS, Band, BarSeries, Chart, Line, rgba
-from sim.toy import ToyConfig, ToyHistory
+from sim.toy import ToyConfig
 from sim.views.controls import Flag, Num
 from sim.views.doc import Caption, Charts, Heading, Note, Text, View
-from sim.views.training import training_charts
 from sim.yourdata.datafile import cell_text
 from sim.yourdata.diagnose import DiagnoseConfig, Diagnosis, rolling_mean
 from sim.yourdata.plan import PlanConfig
 from sim.yourdata.rules.length import length_cap
 from sim.yourdata.words import RUN_CHARTS, cannot_show, kind_of, plan_cannot_show, plan_captions, reading, run_captions
-
-
-def pool_charts(cfg: ToyConfig, run: ToyHistory, exp: ToyHistory, reduction: str, pool_size: int,
-                big: bool = False) -> list[Chart]:
-    """Training dynamics' charts (sim/views/training.py) for the toy whose prompts are this pool, titled for it (the
-    groups caption already says which side the dead groups are on, first and last)."""
-    charts = training_charts(cfg, run, exp, big=big)
-    what = f"your {pool_size:,} prompts" if cfg.n_prompts == pool_size else f"{cfg.n_prompts} quantiles of your " \
-                                                                                f"{pool_size:,} prompts"
-    out = []
-    for i, c in enumerate(charts):
-        if i == 0:
-            c = dataclasses.replace(c, title=f"Mean accuracy over {what} (G = {cfg.group_size})")
-        elif i == 2:
-            c = dataclasses.replace(c, x_title="prompt j (easy → hard, by the base model's rate)",
-                                    caption=c.caption + f" The toy's prompts: {reduction}.")
-        out.append(c)
-    return out
 
 
 def label(text: str, limit: int = 40) -> str:

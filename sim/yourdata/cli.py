@@ -5,9 +5,13 @@ Chapter 15 (sim/yourdata/diagnose.py, sim/yourdata/plan.py), as a report or one 
     python -m sim diagnose metrics.csv -G 16 --json     # a W&B/TensorBoard export; every number as JSON
     python -m sim plan prompts.csv                      # share of dead groups for G = 2..64, pass@k, never-teach
     python -m sim plan prompts.csv -G 16 --batch-prompts 128 --json --out prompts_at_G16.csv
+    python -m sim diagnose trainer_state.json --json --out findings.json   # the JSON in the file, one line here
 
-Every bad input (a missing or unreadable file, a directory, a file over 20 MB, binary, bad JSON, JSON nested too
-deep, too many columns, a cell that is not a number, c > n, a bad flag) prints one line `error: ...` and exits 2.
+`--out FILE.json` writes the JSON object `--json` prints (with --json, stdout then gets one line, not the object
+again); plan's `--out FILE.csv` writes one row per prompt. Every bad input (a missing or unreadable file, a
+directory, a file over 20 MB, binary, bad JSON, JSON nested too deep, too many columns, a cell that is not a number,
+c > n, a bad flag, an --out that is FILE itself or a file the playground ships) prints one line `error: ...` and
+exits 2, before FILE is read where it can. Ctrl-C or SIGTERM: `interrupted: nothing written`, exit 130 or 143.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import json
 import sys
 from pathlib import Path
 
-from sim.runtime.files import check_writable, shown_path, write_atomically
+from sim.runtime.files import check_apart, check_writable, shipped, shown_path, write_atomically
+from sim.runtime.interrupt import interruptible
 from sim.settings import add_flags, from_args
 from sim.yourdata.datafile import DataError, read_path
 
@@ -31,12 +36,38 @@ class Parser(argparse.ArgumentParser):
         raise ArgError(message)
 
 
-def _run(argv: list[str], parser: argparse.ArgumentParser, work) -> int:
-    """Parse, read FILE, call work(args, data) -> (json object, text); print one of them. Exit 2 on bad input."""
+def _check_out(args, suffixes: tuple[str, ...]) -> Path | None:
+    """--out, refused before FILE is read: a suffix not in `suffixes`, a path that cannot be written, FILE itself
+    (plan mine.csv --out mine.csv would replace the pool it reads) or a file the playground ships."""
+    if getattr(args, "out", None) is None:
+        return None
+    if not isinstance(args.out, str) or Path(args.out).suffix not in suffixes:  # argparse hands [] for --out=--
+        raise ArgError(f"--out must end in {' or '.join(suffixes)}, got {shown_path(args.out)}")
+    out = check_writable(args.out, "--out")
+    check_apart([("--out", args.out)], inputs=[("FILE", args.file)], keep=shipped())
+    return out
+
+
+def _json_text(obj) -> str:
+    return json.dumps(obj, ensure_ascii=False)
+
+
+def _run(argv: list[str], parser: argparse.ArgumentParser, work, suffixes: tuple[str, ...] = (".json",)) -> int:
+    """Parse, check --out, read FILE, call work(args, data) -> (json object, text, CSV bytes or None); write --out
+    (FILE.json: the object; FILE.csv: the CSV) and print the text, the object (--json), or, when the object went
+    to --out, one line saying so. Exit 2 on bad input; 130 or 143 when interrupted (sim/runtime/interrupt.py)."""
+    seen: dict = {}
+    return interruptible(lambda: _run_once(argv, parser, work, suffixes, seen), lambda: [seen.get("out")])
+
+
+def _run_once(argv, parser, work, suffixes, seen: dict) -> int:
     try:
         args = parser.parse_args(argv)
+        out = seen["out"] = _check_out(args, suffixes)
         data = read_path(args.file)
-        obj, text = work(args, data)
+        obj, text, rows = work(args, data)
+        if out is not None:
+            write_atomically({out: rows if out.suffix == ".csv" else (_json_text(obj) + "\n").encode()})
     except SystemExit as done:  # --help
         return int(done.code or 0)
     except (ArgError, DataError, ValueError) as err:
@@ -46,7 +77,10 @@ def _run(argv: list[str], parser: argparse.ArgumentParser, work) -> int:
         print(f"error: cannot write: {err.strerror or type(err).__name__}", file=sys.stderr)
         return 2
     try:
-        print(json.dumps(obj, ensure_ascii=False) if args.json else text)
+        if args.json and out is not None and out.suffix == ".json":  # the object is in the file: not twice
+            print(f"wrote {shown_path(args.out)}")
+        else:
+            print(_json_text(obj) if args.json else text)
     except BrokenPipeError:  # e.g. piped into `head`
         return 0
     return 0
@@ -65,6 +99,8 @@ def diagnose_parser() -> argparse.ArgumentParser:
                    "W&B panel), verl's metrics.jsonl, or a tinylm summary")
     add_flags(p, DiagnoseConfig, flags={"group_size": ("--group-size", "-G")})
     p.add_argument("--json", action="store_true", help="print one JSON object: every number and finding")
+    p.add_argument("--out", metavar="FILE.json", help="write that JSON object to FILE.json (with --json, print one "
+                   "line instead of the object)")
     return p
 
 
@@ -74,7 +110,7 @@ def diagnose_main(argv: list[str] | None = None) -> int:
 
     def work(args, data):
         d = diagnose(load_run_log(data, args.file), from_args(DiagnoseConfig, args))
-        return to_json(d), text_report(d)
+        return to_json(d), text_report(d), None
 
     return _run(sys.argv[1:] if argv is None else argv, diagnose_parser(), work)
 
@@ -90,8 +126,9 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE", help="CSV, one row per prompt: correct,samples or pass_rate")
     add_flags(p, PlanConfig, flags={"group_size": ("--group-size", "-G")})
     p.add_argument("--json", action="store_true", help="print one JSON object: every number the page shows")
-    p.add_argument("--out", metavar="FILE.csv", help="also write one row per prompt at this G (prompt text "
-                   "neutralised for spreadsheets)")
+    p.add_argument("--out", metavar="FILE", help="FILE.csv: also write one row per prompt at this G (prompt text "
+                   "neutralised for spreadsheets); FILE.json: write the JSON object --json prints (with --json, "
+                   "print one line instead of the object)")
     return p
 
 
@@ -101,18 +138,12 @@ def plan_main(argv: list[str] | None = None) -> int:
     from sim.yourdata.plan import PlanConfig, load_pool, plan, prompt_rows, text_report, toy_difficulties
 
     def work(args, data):
-        out = None
-        if args.out is not None:
-            if Path(args.out).suffix != ".csv":
-                raise ArgError(f"--out must end in .csv, got {shown_path(args.out)}")
-            out = check_writable(args.out, "--out")
         cfg = from_args(PlanConfig, args)
         pool = load_pool(data, args.file)
         d, _ = toy_difficulties(pool)
         toy = ToyConfig(n_prompts=len(d), difficulties=tuple(map(float, d)), group_size=cfg.group_size)
         p = plan(pool, cfg, toy)
-        if out is not None:
-            write_atomically({out: rows_csv(prompt_rows(pool, cfg.group_size)).encode()})
-        return p, text_report(p)
+        rows = rows_csv(prompt_rows(pool, cfg.group_size)).encode() if Path(args.out or "").suffix == ".csv" else None
+        return p, text_report(p), rows
 
-    return _run(sys.argv[1:] if argv is None else argv, plan_parser(), work)
+    return _run(sys.argv[1:] if argv is None else argv, plan_parser(), work, (".csv", ".json"))

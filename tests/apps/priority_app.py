@@ -1,4 +1,4 @@
-"""A tiny page for tests/test_hardening3_presenter.py: open_page as every page runs it, then the priority its
+"""A tiny page for tests/test_presenter.py: open_page as every page runs it, then the priority its
 computations would get in the server's gate and queue (ui/work.py's hooks), kept in the session for the test."""
 
 import streamlit as st

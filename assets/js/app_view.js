@@ -1,0 +1,70 @@
+// The app's side of a view (ui/view.py's one component): the same ViewPage as a lesson's (assets/js/page.js), its
+// setting in the query as Streamlit's pages keep it, or a document the server computed (TinyLM's runs, a visitor's
+// run or pool), drawn by the same DocView. A control move redraws in the page and sends nothing to the server;
+// the server hears of the setting only when it has work to do for it: the student's lab code ("Use my lab code",
+// `report`) or an export (`action`, on a click).
+//
+// Streamlit calls mount() again with new data on every script run: the ViewPage (its setting, its player's
+// iteration, a revealed answer) or the DocView attached to the element is kept and updated.
+
+import { DocView } from "./doc.js";
+import { ViewPage } from "./page.js";
+
+const MOUNTED = new WeakMap(); // Streamlit's element -> {page} | {doc}
+const REPORT_MS = 150; // the setting reaches the server this long after the last move (lab mode only)
+
+export function mount(component) {
+  const { data, parentElement, setStateValue, setTriggerValue } = component;
+  let m = MOUNTED.get(parentElement);
+  if (!m) {
+    m = data.mode === "view" ? viewPage(parentElement, data, setStateValue, setTriggerValue) : docView(parentElement, data);
+    MOUNTED.set(parentElement, m);
+  }
+  m.data = data;
+  if (m.page) {
+    m.page.update({ lab: data.lab || null, result: data.result || null });
+    if (data.lab_live && m.page.current) m.report(m.page.current); // lab mode just switched on: the server needs it
+  } else m.doc.show(data.blocks);
+  return () => {
+    (m.page || m.doc).destroy();
+    MOUNTED.delete(parentElement);
+  };
+}
+
+// A document the server computed: the renderer alone, at presenter sizes under ?classroom=1 as a view's page is
+function docView(parent, data) {
+  const box = document.createElement("div");
+  box.className = data.classroom ? "ls-docpage ls-classroom" : "ls-docpage";
+  parent.append(box);
+  return { doc: new DocView(box, { classroom: !!data.classroom, plotly_url: data.plotly_url, app: true }) };
+}
+
+function viewPage(parent, data, setStateValue, setTriggerValue) {
+  const m = {};
+  let timer = 0;
+  let sent = null;
+  m.report = (state) => {
+    if (!m.data || !m.data.lab_live) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const text = JSON.stringify(state);
+      if (text === sent) return;
+      sent = text;
+      setStateValue("values", state);
+    }, REPORT_MS);
+  };
+  let asked = 0;
+  const host = {
+    part: "query",
+    app: true,
+    plotly_url: data.plotly_url,
+    plotly_help: "",
+    read: () => ({ search: location.search, hash: location.hash }),
+    write: (search, hash) => history.replaceState(history.state, "", `${location.pathname}${search}${hash}`),
+    report: (state) => m.report(state),
+    action: (request) => setTriggerValue("action", { ...request, id: ++asked }),
+  };
+  m.data = data;
+  m.page = new ViewPage(parent, data.manifest, host);
+  return m;
+}

@@ -1,0 +1,173 @@
+"""What the commands write: an output is never a file the same run reads, a file the playground ships, or another
+output of the same run (refused in one line, exit 2, before anything runs and with every file as it was); and a
+JSON object that --out writes is not printed to stdout again (`diagnose`/`plan --json --out FILE.json`: one line).
+
+The files are compared as the files they are: the same name, `sub/../name`, a symbolic link and a hard link all
+count (sim.runtime.files.check_apart)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sim.paths import DATA
+from sim.tinylm import cli as tinylm_cli
+from sim.tinylm.checkpoint import ASSET
+from sim.toy import cli as toy_cli
+from sim.yourdata import cli as data_cli
+
+RUN = DATA / "examples" / "tinylm_trl_trainer_state.json"
+POOL = DATA / "examples" / "tinylm_prompts.csv"
+
+
+def shipped_hashes() -> dict[str, str]:
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(DATA.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(autouse=True)
+def shipped_files_stay():
+    before = shipped_hashes()
+    yield
+    assert shipped_hashes() == before, "a shipped file changed"
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    def refuse(*_, **__):
+        raise AssertionError("training started before the outputs were checked")
+
+    monkeypatch.setattr(tinylm_cli, "run_story", refuse)
+
+
+def refused(code: int, capsys, *words: str) -> str:
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.startswith("error: ") and err.count("\n") == 1, (code, out, err)
+    assert "(nothing was run)" in err and all(w in err for w in words), err
+    return err
+
+
+def tree(path: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(path.iterdir()) if p.is_file()}
+
+
+@pytest.fixture
+def checkpoint(tmp_path) -> Path:
+    """A copy of the shipped checkpoint and its sidecar: X.pt and X.json."""
+    shutil.copyfile(ASSET, tmp_path / "X.pt")
+    shutil.copyfile(ASSET.with_suffix(".json"), tmp_path / "X.json")
+    return tmp_path / "X.pt"
+
+
+# ---- tinylm ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--out", str(ASSET)], ["--out", "--checkpoint"]),  # the default checkpoint, which the run reads
+    (["--out", str(ASSET.with_suffix(".json"))], ["the sidecar of --checkpoint"]),
+    (["--from-scratch", "--out", str(ASSET)], ["a file the playground ships"]),  # not read, but shipped
+    (["--from-scratch", "--out", str(DATA / "tinylm_run.json")], ["a file the playground ships"]),
+])  # fmt: skip
+def test_tinylm_never_writes_over_the_shipped_checkpoint(flags, words, capsys, no_training):
+    refused(tinylm_cli.main(["--iterations", "2", *flags]), capsys, *words)
+
+
+@pytest.mark.parametrize("out", ["X.pt", "X.json", "sub/../X.pt", "link.pt", "hard.pt"])
+def test_tinylm_never_writes_over_the_checkpoint_it_starts_from(out, checkpoint, capsys, no_training):
+    folder = checkpoint.parent
+    (folder / "sub").mkdir()
+    (folder / "link.pt").symlink_to(checkpoint)
+    os.link(checkpoint, folder / "hard.pt")
+    before = tree(folder)
+    refused(tinylm_cli.main(["--checkpoint", str(checkpoint), "--out", str(folder / out)]), capsys, "--checkpoint")
+    assert tree(folder) == before
+
+
+@pytest.mark.parametrize("flags", [
+    ["--save-sft", "{d}/a.pt", "--out", "{d}/a.json"],  # the new checkpoint's sidecar
+    ["--save-sft", "{d}/a.pt", "--out", "{d}/a.pt"],
+    ["--save-sft", "{d}/a.pt", "--trainer", "trl", "--keep-trainer-state", "{d}/a.json"],
+    ["--trainer", "trl", "--out", "{d}/run.json", "--keep-trainer-state", "{d}/run.json"],
+    ["--trainer", "trl", "--keep-trainer-state", "{d}/state.json", "--diagnosis", "{d}/state.json"],
+])  # fmt: skip
+def test_tinylm_never_writes_one_output_over_another(flags, tmp_path, capsys, no_training, monkeypatch):
+    import sim.tinylm.trl_bridge as bridge
+
+    monkeypatch.setattr(bridge, "trl_story", lambda *a, **k: pytest.fail("TRL started"))
+    refused(tinylm_cli.main([f.format(d=tmp_path) for f in flags]), capsys, "also", "one output would overwrite")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_shipped_checkpoint_can_still_be_rebuilt_as_its_message_says():
+    """`python -m sim tinylm --save-sft assets/data/tinylm_sft.pt --iterations 0` (checkpoint.REGENERATE)."""
+    tinylm_cli.check_apart_outputs(tinylm_cli.parse_args(["--save-sft", str(ASSET), "--iterations", "0"]))
+    with pytest.raises(ValueError, match="--out .* is also the sidecar of --save-sft"):
+        tinylm_cli.check_apart_outputs(tinylm_cli.parse_args(["--save-sft", str(ASSET), "--out",
+                                                              str(ASSET.with_suffix(".json"))]))
+
+
+# ---- plan, diagnose, toy ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def pool(tmp_path) -> Path:
+    p = tmp_path / "mine.csv"
+    p.write_text('prompt,correct,samples,notes\n"=1+1",3,8,keep me\nb,8,8,and me\n')
+    return p
+
+
+@pytest.mark.parametrize("out", ["mine.csv", "sub/../mine.csv", "link.csv", "hard.csv"])
+def test_plan_never_writes_over_the_pool_it_reads(out, pool, capsys):
+    folder = pool.parent
+    (folder / "sub").mkdir()
+    (folder / "link.csv").symlink_to(pool)
+    os.link(pool, folder / "hard.csv")
+    before = tree(folder)
+    refused(data_cli.plan_main([str(pool), "--out", str(folder / out)]), capsys, "FILE", "which this run reads")
+    assert tree(folder) == before
+
+
+def test_plan_and_toy_never_write_over_a_shipped_file(pool, capsys):
+    refused(data_cli.plan_main([str(pool), "--out", str(POOL)]), capsys, "a file the playground ships")
+    refused(data_cli.plan_main([str(POOL), "--out", str(POOL)]), capsys, "FILE")
+    refused(toy_cli.main(["--iterations", "2", "--out", str(ASSET.with_suffix(".json"))]), capsys,
+            "a file the playground ships")
+
+
+def test_diagnose_never_writes_over_the_log_it_reads(tmp_path, capsys):
+    log = tmp_path / "trainer_state.json"
+    shutil.copyfile(RUN, log)
+    refused(data_cli.diagnose_main([str(log), "--out", str(log)]), capsys, "FILE")
+    assert log.read_bytes() == RUN.read_bytes()
+
+
+# ---- --json --out FILE.json writes the object once -----------------------------------------
+
+
+@pytest.mark.parametrize("main, file", [(data_cli.plan_main, POOL), (data_cli.diagnose_main, RUN)])
+def test_json_out_writes_the_object_and_prints_one_line(main, file, tmp_path, capsys):
+    assert main([str(file), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    out = tmp_path / "result.json"
+    assert main([str(file), "--json", "--out", str(out)]) == 0
+    assert capsys.readouterr().out == f"wrote {out}\n"
+    assert json.loads(out.read_text()) == printed
+    assert main([str(file), "--out", str(out)]) == 0  # without --json: the report here, the object there
+    assert capsys.readouterr().out.count("\n") > 3 and json.loads(out.read_text()) == printed
+
+
+def test_plan_json_with_a_csv_out_prints_the_object(pool, tmp_path, capsys):
+    """Two things asked for, two places: the JSON on stdout, the rows in the CSV (unchanged)."""
+    out = tmp_path / "rows.csv"
+    assert data_cli.plan_main([str(pool), "--json", "--out", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"]["prompts"] == 2
+    assert out.read_text().startswith("line,prompt,correct,samples")
+
+
+def test_diagnose_out_must_be_json(tmp_path, capsys):
+    assert data_cli.diagnose_main([str(RUN), "--out", str(tmp_path / "d.csv")]) == 2
+    assert "--out must end in .json" in capsys.readouterr().err and list(tmp_path.iterdir()) == []

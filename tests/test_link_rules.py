@@ -1,0 +1,215 @@
+"""One reading of a link for both hosts: the rules of assets/js/control_rules.js and lesson_rules.js (the views'
+pages in the app and in a lesson) and ui/controls.py's parse_url_value and picks_from_link (the app's pages whose
+controls the server draws: TinyLM, Your run, Your prompts; the lab's setting), run on the same links and compared:
+decimal ASCII numbers only, a value out of range clamped, one off the slider's steps snapped, each with the same
+words; the same table of hostile links in both.
+
+And the rest of lesson_rules.js: a repeated key takes its last value with a note; the link a page writes keeps
+classroom, hide and predict as it read them; the contents page carries only its own keys; text from a link is shown
+as sim.validate.neutral shows it (compared on every code point both Unicode versions assign); a recorded view's
+document is parsed as JSON and an entry of the wrong shape refused."""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+import unicodedata
+
+import pytest
+
+from sim.validate import neutral
+from sim.views.catalog import views
+from sim.views.controls import Choice, Flag, Num, Picks, to_json, url_text
+from tests.fixtures.node import js
+from ui.controls import parse_url_value, picks_from_link, plain
+from ui.view import PICKS_MAX
+
+CONTROLS = [c for v in views() if v.lesson == "page" for c in v.controls if not isinstance(c, Picks)]
+TRAINING = {c.key: c for c in next(v for v in views() if v.name == "training").controls}
+
+
+def both(spec, raws: list[str]) -> list[tuple]:
+    """(python, javascript) readings of each raw value, with the note each would show."""
+    c = to_json(spec)
+    got = js([{"op": "call", "module": "control_rules", "fn": "parseUrlValue", "args": [c, raw]} for raw in raws])
+    return [(tuple(parse_url_value(spec, raw)), tuple(g)) for raw, g in zip(raws, got, strict=True)]
+
+
+HOSTILE = [  # (control, raw, the value both use, the note says)
+    ("G", "1_6", 8, "is not a number from 2 to 64"),  # Python's float() reads 16
+    ("seed", "٦٤", 0, "is not a number"),  # Arabic-Indic digits
+    ("lr", "０.5", 0.2, "is not a number"),  # full-width digits
+    ("G", "nan", 8, "is not a number"), ("G", "inf", 8, "is not a number"), ("G", "1e400", 8, "is not a number"),
+    ("G", "0x10", 8, "is not a number"), ("G", " 16 ", 16, None), ("G", "16.", 16, None), ("G", "+16", 16, None),
+    ("G", "16.5", 16, "is not on the slider's steps of 1"), ("G", "999", 64, "is outside the allowed range 2 to 64"),
+    ("seed", "64.000001", 64, "is not on the slider's steps of 1"),  # a whole number's grid is exact
+    ("lr", "0.23", 0.25, "is not on the slider's steps of 0.05"), ("lr", "3e-1", 0.3, None),
+    ("beta", "0.04", 0.04, None), ("beta", "4e-2", 0.04, None), ("beta", "0.0400000000001", 0.0, "is not one of"),
+    ("dyn", "TRUE", True, None), ("dyn", "1", False, "is not true or false"),
+]
+
+
+@pytest.mark.parametrize("key, raw, used, says", HOSTILE)
+def test_a_hostile_link_value_reads_the_same_in_both_hosts(key, raw, used, says):
+    ((py, page),) = both(TRAINING[key], [raw])
+    assert py == page, (py, page)
+    assert py[0] == used and (py[1] is None if says is None else says in py[1]), py
+
+
+def test_every_control_of_every_view_reads_its_link_the_same_in_both_hosts():
+    rng = random.Random(3)
+    bad = []
+    for spec in CONTROLS:
+        for (py, page), raw in zip(both(spec, raws := raw_values(spec, rng)), raws, strict=True):
+            if [py[0], py[1]] != [page[0], page[1]]:
+                bad.append((spec.key, raw, py, page))
+    assert not bad, bad[:8]
+
+
+def test_the_note_is_worded_the_same():
+    spec = TRAINING["G"]
+    value, problem = parse_url_value(spec, "1_6")
+    (note,) = js([{"op": "call", "module": "control_rules", "fn": "correction", "args": [to_json(spec), "1_6", value,
+                                                                                        problem]}])
+    assert note == "URL parameter G=1_6 is not a number from 2 to 64; using G = 8."
+
+
+PICKS = [  # (the link's values, the picks, what the note names)
+    (["2,3"], [2, 3], None), (["1", "4"], [1, 4], None), (["4", "1", "4"], [1, 4], None),
+    (["0", "9", "x"], [9], "0,x"), (["1_6"], [], "1_6"), (["٣"], [], "٣"), ([f"{PICKS_MAX + 1}", "2"], [2], "1025"),
+    (["2.0"], [2], None), (["2.5"], [], "2.5"), ([""], [], None),
+]
+
+
+@pytest.mark.parametrize("raw, picks, named", PICKS)
+def test_picked_answers_read_the_same_in_both_hosts(raw, picks, named):
+    py = picks_from_link("pick", raw, PICKS_MAX)
+    (page,) = js([{"op": "call", "module": "lesson_rules", "fn": "picksFromLink", "args": ["pick", raw, PICKS_MAX]}])
+    assert py[0] == page[0] == picks
+    assert (py[1] is None) == (page[1] is None) == (named is None)
+    if named:
+        assert f"pick=`{named}`" in py[1] and f"pick={named} is not a whole number from 1 to {PICKS_MAX}" in page[1]
+
+
+def raw_values(spec, rng: random.Random) -> list[str]:
+    if isinstance(spec, Flag):
+        return ["true", "false", "TRUE", " false ", "1", "yes", "", "nope"]
+    if isinstance(spec, Choice):
+        out = [url_text(o) for o in spec.options] + [str(o) for o in spec.options] + ["", "x", "GROUP", "1e9"]
+        out += [f"{o:.3e}" for o in spec.options if isinstance(o, int | float) and not isinstance(o, bool)]
+        out += ["0.0400000000001", "0.04000000000000001", "1e-308", "5e-324", "0.28000000000000003", "٠.٠٤"]
+        return out
+    assert isinstance(spec, Num)
+    span = spec.hi - spec.lo
+    xs = [spec.lo, spec.hi, spec.default, spec.lo - 1, spec.hi + 1, spec.lo + spec.step / 2, spec.lo + spec.step * 1.5]
+    xs += [spec.lo + rng.random() * span for _ in range(12)]
+    xs += [spec.lo + rng.randint(0, int(span / spec.step)) * spec.step for _ in range(12)]
+    out = [repr(x) for x in xs] + [f"{x:.2f}" for x in xs[:6]] + ["abc", "", "1e400", "-1e400", "nan", " 8 ", "8."]
+    out += [repr(spec.default + 1e-13), repr(0.1 + 0.2), "1e-308", repr(spec.lo + spec.step * 3), "1_0", "８"]
+    return out
+
+
+def test_a_slider_shows_its_value_in_its_format():
+    specs = [s for s in CONTROLS if isinstance(s, Num)]
+    got = js([{"op": "call", "module": "control_rules", "fn": "valueText", "args": [to_json(s), s.default]}
+              for s in specs])
+    assert got == [(s.fmt % s.default) if s.fmt else url_text(s.default) for s in specs]
+
+
+# ---- the rest of lesson_rules.js ---------------------------------------------------------------------------------
+
+NAN = {"float": "nan"}  # as the harness returns NaN
+
+
+def rules(calls: list[list]) -> list:
+    """Each [function name, *args] of assets/js/lesson_rules.js, in one node run."""
+    return js([{"op": "call", "module": "lesson_rules", "fn": name, "args": args} for name, *args in calls])
+
+
+@pytest.mark.integration
+def test_neutral_is_sim_validate_neutral_on_every_assigned_code_point():
+    # Python 3.11 knows Unicode 14, node a later one: compare where Python's Unicode assigns the code point
+    # (surrogates one at a time: in one JS string a high one and a low one would pair into another character)
+    points = [c for c in range(sys.maxunicode + 1) if (c < 0x20000 or c % 97 == 0)
+              and unicodedata.category(chr(c)) not in ("Cn", "Cs")]
+    chunks = ["".join(chr(c) for c in points[i:i + 4096]) for i in range(0, len(points), 4096)]
+    chunks += ["\ud800", "\udbff", "\udc00", "\udfff", "a\ud800b"]
+    got = rules([["neutral", c] for c in chunks])
+    for chunk, result in zip(chunks, got, strict=True):
+        assert result == neutral(chunk)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("text", ["G", "a" * 39, "a" * 40, "a" * 41, "\u202e61 lessons approved", "x\x00y\u2028z",
+                                  "é" * 45, "😀" * 50, "`code`"])
+def test_shown_is_the_apps_plain_text(text):
+    assert rules([["shown", text]])[0] == plain(text).strip("`").strip() or plain(text) == "(empty)"
+
+
+@pytest.mark.integration
+def test_bidi_nul_and_line_separator_are_visible_escapes():
+    got = rules([["shown", "<U+202E>61 lessons approved".replace("<U+202E>", "\u202e")], ["shown", "a\x00b\u2028c"]])
+    assert got == ["\\u202e61 lessons approved", "a\\u0000b\\u2028c"]
+
+
+@pytest.mark.integration
+def test_a_repeated_key_takes_its_last_value_with_a_note():
+    q, h, both = rules([["readLink", "?G=4&G=16", ""], ["readLink", "", "#G=2&beta=0.1&G=32"],
+                     ["readLink", "?G=4", "#G=16"]])
+    assert dict(q["values"])["G"] == "16" and q["notes"] == ["G is given 2 times (4, 16); using the last one"]
+    assert dict(h["values"])["G"] == "32" and h["fromHash"] == ["G", "beta"] and len(h["notes"]) == 1
+    assert dict(both["values"])["G"] == "16" and both["notes"] == []  # the hash wins over the query, silently
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("raw, value", [("16", 16), (" 16 ", 16), ("1e1", 10), (".5", 0.5), ("5.", 5), ("-2", -2),
+                                        ("0x10", NAN), ("0b10", NAN), ("0o20", NAN), ("1_0", NAN),
+                                        ("Infinity", NAN), ("", NAN), ("16px", NAN), ("١٦", NAN)])
+def test_decimal_numbers_only(raw, value):
+    assert rules([["decimal", raw]])[0] == value
+
+
+@pytest.mark.integration
+def test_the_contents_page_carries_only_its_own_keys():
+    got = rules([["carryQuery", "?classroom=1&evil=%3Cimg%20src%3Dx%3E&hide=G,%3Cimg%3E,beta&predict=yes&G=4"],
+              ["carryQuery", "?utm_source=junk&x=1"], ["carryQuery", "?classroom=1&classroom=0"]])
+    assert got == ["?classroom=1&hide=G,beta&predict=1", "", ""]
+
+
+@pytest.mark.integration
+def test_the_written_link_keeps_classroom_hide_and_predict_as_the_page_reads_them():
+    """A flag the link carried is written back as the page reads it, 0 and empty included (a lesson's
+    ?classroom=1#classroom=0 must stay 0 on a reload); one it did not carry is left out."""
+    flags = {"classroom": True, "hide": ["beta"], "predict": True}
+    got = rules([["linkText", {"G": 4, "beta": 0, "scale": "group"}, flags],
+              ["linkText", {"G": 4}, {"classroom": False, "hide": [], "predict": False}], ["linkText", {"G": 4}, {}]])
+    assert got == ["G=4&beta=0&scale=group&classroom=1&hide=beta&predict=1", "G=4&classroom=0&hide=&predict=0", "G=4"]
+
+
+@pytest.mark.integration
+def test_picked_answers_take_every_value_and_drop_what_is_not_one():
+    """One group's picks hold several values (pick=1&pick=4, as Streamlit writes them): no note for the repeat; a
+    value that is no whole number in range is dropped and said, as plain text."""
+    link, picks, bad = rules([["readLink", "?pick=1&pick=4", "", ["pick"]], ["picksFromLink", "pick", ["4", "1,4"], 64],
+                           ["picksFromLink", "pick", ["2", "x<b>", "0", "1.5", "99"], 8]])
+    assert dict(link["lists"])["pick"] == ["1", "4"] and link["notes"] == []
+    assert picks == [[1, 4], None]
+    assert bad[0] == [2] and bad[1] == "URL parameter pick=x<b>,0,1.5,99 is not a whole number from 1 to 8; left out"
+    assert rules([["linkText", {"G": 8, "pick": [1, 4]}, {}]])[0] == "G=8&pick=1&pick=4"
+
+
+@pytest.mark.integration
+def test_a_recorded_document_parses_and_anything_else_is_refused(exercise_lesson):
+    """A recorded view's page (TinyLM) holds its document as inline JSON: parsed, checked for the blocks a page
+    draws, never run; anything else is refused with a reason."""
+    page = (exercise_lesson / "tinylm.html").read_text(encoding="utf-8")
+    text = re.search(r'<script type="application/json" id="ls-data">(.*?)</script>', page, flags=re.S).group(1)
+    (doc, problem), = rules([["parseDoc", text]])
+    assert problem is None and isinstance(doc, list) and len(doc) > 5
+    bad = ["42", 'grpoLesson.put("x", 42);', "parent.document.cookie", "null", "{}", '[{"kind": "text", "text": 1}]',
+           '[{"kind": "table", "columns": ["a"], "rows": "x"}]', '[{"kind": "ask", "question": {"kind": "eval"}}]',
+           '[{"kind": "charts", "payload": {"charts": 1}}]', '[{"kind": "live", "request": {}}]',
+           '[{"kind": "columns", "columns": [[{"kind": "script"}]]}]']
+    for doc, problem in rules([["parseDoc", t] for t in bad]):
+        assert doc is None and problem, (doc, problem)

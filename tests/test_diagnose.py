@@ -209,11 +209,18 @@ def test_entropy_falling_by_how_much_and_from_when():
     assert finding(diagnose(make_log(entropy=0.5)), "entropy_falling").status == "ok"
     # with a flat reward it is collapse without gain: a warning at every step it holds
     flat = finding(diagnose(make_log(entropy=e, reward=0.5), DiagnoseConfig(window=5)), "entropy_falling")
-    assert flat.status == "warn" and flat.numbers["flat_reward_steps"] == T - 44 and "collapse" in flat.reading
-    # with a reward rising 0.3 -> 0.8 (start 0.3 + 0.01 over W = 5; +0.05 by t = 7, before t = 45): sharpening
+    assert flat.status == "warn" and flat.numbers["reward_gain"] == 0 and "collapse" in flat.reading
+    assert flat.steps == tuple(range(45, T + 1))
+    # a reward 0.3 -> 0.8 linearly: its last 5 values average 0.8 - 2 x 0.5/99, its first 0.3 + 2 x 0.5/99, a gain
+    # of 0.48: sharpening, information
     rising = finding(diagnose(make_log(entropy=e, reward=np.linspace(0.3, 0.8, T)), DiagnoseConfig(window=5)),
                      "entropy_falling")
-    assert rising.status == "info" and rising.numbers["flat_reward_steps"] == 0 and "as the reward rose" in rising.title
+    assert rising.status == "info" and rising.numbers["reward_gain"] == pytest.approx(0.5 - 4 * 0.5 / 99)
+    assert "as the reward rose" in rising.title
+    # a reward that dips before it rises (0.5, then 0.45 for 40 steps, then up to 0.7) still rose over the run
+    dip = np.concatenate([np.full(10, 0.5), np.full(40, 0.45), np.linspace(0.45, 0.7, 50)])
+    assert finding(diagnose(make_log(entropy=e, reward=dip), DiagnoseConfig(window=5)), "entropy_falling").status == \
+        "info"
 
 
 def test_loss_near_zero_with_a_gradient():

@@ -13,8 +13,8 @@ CLIP_METRICS = ("clip_ratio/region_mean", "clip_ratio/low_mean", "clip_ratio/hig
 
 
 def entropy_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
-    """entropy_falling: entropy's rolling mean below (1 - entropy_drop) x its start. A warning where the reward
-    has not risen by more than reward_flat there (collapse without gain); with a rising reward, information
+    """entropy_falling: entropy's rolling mean below (1 - entropy_drop) x its start. A warning when the reward
+    ends no more than reward_flat above its start (collapse without gain); with a reward that rose, information
     (sharpening: watch pass@k at large k)."""
     if not log.has("entropy"):
         return missing("entropy_falling", "Entropy falling", ("entropy",), log)
@@ -27,40 +27,35 @@ def entropy_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
     drop = 1 - end / start if start > 0 else 0.0
     nums = {"start": start, "end": end, "drop": drop, "unit": s.unit,
             "first_step": int(s.steps[low][0]) if low.any() else None}
-    rule = (f"rolling mean (W = {W}) of entropy below {1 - th:.0%} of its start ({start:.3g}); a warning where the "
-            f"reward's rolling mean has not risen {cfg.reward_flat:g} above its start")
+    rule = (f"rolling mean (W = {W}) of entropy below {1 - th:.0%} of its start ({start:.3g}); a warning when the "
+            f"reward ends no more than {cfg.reward_flat:g} above its start")
     if not low.any():
         return Finding("entropy_falling", "ok", f"Entropy holds: {start:.3g} → {end:.3g} ({-drop:+.0%})", rule,
                        numbers=nums)
-    flat = _reward_not_rising(log, s.rows[low], cfg, W)
-    nums["flat_reward_steps"] = int(flat.sum()) if flat is not None else None
-    status = "warn" if flat is not None and flat.any() else "info"
-    rose = "" if flat is None else (" while the reward had not risen" if status == "warn" else
-                                    " as the reward rose")
+    gain = _reward_gain(log, W)
+    nums["reward_gain"] = gain
+    status = "warn" if gain is not None and gain <= cfg.reward_flat else "info"
+    rose = "" if gain is None else (" while the reward did not rise" if status == "warn" else " as the reward rose")
     return Finding(
         "entropy_falling", status, f"Entropy falls {drop:.0%}: {start:.3g} → {end:.3g}, below {1 - th:.0%} of its "
         f"start from step {nums['first_step']}{rose}", rule, s.at(low),
         reading="The policy grows more certain: it sharpens onto answers it already finds. That raises pass@1 and "
                 "can narrow coverage (the pass@k debate: RL-trained models win at small k, base models often at "
                 "large k). Chapter 15: watch pass@k at large k and the policy's entropy, not just pass@1."
-                + (" Here entropy fell before the reward moved: collapse without gain." if status == "warn" else
+                + (" Here the reward ends where it started: collapse without gain." if status == "warn" else
                    " Falling entropy with a rising reward is what a run that learns looks like (the chapter's lab: "
-                   "“your entropy curve falls steadily”)." if flat is not None else
+                   "“your entropy curve falls steadily”)." if gain is not None else
                    " This log has no reward to tell collapse from learning."),
         remedy="Evaluate pass@k at large k (k = 64) before and after on held-out prompts; if it falls, keep entropy "
                "up (a KL leash, clip-higher ε_high = 0.28, an entropy bonus, a higher temperature).", numbers=nums)
 
 
-def _reward_not_rising(log: RunLog, rows: np.ndarray, cfg: DiagnoseConfig, W: int) -> np.ndarray | None:
-    """(k,) bool at these rows of the log: has the reward's rolling mean (carried to each row from the last step
-    that logged it) stayed within reward_flat of its start? None without a reward."""
+def _reward_gain(log: RunLog, W: int) -> float | None:
+    """The reward's end less its start (means of the last and first W logged values); None without a reward."""
     if not log.has("reward"):
         return None
-    s = series(log, ("reward",))
-    r0, _ = start_end(s["reward"], W)
-    smooth = rolling_mean(s["reward"], W)
-    last = np.searchsorted(s.rows, rows, side="right") - 1  # the reward step at or before each row
-    return (last >= 0) & (smooth[np.maximum(last, 0)] - r0 <= cfg.reward_flat)
+    r0, r1 = start_end(series(log, ("reward",))["reward"], W)
+    return r1 - r0
 
 
 def loss_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
@@ -124,9 +119,10 @@ def clip_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
     nums = {"metric": name, "max": float(np.max(c)), "mean": float(np.mean(c)), "steps": int(on.sum()),
             "unit": s.unit, "mu_from_file": mu}
     rule = f"{name} > 0"
-    if not on.any() and log.source == SUMMARY and mu not in (None, 1):
+    if not on.any() and log.source == SUMMARY and mu not in (None, 1) and log.logged(["reward"]).all():
         return missing("clip_active", "Clipping", (name,), log,
-                       f"This summary keeps only the steps that generated a batch, where ρ = 1; with μ = {mu} the clip "
+                       f"This summary keeps only the steps that generated a batch (older summaries did), where ρ = 1; "
+                       f"with μ = {mu} the clip "
                        "acts on the steps after them, which it leaves out. Read the run's trainer_state.json.")
     if not on.any():
         said = "" if mu is None else f" (the file's config: μ = {mu})"

@@ -19,6 +19,7 @@ from sim.yourdata.runlog import RunLog, load_run_log
 from tests.fixtures.runlogs import Run, trl_bytes, trl_state, verl_lines
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "assets" / "data" / "examples" / "tinylm_trl_trainer_state.json"
+RECORDED = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "trl_runs"  # real TRL runs: see its README
 NEW_RULES = ("truncation", "reward_funcs_diverge", "spikes", "train_vs_eval")
 
 
@@ -42,6 +43,12 @@ def csv_export(state: dict) -> bytes:
 
 HEALTHY = {
     "the shipped TinyLM run": lambda: load_run_log(EXAMPLE.read_bytes(), EXAMPLE.name),
+    "a real TRL run, mu 2 (trainer_state)": lambda: load_run_log(
+        (RECORDED / "tinylm_mu2_trainer_state.json").read_bytes(), "trainer_state.json"),
+    "a real TRL run, mu 2 (summary)": lambda: load_run_log((RECORDED / "tinylm_mu2_summary.json").read_bytes(),
+                                                          "run.json"),
+    "a real TRL run, beta 0.04 (trainer_state)": lambda: load_run_log(
+        (RECORDED / "tinylm_beta_trainer_state.json").read_bytes(), "trainer_state.json"),
     "TRL, beta 0.04, mu 2, G 16": lambda: load_run_log(trl_bytes(), "trainer_state.json"),
     "TRL, another seed": lambda: load_run_log(trl_bytes(Run(seed=7)), "trainer_state.json"),
     "TRL, beta 0, mu 1, G 8": lambda: load_run_log(trl_bytes(Run(mu=1, beta=0.0, group_size=8, generations=400)),
@@ -56,13 +63,28 @@ def test_a_healthy_run_gets_no_warning(name):
     """Issue 34: a false alarm is a defect. No rule warns on these runs, and the new rules are judged and hold
     nowhere wherever the log has what they read."""
     log = HEALTHY[name]()
-    group = 16 if "G 16" in name or "another" in name or "CSV" in name else None
+    group = 16 if "G 16" in name or "another" in name or "CSV" in name else 8 if "real" in name else None
     d = diagnose(log, DiagnoseConfig(group_size=group))
     assert warns(d) == [], warns(d)
     for key in NEW_RULES:
         assert finding(d, key).status in ("ok", "unknown"), finding(d, key).title
     if name.startswith("TRL"):  # they have every metric the new rules read
         assert {finding(d, k).status for k in NEW_RULES} == {"ok"}
+
+
+def test_a_checkpoints_run_settings_give_the_rules_g_and_mu():
+    """sim/yourdata/callback.py keeps run_settings in every checkpoint's trainer_state.json; the reader takes G, beta
+    and mu from there, so the recorded mu = 2 run reads the same as its summary without -G."""
+    state = load_run_log((RECORDED / "tinylm_mu2_trainer_state.json").read_bytes(), "trainer_state.json")
+    summary = load_run_log((RECORDED / "tinylm_mu2_summary.json").read_bytes(), "run.json")
+    assert state.settings == summary.settings and state.settings["group_size"] == 8 and state.settings["mu"] == 2
+    assert state.settings["optimizer_steps_per_generation"] == 2 and state.unit(["reward"]) == "generation steps"
+    a, b = diagnose(state), diagnose(summary)
+    assert (a.group_size, a.group_size_from) == (8, "the file")
+    assert [(f.key, f.status, f.steps, f.title) for f in a.findings] == \
+        [(f.key, f.status, f.steps, f.title) for f in b.findings]
+    clip = finding(a, "clip_active")
+    assert clip.status == "info" and set(clip.steps) <= set(range(2, 161, 2))  # the reused passes only
 
 
 def test_what_each_rule_finds_on_the_shipped_run():
@@ -83,7 +105,7 @@ SICK = {  # the pathology switched on -> the rule that must warn, and words its 
     "hacking": ("reward_funcs_diverge", "while accuracy stays at"),
     "spikes": ("spikes", "grad_norm"),
     "eval_falls": ("train_vs_eval", "The eval reward falls"),
-    "entropy_collapse": ("entropy_falling", "while the reward had not risen"),
+    "entropy_collapse": ("entropy_falling", "while the reward did not rise"),
     "length_drift": ("length_drift", "Completions grow while the reward is flat"),
     "hard_accuracy": ("per_function_zero_std", "accuracy is 0/1"),
 }

@@ -82,7 +82,8 @@ MAX_ABS = 1e38  # no metric a trainer logs is larger (float32, which they comput
 #                that also keeps every sum, square and ratio the rules take finite
 CLOSING = {"train_runtime", "train_loss", "train_samples_per_second", "train_steps_per_second", "total_flos"}
 BOOKKEEPING = {"epoch", "learning_rate", "step_time", "num_tokens"}  # logged at every step, yet not GRPO's
-SETTINGS = ("group_size", "beta", "mu", "loss_type", "scale", "prompts_per_iter")  # what a summary's config says
+SETTINGS = ("group_size", "beta", "mu", "loss_type", "scale", "prompts_per_iter",
+            "optimizer_steps_per_generation")  # what a summary or DiagnoseCallback's run_settings says
 MAX_STEP = 10**9
 
 
@@ -116,7 +117,8 @@ class RunLog:
         if self.step_kind != "optimizer":
             return "logged steps"
         gen = any(GENERATION.fullmatch(n) for n in names)
-        if gen and (self.settings.get("mu", 1) not in (None, 1) or self._fewer_generations()):
+        per = self.settings.get("optimizer_steps_per_generation", self.settings.get("mu", 1))
+        if gen and (per not in (None, 1) or self._fewer_generations()):
             return "generation steps"
         return "optimizer steps"
 
@@ -155,7 +157,8 @@ def load_run_log(data: bytes, name: str) -> RunLog:
 def _from_json(obj, text: str, name: str) -> RunLog:
     label = file_label(name)
     if isinstance(obj, dict) and "log_history" in obj:
-        entries, key, source, settings = obj["log_history"], "log_history", "trainer_state.json", {}
+        entries, key, source = obj["log_history"], "log_history", "trainer_state.json"
+        settings = _state_settings(obj, label)
     elif isinstance(obj, dict) and "trl_log" in obj:
         entries, key, source = obj["trl_log"], "trl_log", "tinylm --trainer trl summary"
         settings = _summary_settings(obj, label)
@@ -218,21 +221,37 @@ def _from_entries(entries, key: str, label: str, source: str, settings: dict, te
 
 
 def _summary_settings(obj: dict, label: str) -> dict:
+    """A tinylm summary's settings: its run_settings (sim/yourdata/callback.py's dict), else config.grpo."""
+    if isinstance(obj.get("run_settings"), dict):
+        return _settings(obj["run_settings"], "run_settings", label)
     grpo = obj.get("config", {}).get("grpo") if isinstance(obj.get("config"), dict) else None
-    if not isinstance(grpo, dict):
-        return {}
+    return _settings(grpo, "config.grpo", label) if isinstance(grpo, dict) else {}
+
+
+def _state_settings(obj: dict, label: str) -> dict:
+    """A trainer_state.json's settings, where DiagnoseCallback keeps them in every checkpoint:
+    stateful_callbacks["DiagnoseCallback"]["attributes"]["run_settings"]; {} without."""
+    found = obj.get("stateful_callbacks")
+    for key in ("DiagnoseCallback", "attributes", "run_settings"):
+        found = found.get(key) if isinstance(found, dict) else None
+    return _settings(found, "run_settings", label) if isinstance(found, dict) else {}
+
+
+def _settings(d: dict, where: str, label: str) -> dict:
+    """The SETTINGS in `d` that are what they claim (numbers at least 0, short text), as plain values."""
     out = {}
     for k in SETTINGS:
-        v = grpo.get(k)
+        v = d.get(k)
         if isinstance(v, bool) or v is None:
             continue
         if k in ("loss_type", "scale"):
             if isinstance(v, str):
                 out[k] = cell_text(v, 20)
         elif isinstance(v, int | float) and np.isfinite(v) and v >= 0:
-            out[k] = int(v) if k in ("group_size", "mu", "prompts_per_iter") and float(v).is_integer() else float(v)
+            whole = k in ("group_size", "mu", "prompts_per_iter", "optimizer_steps_per_generation")
+            out[k] = int(v) if whole and float(v).is_integer() else float(v)
     if "group_size" in out and not 2 <= out["group_size"] <= 1024:
-        raise DataError(f"{label}: config.grpo.group_size {out['group_size']} is not a group size (2 to 1024)")
+        raise DataError(f"{label}: {where}.group_size {out['group_size']} is not a group size (2 to 1024)")
     return out
 
 

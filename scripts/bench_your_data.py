@@ -24,10 +24,11 @@ the 20 MB pool through the upload path under 10 s.
 
 --class starts `streamlit run app.py` (XSRF off, for this client), then an uploader tab sends the 20 MB pool to Your
 prompts ten times (Streamlit's upload protocol, scripts/st_client.py's Tab plus the file messages) while a student
-tab moves Wasted groups' slider once a second: it reports the server's memory (its process, and the file worker's
+tab opens Wasted groups once a second (its settings compute in the browser: opening a page is what a student asks
+of the server): it reports the server's memory (its process, and the file worker's
 PSS) before, after each upload, once the uploader has left, and after Streamlit's session TTL (120 s; its store
-drops an expired session when next touched, so a visitor then opens a page), and the student's latency (median, max)
-while the uploads run against the same student alone. Bounded: ten uploads, each at most 120 s, the whole at most
+drops an expired session when next touched, so a visitor then opens a page), and the student's page loads (median,
+max) while the uploads run against the same student alone. Bounded: ten uploads, each at most 120 s, the whole at most
 15 min.
 """
 
@@ -158,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tiny", action="store_true", help="100 steps, 1,000 prompts, 1 repeat (checks that the "
                         "script runs; its figures mean little)")
     parser.add_argument("--class", dest="klass", action="store_true", help="the app: ten 20 MB uploads while a "
-                        "student moves a slider (with --tiny: two uploads of a small pool)")
+                        "student opens pages (with --tiny: two uploads of a small pool)")
     add_arguments(parser)
     args = parser.parse_args(argv)
     if args.klass:
@@ -229,13 +230,12 @@ def run_class(uploads: int, data: bytes, budget_s: float = 900.0) -> dict:
     import asyncio
     import tempfile
 
-    from scripts.bench_classroom import rss_mb, workers_pss_mb
     from tests.fixtures.serve import start_server
 
     log = tempfile.TemporaryFile()
     server = start_server(log=log, env={"STREAMLIT_SERVER_ENABLE_XSRF_PROTECTION": "false"}, timeout=120)
     try:
-        return asyncio.run(asyncio.wait_for(_class(server.url, server.pid, uploads, data, rss_mb, workers_pss_mb),
+        return asyncio.run(asyncio.wait_for(_class(server.url, server.pid, uploads, data, _rss_mb, _workers_pss_mb),
                                             budget_s))
     finally:
         server.stop()
@@ -245,12 +245,11 @@ async def _class(url: str, pid: int, uploads: int, data: bytes, rss_mb, workers_
     import asyncio
 
     out = {"uploads": uploads, "bytes": len(data), "rss_start_mb": round(rss_mb(pid), 1)}
-    student = await _open(url, "wasted")
-    alone = await _student(student, 20.0)
+    alone = await _student(url, 20.0)
     uploader = await _open(url, "your_prompts", upload=True)
     out |= {"rss_before_mb": round(rss_mb(pid), 1), "worker_pss_before_mb": round(workers_pss_mb(pid), 1)}
     during: list[float] = []
-    task = asyncio.create_task(_student(student, None, during))
+    task = asyncio.create_task(_student(url, None, during))
     after, took = [], []
     for i in range(uploads):
         t = time.monotonic()
@@ -272,8 +271,7 @@ async def _class(url: str, pid: int, uploads: int, data: bytes, rss_mb, workers_
             "rss_after_session_ttl_and_a_visit_mb": round(rss_mb(pid), 1),
             "worker_pss_after_mb": round(workers_pss_mb(pid), 1),
             "student_alone_s": _stats(alone), "student_during_uploads_s": _stats(during),
-            "student_errors": student.stats.errors[:3], "load_avg_after": round(__import__("os").getloadavg()[0], 2)}
-    await student.close()
+            "load_avg_after": round(__import__("os").getloadavg()[0], 2)}
     return out
 
 
@@ -291,21 +289,51 @@ async def _open(url: str, page: str, upload: bool = False):
     return tab
 
 
-async def _student(tab, seconds: float | None, into: list[float] | None = None) -> list[float]:
-    """Move Wasted groups' p slider once a second; each move's time to a finished page. seconds=None: until
+async def _student(url: str, seconds: float | None, into: list[float] | None = None) -> list[float]:
+    """Open Wasted groups in a fresh tab once a second (the views compute in the browser: what a student costs the
+    server is opening a page) and time each page to its first finished script run. seconds=None: until
     cancelled."""
     import asyncio
 
     got = [] if into is None else into
     end = None if seconds is None else time.monotonic() + seconds
-    i = 0
     while end is None or time.monotonic() < end:
-        i += 1
-        sent = await tab.set_value("p", 0.05 + 0.9 * ((i * 0.37) % 1))
-        if await tab.wait_full_run(sent, 120.0):
-            got.append(time.monotonic() - sent)
+        t = time.monotonic()
+        tab = await _open(url, "wasted")
+        got.append(time.monotonic() - t)
+        await tab.close()
         await asyncio.sleep(1.0)
     return got
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+def _workers_pss_mb(pid: int) -> float:
+    """PSS (/proc/PID/smaps_rollup) of every process below `pid` (the file worker, its fork server): PSS, not RSS,
+    because the workers share the fork server's preloaded pages."""
+    import os
+
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    children.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(name))
+            except (OSError, IndexError, ValueError):
+                continue
+    total, todo = 0.0, [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            todo.append(child)
+            try:
+                with open(f"/proc/{child}/smaps_rollup") as f:
+                    total += next(int(line.split()[1]) for line in f if line.startswith("Pss:")) / 1024
+            except (OSError, StopIteration):
+                continue
+    return total
 
 
 def _uploader_tab():

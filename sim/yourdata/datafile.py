@@ -46,8 +46,7 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _WHOLE = re.compile(r"\d+(?:\.0*)?")
 _NONFINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
 _LINE_END = re.compile(r"[\r\n]")
-# numbers a float may not hold (an exponent of 100 or more, or 309 digits), matched only from a number's start and
-# without backtracking (possessive quantifiers): one linear pass, run only once a parsed value held an infinity
+# numbers a float may not hold (an exponent of 100 or more, 309 digits), from a number's start, possessive: linear
 _HUGE = re.compile(r"(?<![\w.+-])-?(?:\d++(?:\.\d++)?[eE]\+?\d{3,}|\d{309,}(?:\.\d++)?(?:[eE][+-]?\d++)?)")
 MAX_INT_DIGITS = 18  # a JSON integer longer than this is refused (a step fits; float() of 10^400 would overflow)
 # one JSON token at a time, strings first: a string is skipped whole (an escaped quote included), so a "NaN" inside
@@ -326,14 +325,12 @@ def _loads(text: str, label: str, *, line_offset: int = 0) -> object:
 
 def _holds_infinity(value) -> bool:
     """Is any float in this parsed JSON value infinite? One walk, no recursion."""
-    todo, inf = [value], float("inf")
+    todo = [value]
     while todo:
         v = todo.pop()
-        if isinstance(v, dict):
-            todo.extend(v.values())
-        elif isinstance(v, list):
-            todo.extend(v)
-        elif isinstance(v, float) and (v == inf or v == -inf):
+        if isinstance(v, dict | list):
+            todo.extend(v.values() if isinstance(v, dict) else v)
+        elif isinstance(v, float) and abs(v) == float("inf"):
             return True
     return False
 

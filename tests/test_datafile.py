@@ -50,7 +50,13 @@ def test_missing_directory_special_and_oversized_files(tmp_path):
     big = tmp_path / "big.csv"
     with open(big, "wb") as f:  # sparse: 20 MB + 1 byte, refused on its size before any byte is read
         f.truncate(datafile.MAX_BYTES + 1)
-    refused(read_path, big, match="20.0 MB is over the 20 MB cap")
+    refused(read_path, big, match="big.csv: 20,000,001 bytes is over the cap of 20,000,000 bytes (20 MB)")
+    with open(big, "wb") as f:  # issue 37 row 15: 20,000,016 bytes, under 20 MiB, is over the one cap
+        f.truncate(20_000_016)
+    refused(read_path, big, match="20,000,016 bytes is over the cap of 20,000,000 bytes")
+    with open(big, "wb") as f:  # exactly the cap: read (then parsed as any file)
+        f.truncate(datafile.MAX_BYTES)
+    assert len(read_path(big)) == 20_000_000
     (tmp_path / "empty.csv").write_bytes(b"")
     refused(read_path, tmp_path / "empty.csv", match="is empty")
     ok = tmp_path / "ok.csv"
@@ -106,6 +112,22 @@ def test_row_cap_is_checked_before_parsing():
     refused(read_csv, "a\n" + "\n" * datafile.MAX_LINES, "tall.csv", match="is over the cap of 1,000,000 rows")
 
 
+def test_rows_are_counted_as_the_csv_reader_ends_lines(monkeypatch):
+    """Issue 37 row 2: a \n header and \r row ends (4,950,000 rows in 19.8 MB) passed a cap that counted \n only,
+    then took 35 s and 2.4 GB. Oracle: csv.reader's own rows, on random texts of \n, \r\n and lone \r."""
+    rng = random.Random(3)
+    for _ in range(300):
+        ends = [rng.choice(["\n", "\r\n", "\r"]) for _ in range(rng.randrange(1, 30))]
+        text = "".join(f"{i},{i}{e}" for i, e in enumerate(ends))
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+        assert datafile.count_lines(text) == len(rows) == len(ends), repr(text)
+    half = "x" * (datafile.MAX_HEADER_CHARS // 2 + 10)  # a row over MAX_HEADER_CHARS after a short header
+    assert read_csv("a,b\r" + half + "," + half, "r.csv").rows == [[half, half]]  # \r ends line 1
+    monkeypatch.setattr(csv, "reader", lambda *a, **k: pytest.fail("parsed before the cap"))
+    tall = "correct,samples\n" + "1,2\r" * datafile.MAX_LINES
+    refused(read_csv, tall, "cr.csv", match="cr.csv: 1,000,001 lines is over the cap of 1,000,000 rows")
+    refused(load_pool, tall.encode(), "cr.csv", match="1,000,001 lines is over the cap")
+
 @pytest.mark.parametrize("text, words", [
     ("reward;loss\n0.5;0\n", "separates its fields with ';'"),
     ("reward,reward\n1,2\n", "names the column reward twice"),
@@ -155,7 +177,7 @@ def test_pool_errors(text, words):
 def test_unknown_columns_are_ignored_with_a_note_and_prompt_text_is_kept_verbatim():
     p = pool('prompt,correct,samples,difficulty,<b>x</b>\n"=cmd|\' /C calc\'!A0",1,8,hard,1\n**x**,0,8,easy,2\n')
     assert p.notes == ("columns ignored: difficulty, <b>x</b>",)
-    assert p.ids == ("=cmd|' /C calc'!A0", "**x**") and p.lines == (2, 3)
+    assert p.ids == ("=cmd|' /C calc'!A0", "**x**") and p.lines.tolist() == [2, 3]
     assert pool("pass_rate,correct\n0.5,1\n").notes == ("correct ignored: it needs its partner column",)
 
 
@@ -230,6 +252,83 @@ def test_json_logs_refused_with_line_and_field(text, words):
     refused(load_run_log, text.encode(), "trainer_state.json", match=words)
 
 
+class _CountingTokens:
+    """datafile._JSON_TOKEN, counting the tokens its finditer hands out."""
+
+    def __init__(self, pattern):
+        self.pattern, self.seen = pattern, 0
+
+    def finditer(self, text):
+        for m in self.pattern.finditer(text):
+            self.seen += 1
+            yield m
+
+
+def test_a_bare_nan_is_found_in_one_pass_however_many_nan_strings_precede_it(monkeypatch):
+    """Issue 37 row 1: "NaN" repeated inside a string, then one bare NaN. Finding the bare one rescanned the file for
+    each "NaN" in the string (120 KB: over two minutes). Now the tokenizer steps over the string whole: the 120 KB
+    file costs seven tokens, and the message names the line and the field."""
+    counting = _CountingTokens(datafile._JSON_TOKEN)
+    monkeypatch.setattr(datafile, "_JSON_TOKEN", counting)
+    text = '{"log_history":[{"step":1,"note":"' + "NaN" * 40_000 + '",\n"loss":NaN}]}'
+    refused(load_run_log, text.encode(), "nan.json", match="nan.json: line 2, field loss: NaN is not a finite number")
+    assert counting.seen == 7  # "log_history", "step", 1, "note", the string, "loss", NaN
+    escaped = '{"a":"x\\"NaN\\\\","b":"\\\\","c":[1,\n-Infinity]}'  # escaped quotes and backslashes in strings
+    refused(read_json, escaped, "e.json", match="line 2, field (a list item): -Infinity")
+
+
+def test_a_non_finite_value_is_named_wherever_it_sits():
+    """Oracle: json.dumps writes the one NaN of a random log under a known key on a known line."""
+    rng = random.Random(5)
+    for _ in range(200):
+        entries = [{"step": i + 1, "note": rng.choice(["NaN", '"NaN"', "\\", "[{", "Infinity"]) * rng.randrange(3),
+                    "reward": 0.5} for i in range(rng.randrange(1, 6))]
+        bad = rng.randrange(len(entries))
+        key = rng.choice(["reward", "loss", "entropy"])
+        entries[bad][key] = rng.choice([float("nan"), float("inf"), -float("inf")])
+        text = json.dumps({"log_history": entries}, indent=rng.choice([None, 1]))
+        line = next(i + 1 for i, ln in enumerate(text.split("\n")) if any(
+            f'"{key}": {t}' in ln for t in ("NaN", "Infinity", "-Infinity")))
+        refused(read_json, text, "r.json", match=f"line {line}, field {key}: ")
+
+
+@pytest.mark.parametrize("value, words", [
+    ("1e400", "field reward: 1e400 is too large for a number"),
+    ("-1e999", "field reward: -1e999 is too large for a number"),
+    ("1" * 30, "is too large a whole number (more than 18 digits)"),
+    ("1" * 5000, "is too large a whole number"),  # past Python's 4,300-digit int limit: still one line
+    ("1e308", "1e+308 is beyond ±1e+38: no metric a trainer logs is that large"),
+    ("-3.5e38", "is beyond ±1e+38"),
+])  # fmt: skip
+def test_numbers_too_large_are_refused_in_json_as_in_csv(value, words):
+    """Issue 37 row 5: 1e400 in a JSON log was read as infinity (the CSV path refused it); 1e308 passed and
+    overflowed the rules' arithmetic."""
+    text = '{"log_history": [{"step": 1, "reward": 0.5},\n {"step": 2, "reward": ' + value + "}]}"
+    refused(load_run_log, text.encode(), "big.json", match=words)
+    if "whole" not in words:
+        refused(runlog, f"step,reward\n1,0.5\n2,{value}\n", match="line 3, field reward")
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("frac_reward_zero_std", 1.5, "1.5 is outside [0, 1]; frac_reward_zero_std is a share"),
+    ("frac_reward_zero_std", -0.5, "-0.5 is outside [0, 1]"),
+    ("clip_ratio/region_mean", 2, "2 is outside [0, 1]"),
+    ("completions/clipped_ratio", 1.01, "is outside [0, 1]"),
+    ("entropy", -0.1, "-0.1 is negative; entropy is never below 0"),
+    ("reward_std", -1, "is negative"),
+    ("grad_norm", -3, "is negative"),
+    ("completions/mean_length", -2, "is negative"),
+])  # fmt: skip
+def test_out_of_range_shares_and_negative_spreads_are_refused(field, value, words):
+    """Issue 37 row 15: frac_reward_zero_std 1.5 was judged ("50% of groups dead")."""
+    state = {"log_history": [{"step": 1, "reward": 0.5, field: 0.2}, {"step": 2, "reward": 0.5, field: value}]}
+    text = refused(load_run_log, json.dumps(state).encode(), "s.json", match=words)
+    assert "log_history[1] (step 2)" in text and f"field {field}" in text
+    refused(runlog, f"step,reward,{field}\n1,0.5,0.2\n2,0.5,{value}\n", match=f"log.csv line 3, field {field}")
+    assert load_run_log(json.dumps({"log_history": [{"step": 1, field: 1.0}, {"step": 2, field: 0.0}]}).encode(),
+                        "edge.json").metrics[field].tolist() == [1.0, 0.0]  # the ends of the range are fine
+
+
 def test_a_json_string_holding_nan_is_not_a_nan_value():
     log = load_run_log(b'{"log_history": [{"step": 1, "reward": 0.5, "note": "NaN [[["}]}', "s.json")
     assert log.metrics["reward"].tolist() == [0.5] and "note" in log.notes[0]
@@ -269,4 +368,13 @@ def test_the_apps_upload_cap_is_the_readers_cap():
     from pathlib import Path
 
     config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
-    assert config["server"]["maxUploadSize"] * 2**20 == datafile.MAX_BYTES  # Streamlit's MB are MiB
+    assert config["server"]["maxUploadSize"] * 10**6 == datafile.MAX_BYTES == 20_000_000
+    # Streamlit 1.67's uploader turns maxUploadSize into bytes with 1000 per unit (1024 on Windows only:
+    # `st=l()?1024:1e3` in its utils bundle), and its server accepts up to maxUploadSize MiB + 1 MB: the browser's
+    # cap is then 20,000,000 bytes, and ui/upload.py refuses anything above MAX_BYTES that a Windows browser lets
+    # through, in the reader's words. This fails when Streamlit's conversion changes.
+    import streamlit
+
+    bundles = (Path(streamlit.__file__).parent / "static" / "static" / "js").glob("utils.*.js")
+    assert any("?1024:1e3" in b.read_text(encoding="utf-8", errors="replace") for b in bundles)
+    assert streamlit.__version__ == "1.67.0"

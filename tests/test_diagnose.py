@@ -53,7 +53,9 @@ def test_csv_with_wandb_names_merges_rows_and_notes_the_rest():
     log = load_run_log(text.encode(), "wandb.csv")
     assert log.steps.tolist() == [1, 2] and log.metrics["reward"].tolist() == [0.5, 0.6]
     assert log.metrics["loss"].tolist() == [0.0, 0.0]  # step 1's two rows merged
-    assert "eval/reward, _runtime" in log.notes[0]
+    assert log.metrics["eval_reward"][0] == 0.4 and np.isnan(log.metrics["eval_reward"][1])  # eval/x read as eval_x
+    assert log.notes == ("columns that are not TRL's GRPO metrics, ignored: _runtime",)
+    assert log.step_kind == "optimizer" and log.unit(["reward"]) == "optimizer steps"
     with pytest.raises(ValueError, match="wandb.csv line 3: step 1 logs reward twice with different values"):
         load_run_log(text.replace("1,,,0.4", "1,0.7,,0.4").encode(), "wandb.csv")
 
@@ -77,6 +79,7 @@ def test_trainer_state_skips_eval_entries_and_the_closing_summary():
     log = load_run_log(json.dumps(state).encode(), "trainer_state.json")
     assert log.source == "trainer_state.json" and log.steps.tolist() == [1, 2]
     assert np.isnan(log.metrics["loss"][1]) and log.reward_funcs == ["<b>acc</b>"]
+    assert log.metrics["eval_reward"].tolist()[0] == 0.4  # the evaluation at step 1 sits beside its training step
     assert any("1 evaluation entries" in n for n in log.notes) and any("my_metric" in n for n in log.notes)
 
 
@@ -146,17 +149,20 @@ def test_a_pool_mostly_too_hard():
     assert z == pytest.approx(0.8015625)
     d = diagnose(make_log(reward=r, reward_std=binary_std(r), frac_reward_zero_std=z))
     f = finding(d, "zero_std_floor")
-    assert f.status == "warn" and f.steps == tuple(range(1, T + 1))
+    assert f.status == "info" and f.steps == tuple(range(1, T + 1))  # a spread pool: a fact, not an alarm
+    assert "at 100 of 100 logged steps" in f.title
     assert f.numbers["median_excess"] == pytest.approx(z - (0.9**8 + 0.1**8))
     assert finding(d, "dead_all_wrong").status == "warn" and finding(d, "dead_all_correct").status == "ok"
     assert finding(d, "dead_all_wrong").numbers["all_wrong_lo_median"] == pytest.approx(z - (0.1 - (1 - z) / 8))
+    # a >= 0.726 of all groups, over dead_warn = 0.5: a warning; with a bar of 0.8 it is information only
+    assert finding(diagnose(d.log, DiagnoseConfig(dead_warn=0.8)), "dead_all_wrong").status == "info"
 
 
 def test_a_pool_mostly_too_easy():
     # mirrored: r = 0.9, z = 0.8016; b >= 0.9 - 0.1984 * 7/8 = 0.726 > z/2
     r, z = 0.9, expected_z([1] * 8 + [0.5] * 2, 8)
     d = diagnose(make_log(reward=r, reward_std=binary_std(r), frac_reward_zero_std=z))
-    assert finding(d, "dead_all_correct").status == "warn" and finding(d, "dead_all_wrong").status == "ok"
+    assert finding(d, "dead_all_correct").status == "info" and finding(d, "dead_all_wrong").status == "ok"
     assert finding(d, "dead_all_correct").numbers["all_correct_lo_median"] == pytest.approx(0.9 - (1 - z) * 7 / 8)
 
 
@@ -198,9 +204,23 @@ def test_entropy_falling_by_how_much_and_from_when():
     e = 1 - 0.005 * np.arange(T)
     d = diagnose(make_log(entropy=e), DiagnoseConfig(window=5))
     f = finding(d, "entropy_falling")
-    assert f.status == "warn" and f.numbers["first_step"] == 45 and f.steps == tuple(range(45, T + 1))
-    assert f.numbers["drop"] == pytest.approx(1 - 0.515 / 0.99)
+    assert f.status == "info" and f.numbers["first_step"] == 45 and f.steps == tuple(range(45, T + 1))
+    assert f.numbers["drop"] == pytest.approx(1 - 0.515 / 0.99) and "no reward" in f.reading
     assert finding(diagnose(make_log(entropy=0.5)), "entropy_falling").status == "ok"
+    # with a flat reward it is collapse without gain: a warning at every step it holds
+    flat = finding(diagnose(make_log(entropy=e, reward=0.5), DiagnoseConfig(window=5)), "entropy_falling")
+    assert flat.status == "warn" and flat.numbers["reward_gain"] == 0 and "collapse" in flat.reading
+    assert flat.steps == tuple(range(45, T + 1))
+    # a reward 0.3 -> 0.8 linearly: its last 5 values average 0.8 - 2 x 0.5/99, its first 0.3 + 2 x 0.5/99, a gain
+    # of 0.48: sharpening, information
+    rising = finding(diagnose(make_log(entropy=e, reward=np.linspace(0.3, 0.8, T)), DiagnoseConfig(window=5)),
+                     "entropy_falling")
+    assert rising.status == "info" and rising.numbers["reward_gain"] == pytest.approx(0.5 - 4 * 0.5 / 99)
+    assert "as the reward rose" in rising.title
+    # a reward that dips before it rises (0.5, then 0.45 for 40 steps, then up to 0.7) still rose over the run
+    dip = np.concatenate([np.full(10, 0.5), np.full(40, 0.45), np.linspace(0.45, 0.7, 50)])
+    assert finding(diagnose(make_log(entropy=e, reward=dip), DiagnoseConfig(window=5)), "entropy_falling").status == \
+        "info"
 
 
 def test_loss_near_zero_with_a_gradient():

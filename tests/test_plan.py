@@ -99,17 +99,47 @@ def test_millions_of_samples_stay_finite_and_exact():
     assert np.isfinite(p_none_correct(10**9, 5 * 10**8, 64))
 
 
-def test_fewer_samples_than_G_use_the_plug_in_and_say_so():
+def test_fewer_samples_than_G_hold_the_estimate_at_n_and_say_so():
     pool = counts_pool([1, 3, 0], [4, 16, 4])  # n = 4 < G = 8 for two prompts
     e = p_all_same(pool, 8)
     assert e["unbiased"].tolist() == [False, True, False]
-    assert e["all_correct"][0] == pytest.approx(0.25**8) and e["all_wrong"][0] == pytest.approx(0.75**8)
-    assert e["all_wrong"][2] == 1.0  # c = 0: every plug-in group all wrong
+    # held at G = n = 4: C(3, 4)/C(4, 4) = 0 and C(1, 4)/C(4, 4) = 0 for c = 1; C(4, 4)/C(4, 4) = 1 for c = 0
+    assert e["all_correct"][0] == 0.0 and e["all_wrong"][0] == 0.0
+    assert e["all_wrong"][2] == 1.0  # c = 0: never solved, all wrong at every G
     assert e["all_wrong"][1] == pytest.approx(comb(13, 8) / comb(16, 8))
     note = estimator_note(pool, 8)
-    assert "2 prompts have n < G = 8 samples" in note and "plug-in p̂^G" in note
-    assert no_signal_curves(pool)["plug_in"][GROUP_SIZES.tolist().index(8)] == pytest.approx(2 / 3)
+    assert "2 prompts have n < G = 8 samples" in note and "held at its value at G = n" in note
+    assert no_signal_curves(pool)["past_n"][GROUP_SIZES.tolist().index(8)] == pytest.approx(2 / 3)
     assert "true p" in estimator_note(rates_pool([0.5]), 8)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_dead_share_and_pass_at_k_are_monotone_for_any_pool(seed):
+    """Issue 34 item 6: a pool with n of 8 and 16 gave 0.390 dead at G = 16 and 0.455 at G = 17, and pass@16 0.7985 >
+    pass@32 0.7910 (the plug-in past n jumped back up). Property: for random pools of mixed n, every prompt's
+    all-wrong and all-correct estimates fall as G grows, so the pool's dead share does, and pass@k rises in k."""
+    rng = np.random.default_rng(seed)
+    n = rng.choice([1, 2, 3, 8, 16, 40, 64, 100], size=200)
+    c = rng.binomial(n, rng.beta(0.6, 0.6, size=200))
+    pool = counts_pool(c, n)
+    curves = no_signal_curves(pool, np.arange(1, 130))
+    for k in ("all_wrong", "all_correct", "no_signal"):
+        assert np.all(np.diff(curves[k]) <= 1e-12), k
+    pk = pool_pass_at_k(pool, ks=np.arange(1, 1100))
+    assert np.all(np.diff(pk["mean"]) >= -1e-12)
+    each = np.array([p_all_same(pool, G)["all_wrong"] for G in range(1, 130)])  # (G, P)
+    assert np.all(np.diff(each, axis=0) <= 1e-12)
+
+
+def test_the_issues_pool_of_n_8_and_16_no_longer_jumps_at_g_17():
+    text = "correct,samples\n" + "".join(f"{c},{n}\n" for n in (8, 16) for c in range(n + 1))
+    pool = load_pool(text.encode(), "mixed.csv")
+    curves = no_signal_curves(pool)
+    i16 = GROUP_SIZES.tolist().index(16)
+    # past n each prompt is held at [c = 0] (all wrong) and [c = n] (all correct): 4 of the 26 prompts
+    assert curves["no_signal"][i16] == curves["no_signal"][i16 + 1] == pytest.approx(4 / 26)
+    pk = pool_pass_at_k(pool, ks=[16, 32])
+    assert pk["mean"][0] == pk["mean"][1] == pytest.approx(24 / 26)  # held at pass@n = [c > 0]
 
 
 def test_grouping_by_distinct_counts_equals_the_prompt_by_prompt_formula():
@@ -124,8 +154,8 @@ def test_grouping_by_distinct_counts_equals_the_prompt_by_prompt_formula():
             if n[i] >= G:
                 assert e["all_wrong"][i] == pytest.approx(comb(n[i] - c[i], G) / comb(n[i], G), abs=1e-12)
                 assert e["all_correct"][i] == pytest.approx(comb(c[i], G) / comb(n[i], G), abs=1e-12)
-            else:
-                assert e["all_wrong"][i] == pytest.approx((1 - c[i] / n[i]) ** G)
+            else:  # held at G = n: all wrong only if never solved
+                assert e["all_wrong"][i] == float(c[i] == 0) and e["all_correct"][i] == float(c[i] == n[i])
 
 
 # ---- the pool ---------------------------------------------------------------------------------------------
@@ -163,8 +193,8 @@ def test_pool_pass_at_k_is_the_shared_estimator():
     got = pool_pass_at_k(counts_pool(c, 64), ks=[1, 2, 8, 64])
     np.testing.assert_allclose(got["mean"], mean_pass_at_k(64, c, [1, 2, 8, 64]))
     assert got["unbiased"].tolist() == [1.0] * 4
-    mixed = pool_pass_at_k(counts_pool([1, 2], [4, 64]), ks=[8])  # n = 4 < 8: plug-in 1 - (3/4)^8 for it
-    assert mixed["mean"][0] == pytest.approx((1 - 0.75**8 + float(pass_at_k(64, 2, 8))) / 2)
+    mixed = pool_pass_at_k(counts_pool([1, 2], [4, 64]), ks=[8])  # n = 4 < 8: held at pass@4 = 1 (c = 1 > 0)
+    assert mixed["mean"][0] == pytest.approx((1 + float(pass_at_k(64, 2, 8))) / 2)
     assert mixed["unbiased"].tolist() == [0.5]
 
 

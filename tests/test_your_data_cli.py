@@ -47,12 +47,17 @@ def hostile(tmp_path_factory) -> dict[str, Path]:
         "pool_negative.csv": b"correct,samples\n-1,8\n",
         "pool_formula.csv": b"correct,samples\n@SUM(1+1),8\n",
         "pool_inf.csv": b"pass_rate\ninf\n",
+        "huge.json": b'{"log_history": [{"step": 1, "reward": 0.5},\n {"step": 2, "reward": 1e400}]}',
+        "max.json": b'{"log_history": [{"step": 1, "loss": 1e308}]}',
+        "share.json": b'{"log_history": [{"step": 1, "frac_reward_zero_std": 0.5},\n {"step": 2, '
+                      b'"frac_reward_zero_std": 1.5}]}',
+        "pool_cr.csv": b"correct,samples\n" + b"1,2\r" * 1_000_001,
     }  # fmt: skip
     for name, data in files.items():
         if data is not None:
             (d / name).write_bytes(data)
     with open(d / "big.csv", "wb") as f:
-        f.truncate(20 * 2**20 + 1)
+        f.truncate(20_000_016)  # under 20 MiB: over the one cap of 20,000,000 bytes (issue 37 row 15)
     (d / "sub").mkdir()
     return {name: d / name for name in [*files, "sub"]}
 
@@ -60,7 +65,11 @@ def hostile(tmp_path_factory) -> dict[str, Path]:
 @pytest.mark.parametrize("command, name, words", [
     ("diagnose", "missing.json", "missing.json: no such file"),
     ("diagnose", "sub", "sub: is a directory"),
-    ("diagnose", "big.csv", "is over the 20 MB cap"),
+    ("diagnose", "big.csv", "big.csv: 20,000,016 bytes is over the cap of 20,000,000 bytes (20 MB)"),
+    ("diagnose", "huge.json", "huge.json: line 2, field reward: 1e400 is too large for a number"),
+    ("diagnose", "max.json", "field loss: 1e+308 is beyond ±1e+38"),
+    ("diagnose", "share.json", "field frac_reward_zero_std: 1.5 is outside [0, 1]"),
+    ("plan", "pool_cr.csv", "pool_cr.csv: 1,000,002 lines is over the cap of 1,000,000 rows"),
     ("diagnose", "binary.csv", "line 2 holds a NUL byte"),
     ("diagnose", "gzip.json", "gzip-compressed"),
     ("diagnose", "bad.json", "line 1, column 45: not valid JSON (Expecting value)"),
@@ -74,7 +83,7 @@ def hostile(tmp_path_factory) -> dict[str, Path]:
     ("plan", "pool_formula.csv", "line 2, field correct: @SUM(1+1) is not a number"),
     ("plan", "pool_inf.csv", "line 2, field pass_rate: inf is not a finite number"),
     ("plan", "wide.csv", "line 1 is over 131,072 characters long"),
-    ("plan", "big.csv", "is over the 20 MB cap"),
+    ("plan", "big.csv", "is over the cap of 20,000,000 bytes"),
 ])  # fmt: skip
 def test_every_bad_input_exits_2_with_one_line(hostile, command, name, words):
     path = hostile.get(name, hostile["sub"].parent / name)
@@ -104,13 +113,33 @@ def test_bad_flags(args, words):
 
 def test_diagnose_the_shipped_trl_run_as_text_and_json():
     text = sim("diagnose", RUN)
-    assert text.returncode == 0 and "[warn] Entropy falls 87%" in text.stdout
+    assert text.returncode == 0 and "[info] Entropy falls 87%" in text.stdout and "[warn]" not in text.stdout
     out = sim("diagnose", RUN, "--json")
     d = json.loads(out.stdout)
     assert d["source"] == "trainer_state.json" and len(d["steps"]) == 600 and d["group_size"] == 8
     keys = {f["key"]: f for f in d["findings"]}
-    assert keys["dead_all_correct"]["status"] == "warn" and keys["kl_absent"]["status"] == "info"
+    assert keys["dead_all_correct"]["status"] == "info" and keys["kl_absent"]["status"] == "info"
     assert keys["entropy_falling"]["numbers"]["first_step"] == 110
+
+
+def test_metrics_at_different_steps_and_extreme_values_give_findings_and_valid_json(tmp_path):
+    """Issue 37 row 3: reward and frac_reward_zero_std logged at different steps crashed with a TypeError (exit 1);
+    row 5: --json wrote Infinity. Now the rule says it cannot judge, and the JSON is always JSON."""
+    apart = tmp_path / "apart.json"
+    apart.write_text(json.dumps({"log_history": [{"step": 1, "frac_reward_zero_std": 0.5},
+                                                 {"step": 2, "reward": 0.25}]}))
+    alternating = tmp_path / "alternating.csv"
+    alternating.write_text("step,reward,frac_reward_zero_std\n" + "".join(
+        f"{t},{0.3 if t % 2 else ''},{'' if t % 2 else 0.4}\n" for t in range(1, 41)))
+    for path in (apart, alternating):
+        res = sim("diagnose", path, "--window", "1")
+        assert res.returncode == 0 and "never logged at the same step" in res.stdout, res.stderr[-800:]
+    edge = tmp_path / "edge.json"
+    edge.write_text(json.dumps({"log_history": [{"step": t, "reward": 1e38 if t % 2 else -1e38, "loss": 1e-300,
+                                                 "grad_norm": 1e38, "entropy": 1e-300} for t in range(1, 40)]}))
+    res = sim("diagnose", edge, "--json")
+    assert res.returncode == 0 and "Warning" not in res.stderr, res.stderr[-800:]
+    json.loads(res.stdout, parse_constant=lambda c: pytest.fail(f"{c} in --json"))
 
 
 def test_plan_the_example_pool_and_write_a_neutralised_csv(tmp_path):

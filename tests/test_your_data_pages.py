@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures.apptest import charts, live_requests
+from tests.fixtures.apptest import charts, documents, live_requests, walk
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("full_error_details")]
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ def test_your_run_at_its_defaults_diagnoses_the_shipped_trl_run():
     assert not at.exception and not at.error and not at.warning
     assert "File (trainer_state.json): tinylm_trl_trainer_state.json" in texts(at)
     body = rendered(at)
-    assert "Entropy falls 87%" in body and "mostly all correct (too easy) at 362 of 600 steps" in body
+    assert "Entropy falls 87%" in body and "mostly all correct (too easy) at 362 of 600 optimizer steps" in body
     assert "No kl logged: β = 0" in body and "clip\\_ratio/region\\_mean is 0 at every step" in body
     drawn = charts(at)["run_charts"]  # the one chart spec, each chart with its caption
     assert len(drawn) >= 7 and not at.get("plotly_chart")
@@ -116,6 +116,33 @@ def test_the_file_lives_in_this_session_only_and_never_in_the_link():
     assert "_run_parsed" not in first.session_state
 
 
+def test_an_upload_is_read_in_the_servers_file_worker_not_in_the_page(monkeypatch):
+    """Issue 37 rows 1 and 2: parsing ran in the page's script (a 120 KB file held the server for two minutes). It
+    runs in the server's file worker now (sim/yourdata/reader.py): a reader broken in this process does not matter,
+    and the 120 KB NaN file is refused in one line."""
+    import sim.yourdata.reader as reader
+
+    at = page("your_run.py")  # the example, read in this process and cached, and the worker started
+    broken = {k: (lambda *a: pytest.fail("parsed in the page's process")) for k in reader.READERS}
+    monkeypatch.setattr(reader, "READERS", broken)
+    nan = '{"log_history":[{"step":1,"note":"' + "NaN" * 40_000 + '","loss":NaN}]}'
+    at = upload(at, "nan.json", nan.encode())
+    assert not at.exception and texts(at)[-1] == "nan.json: line 1, field loss: NaN is not a finite number (NaN and " \
+                                                 "infinities are refused)"
+    at = upload(at, "ok.csv", log_csv(["extra"]))
+    assert not at.exception and not at.error and "File (CSV): ok.csv" in texts(at)
+
+
+def test_a_run_with_only_reward_functions_shows_them_and_what_it_cannot():
+    """Issue 37 row 4: "the player needs at least one chart"."""
+    data = ("step,rewards/acc/mean\n" + "".join(f"{t},{0.3 + t / 100}\n" for t in range(1, 41))).encode()
+    at = upload(page("your_run.py"), "funcs.csv", data)
+    assert not at.exception and not at.error
+    assert [c["title"] for c in charts(at)["run_charts"]] == ["Reward functions (rewards/<f>/mean)"]
+    said = [b["text"] for blocks in documents(at) for b in walk(blocks) if b["kind"] == "caption"]
+    assert any("Not drawn, the log lacks what they read: Reward (needs reward)" in t for t in said)
+
+
 # ---- Your prompts ---------------------------------------------------------------------------------------
 
 def test_your_prompts_at_its_defaults_plans_the_example_pool():
@@ -162,6 +189,15 @@ def test_an_uploaded_pool_is_planned_and_its_prompts_stay_plain(monkeypatch):
     toy = live_requests(at)["your_prompts"]
     assert toy["config"]["n_prompts"] == 67 and toy["config"]["group_size"] == 16 and toy["pool_size"] == 67
     assert not [k for k in at.session_state if "toy" in str(k) and not str(k).endswith("your_prompts_toy")]  # no run
+
+
+def test_a_pool_never_or_always_solved_says_what_the_page_cannot_show():
+    """Issue 37 row 4: "expected a non-empty 1-D array"."""
+    at = upload(page("your_prompts.py"), "extreme.csv", b"correct,samples\n" + b"0,8\n8,8\n" * 20)
+    assert not at.exception and not at.error
+    notes = [b for blocks in documents(at) for b in walk(blocks) if b["kind"] == "note"]
+    assert [n["tone"] for n in notes] == ["warning"] and "never solved (20) or always solved (20)" in notes[0]["text"]
+    assert len(charts(at)["plan_charts"]) == 4
 
 
 def test_a_bad_pool_says_which_line_and_field():

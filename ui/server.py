@@ -15,8 +15,8 @@ It owns:
 - the presenter key (`presenter_key`, printed at start) and the wrong keys per client address (`wrong_keys`): the
   session that shows the key gets the lecturer's priority (ui/presenter.py);
 - the navigation fix (`use_app_navigation()`, checked against Streamlit STREAMLIT_CHECKED);
-- a slot for the TinyLM registry (`tinylm_registry`), handed in by app.py, the lab's pool (`lab_pool`) and the
-  lesson zip's build (`lesson_zip`).
+- a slot for the TinyLM registry (`tinylm_registry`), handed in by app.py, the lab's pool (`lab_pool`), the
+  worker that reads a visitor's upload (`file_pool`) and the lesson zip's build (`lesson_zip`).
 
 No page computes a view the browser can: the views' pages (ui/view.py) send their declaration once and the browser
 reads the link, computes and draws, so a class moving its sliders costs the server nothing.
@@ -96,6 +96,7 @@ class Server:
         self._tinylm_registry = tinylm_registry  # see the tinylm_registry property
         self._lesson_zip = None  # see the lesson_zip property
         self._lab_pool = None  # see the lab_pool property
+        self._file_pool = None  # see the file_pool property
         self.warm_seconds: float | None = None  # how long the warm-up took
         self._registry_lock = threading.Lock()
 
@@ -110,6 +111,20 @@ class Server:
 
                 self._lab_pool = GatedPool(lab_pool(), self.gate)
             return self._lab_pool
+
+    @property
+    def file_pool(self):
+        """What reads a visitor's upload (Your run, Your prompts): sim.yourdata.reader's worker, started in the
+        background the first time a page asks, its calls giving the page's place in the gate up while they wait
+        (ui.work.GatedPool): a file that reads slowly holds no place, and its time limit ends it."""
+        with self._registry_lock:
+            if self._file_pool is None:
+                from sim.yourdata.reader import file_pool
+                from ui.work import GatedPool
+
+                self._file_pool = GatedPool(file_pool(), self.gate)
+                self._file_pool.start()
+            return self._file_pool
 
     @property
     def lesson_zip(self):

@@ -1,12 +1,14 @@
 """A visitor's own file on a page: uploaded into this session only, parsed once, shown as plain text.
 
-    log, label, mine = user_file("run", "Your run's log", ("json", "csv"), load_run_log, EXAMPLE, "the example run")
+    log, label, mine = user_file(server, "run", "Your run's log", ("json", "csv"), EXAMPLE, "the example run")
 
 Where the file lives: Streamlit keeps an upload in the server's memory for the session that sent it (its
 MemoryUploadedFileManager; nothing is written to disk), and this module keeps only the parsed result in that
-session's st.session_state, keyed by the upload's id. No st.cache_data / st.cache_resource sees it (those
-are shared by every session), and the page's link holds only the page's settings (ui/controls.py), never the
-file. Without an upload the page shows the
+session's st.session_state, keyed by the upload's id. The parsing runs in the server's file worker
+(sim/yourdata/reader.py: another process, a time limit, a memory cap), with the page's place in the gate given up
+meanwhile, so a slow or huge file never stalls another visitor's page. No st.cache_data / st.cache_resource sees
+it (those are shared by every session), and the page's link holds only the page's settings (ui/controls.py), never
+the file. Without an upload the page shows the
 project's example, read from assets/ (that one is cached for everyone: it is ours).
 
 Text from the file (its name, column names, prompt text, reward functions' names) is shown with `show_text`
@@ -16,14 +18,19 @@ chart it goes through `chart_text` (Plotly reads <b>, <a href> and entities in l
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
 
 from sim.paths import ASSETS
-from sim.yourdata.datafile import MAX_BYTES, DataError, cell_text
+from sim.runtime.procs import malloc_trim
+from sim.yourdata.datafile import MAX_BYTES, DataError, cap_text, cell_text
+from sim.yourdata.reader import READERS, read_upload
 from ui.text import chart_text, md, show_text  # noqa: F401  (re-exported for the pages)
+
+TRIMMED = "_your_data_trimmed"  # st.session_state: this session's first visit handed the server's free memory back
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -34,34 +41,59 @@ def _example(path: str, reader: str, _parse: Callable):
     return _parse(p.read_bytes(), p.name)
 
 
-def user_file(key: str, label: str, types: tuple[str, ...], parse: Callable[[bytes, str], object], example: str,
-              example_name: str, *, help: str | None = None) -> tuple[object, str, bool]:
-    """The uploader, then (parsed object, file label, is it the visitor's). With no upload: the example. A file
+def user_file(server, kind: str, label: str, types: tuple[str, ...], example: str, example_name: str, *,
+              help: str | None = None) -> tuple[object, str, bool]:
+    """The uploader, then (parsed object, file label, is it the visitor's). kind: "run" (a log) or "pool" (a pool
+    of prompts), read by sim.yourdata.reader in the server's file worker. With no upload: the example. A file
     that cannot be read: the reason in one line (plain text) and the page stops there."""
+    parse, key = READERS[kind], {"run": "run", "pool": "prompts"}[kind]
+    pool = server.file_pool  # started in the background on the page's first visit, before a file is chosen
     up = st.file_uploader(label, type=list(types), key=f"{key}_upload", help=help)
     st.caption(f"Your file stays in this browser session: it is not saved on the server, not shared with other "
-               f"visitors, and not in this page's link (the link holds the settings only). Up to "
-               f"{MAX_BYTES // 2**20} MB.")
+               f"visitors, and not in this page's link (the link holds the settings only). Up to {cap_text()} "
+               f"({MAX_BYTES:,} bytes).")
+    slot = f"_{key}_parsed"
     if up is None:
-        st.session_state.pop(f"_{key}_parsed", None)  # the visitor removed their file: forget it
+        if not st.session_state.get(TRIMMED):  # once per visit: what sessions Streamlit dropped freed goes back
+            malloc_trim()  # (a C call, the interpreter lock released; 30-60 ms on a fragmented heap)
+            st.session_state[TRIMMED] = True
+        st.session_state.pop(slot, None)  # the visitor removed their file: forget it
         st.caption(f"Showing {example_name}. Upload a file above to see yours.")
         return _example(example, f"{parse.__module__}.{parse.__name__}", parse), Path(example).name, False
-    slot = f"_{key}_parsed"
     held = st.session_state.get(slot)
     if held is None or held[0] != up.file_id:
+        st.session_state.pop(slot, None)  # the previous file's result goes before the next is read
         try:
             if up.size > MAX_BYTES:
-                raise DataError(f"{cell_text(up.name, 60)}: {up.size / 2**20:,.1f} MB is over the "
-                                f"{MAX_BYTES // 2**20} MB cap")
-            held = (up.file_id, parse(up.getvalue(), up.name), None)
+                raise DataError(f"{cell_text(up.name, 60)}: {up.size:,} bytes is over the cap of {MAX_BYTES:,} "
+                                f"bytes ({cap_text()})")
+            with st.spinner("Reading your file…"):
+                held = (up.file_id, read_upload(pool, kind, up.getvalue(), up.name), None)
         except DataError as e:
             held = (up.file_id, None, str(e))
+        finally:
+            malloc_trim()  # the upload's copies (read, pickled to the worker) go back to the system
         st.session_state[slot] = held
     if held[2] is not None:
         st.error("This file cannot be read:", icon=":material/error:")
         show_text(held[2])
         st.stop()
     return held[1], cell_text(up.name, 60), True
+
+
+def weak_data(fn: Callable, obj, *args) -> Callable[[], str]:
+    """A download button's deferred data, fn(obj, *args), holding obj weakly. Streamlit 1.67 keeps a deferred
+    download's callable in its media file manager until the session shuts down, and a disconnected session that
+    outlives server.disconnectedSessionTTL is dropped from its store without a shutdown: a strong reference would
+    keep a visitor's parsed file (a million prompts: about 100 MB) alive for the server's life. The session's state
+    holds obj strongly while the session lives; afterwards the download is empty."""
+    ref = weakref.ref(obj)
+
+    def data() -> str:
+        held = ref()
+        return "" if held is None else fn(held, *args)
+
+    return data
 
 
 def file_line(name: str, what: str) -> None:

@@ -6,7 +6,6 @@ server. The file stays in this session (ui/upload.py); the link holds the settin
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import numpy as np
 import streamlit as st
@@ -14,19 +13,19 @@ import streamlit as st
 from sim.toy import ToyConfig
 from sim.validate import neutral
 from sim.views.controls import build_config
-from sim.views.doc import Charts, Live
-from sim.views.your_data import POOL_SEEDS, PROMPTS_VIEW, RUN_VIEW, plan_charts, run_captions, run_charts
+from sim.views.doc import Live
+from sim.views.your_data import POOL_SEEDS, PROMPTS_VIEW, RUN_VIEW, plan_document, run_document
 from sim.yourdata.diagnose import DiagnoseConfig, diagnose, json_text, step_ranges
-from sim.yourdata.plan import SHOWN_PROMPTS, PlanConfig, load_pool, plan, prompt_csv, rate_histogram
-from sim.yourdata.runlog import load_run_log
+from sim.yourdata.plan import SHOWN_PROMPTS, PlanConfig, plan, prompt_csv, rate_histogram
 from ui.page import metric_row, open_page, table
 from ui.text import md, show_text
-from ui.upload import file_line, user_file
+from ui.upload import file_line, user_file, weak_data
 from ui.view import show_doc
 
 RUN_EXAMPLE = "data/examples/tinylm_trl_trainer_state.json"
 PROMPTS_EXAMPLE = "data/examples/tinylm_prompts.csv"
 MAX_RANGES = 30  # step ranges listed on the page (the JSON has every step)
+FOLD_AT = 10  # a list of more prompts than this starts folded
 ICON = {"warn": ":material/warning:", "info": ":material/info:", "ok": ":material/check_circle:",
         "unknown": ":material/help:"}
 
@@ -62,9 +61,10 @@ def your_run(server) -> None:
     values = _open(RUN_VIEW, server)
     st.sidebar.caption("The link holds G and W, not your file: whoever opens it sees the example until they upload "
                        "their own.")
-    log, name, _ = user_file("run", "Your run's log", ("json", "csv"), load_run_log, RUN_EXAMPLE,
+    log, name, _ = user_file(server, "run", "Your run's log", ("json", "csv", "jsonl"), RUN_EXAMPLE,
                              "the example: a real TRL GRPOTrainer run of TinyLM, 600 steps (G = 8, β = 0, μ = 1)",
-                             help="trainer_state.json, a CSV with a header of TRL's metric names, or a tinylm summary")
+                             help="trainer_state.json, a CSV with a header of TRL's metric names (a W&B export or "
+                                  "chart panel), verl's file-logger JSON Lines, or a tinylm summary")
     file_line(name, f"File ({log.source})")
     for note in log.notes:
         show_text(f"Note: {note}")
@@ -92,19 +92,13 @@ def your_run(server) -> None:
             with st.expander(f"{label} ({len(rest)})"):
                 for f in rest:
                     show_finding(f)
-    st.subheader("The curves")
-    st.caption(f"Thin lines: each logged step; thick: the rolling mean over W = {d.window} steps that the rules read.")
-    if not log.has("kl"):
-        st.caption(md("No kl chart: the log has no kl, which TRL logs only when β ≠ 0 (see the findings)."))
-    say = run_captions(d)
-    if "clip" in say and "0 at every step" in say["clip"]:
-        st.caption(md(say["clip"]))
-    show_doc(server, "run_charts", [Charts("run_charts", run_charts(d), columns=2)])
+    show_doc(server, "run_document", run_document(d))
     if len(log.reward_funcs) == 1:
         show_text(f"Reward function: {log.reward_funcs[0]}")
     elif log.reward_funcs:
         show_text("Reward functions: " + ", ".join(log.reward_funcs))
-    st.download_button("The diagnosis (JSON)", functools.partial(json_text, d), file_name="grpo_diagnosis.json",
+    st.session_state["_run_diagnosis"] = d  # the download holds it weakly (ui.upload.weak_data): the session, strongly
+    st.download_button("The diagnosis (JSON)", weak_data(json_text, d), file_name="grpo_diagnosis.json",
                        mime="application/json", key="dl_diagnosis", on_click="ignore",
                        help="every number and finding on this page, as `python -m sim diagnose FILE --json` prints it")
     st.caption(md("The same from a terminal: python -m sim diagnose trainer_state.json (add --json for every "
@@ -120,7 +114,7 @@ def your_prompts(server) -> None:
     values = _open(PROMPTS_VIEW, server)
     st.sidebar.caption("The link holds these settings, not your file: whoever opens it sees the example until they "
                        "upload their own.")
-    pool, name, _ = user_file("prompts", "Your prompts' pass rates (CSV)", ("csv",), load_pool, PROMPTS_EXAMPLE,
+    pool, name, _ = user_file(server, "pool", "Your prompts' pass rates (CSV)", ("csv",), PROMPTS_EXAMPLE,
                               "the example: TinyLM's SFT model on 512 of its training prompts, 64 samples each",
                               help="columns correct,samples or pass_rate; optional prompt or id")
     file_line(name, "File")
@@ -135,7 +129,7 @@ def your_prompts(server) -> None:
                 ("Never solved (c = 0)", f"{p['never_teach']['all_wrong']['count']:,}")])
     st.caption(md(p["estimator"]))
     counts, edges = rate_histogram(pool)
-    show_doc(server, "plan_charts", [Charts("plan_charts", plan_charts(p, cfg, counts, edges), columns=2)])
+    show_doc(server, "plan_document", plan_document(p, cfg, counts, edges))
 
     st.subheader("By group size")
     ladder = sorted(set(p["ladder"]) | {G})
@@ -162,13 +156,14 @@ def your_prompts(server) -> None:
                      for line, pid in zip(part["lines"][:SHOWN_PROMPTS],
                                           (part["ids"] or part["lines"])[:SHOWN_PROMPTS], strict=True)]
             more = part["count"] - len(shown)
-            show_text("\n".join(shown) + (f"\n… and {more:,} more (in the CSV below)" if more > 0 else ""))
+            with st.expander(f"Their lines ({part['count']:,})", expanded=part["count"] <= FOLD_AT):
+                show_text("\n".join(shown) + (f"\n… and {more:,} more (in the CSV below)" if more > 0 else ""))
     if "rule_of_three" in nt:
         r3 = nt["rule_of_three"]
         st.caption(md(f"c = 0 of n = {r3['median_samples']:g} samples (median) is weak evidence: the true rate may "
                       f"still be up to 3/n = {r3['rate_up_to']:.3g} (95%), where G = 64 would find a success "
                       f"{r3['signal_at_64_up_to']:.0%} of the time. Sample more before dropping them."))
-    st.download_button(f"Every prompt at G = {G} (CSV)", functools.partial(prompt_csv, pool, G),
+    st.download_button(f"Every prompt at G = {G} (CSV)", weak_data(prompt_csv, pool, G),  # pool: the session's
                        file_name=f"prompts_G{G}.csv", mime="text/csv", key="dl_prompts", on_click="ignore",
                        help="one row per prompt: its line, counts, P(all wrong), P(all correct), P(signal); "
                             "formula-like prompt text is neutralised for spreadsheets")

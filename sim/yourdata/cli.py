@@ -92,9 +92,11 @@ def diagnose_parser() -> argparse.ArgumentParser:
     from sim.yourdata.diagnose import DiagnoseConfig
 
     p = Parser(prog="python -m sim diagnose", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-               description="Read a GRPO run's log (TRL's trainer_state.json, a CSV of TRL's metrics, or a "
-                           "`python -m sim tinylm --trainer trl --json` summary) and list what its curves say.")
-    p.add_argument("file", metavar="FILE", help="trainer_state.json, a CSV of per-step metrics, or a tinylm summary")
+               description="Read a GRPO run's log (TRL's trainer_state.json, a CSV of TRL's metrics, verl's "
+                           "file-logger JSON Lines, or a `python -m sim tinylm --trainer trl --json` summary) and list "
+                           "what its curves say.")
+    p.add_argument("file", metavar="FILE", help="trainer_state.json, a CSV of per-step metrics (W&B, TensorBoard, a "
+                   "W&B panel), verl's metrics.jsonl, or a tinylm summary")
     add_flags(p, DiagnoseConfig, flags={"group_size": ("--group-size", "-G")})
     p.add_argument("--json", action="store_true", help="print one JSON object: every number and finding")
     p.add_argument("--out", metavar="FILE.json", help="write that JSON object to FILE.json (with --json, print one "

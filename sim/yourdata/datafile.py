@@ -8,8 +8,10 @@
 
 Every refusal is a DataError (a ValueError) whose text is one line naming the file, the line and the field, with
 the refused cell cut to 40 characters and its invisible characters escaped (sim.validate.neutral). The caps are
-checked on the bytes before any parser runs: MAX_BYTES, MAX_LINES (newlines counted), MAX_COLUMNS and
-MAX_HEADER_CHARS (the first line measured), MAX_DEPTH (brackets counted outside strings, in bounded chunks).
+checked on the bytes before any parser runs: MAX_BYTES, MAX_LINES (line ends counted as the CSV reader counts
+them: \n, \r\n and a lone \r), MAX_COLUMNS and MAX_HEADER_CHARS (the first line measured), MAX_DEPTH (brackets
+counted outside strings, in bounded chunks). Where a JSON value is refused (NaN, an infinity, a number too large
+for a float), one linear pass over the text finds its line and field.
 
 Nothing here evaluates, imports or executes anything from a file; a formula cell such as `=cmd|' /C calc'!A0`
 is refused where a number is expected and kept as inert text elsewhere. A CSV this project writes neutralises
@@ -32,8 +34,9 @@ import numpy as np
 
 from sim.validate import neutral
 
-MAX_BYTES = 20 * 2**20  # 20 MB, the app's upload cap too (.streamlit/config.toml server.maxUploadSize)
-MAX_LINES = 1_000_000  # rows of a CSV, counted as newlines before parsing
+MAX_BYTES = 20_000_000  # 20 MB, decimal: the app's upload cap too (.streamlit/config.toml server.maxUploadSize = 20,
+#                         which Streamlit's uploader reads as 20 x 1000 x 1000 bytes; ui/upload.py checks it again)
+MAX_LINES = 1_000_000  # rows of a CSV, counted as the CSV reader ends lines (\n, \r\n, \r) before parsing
 MAX_COLUMNS = 1000
 MAX_HEADER_CHARS = 128 * 1024  # a first line longer than this is refused before the CSV reader sees it
 MAX_DEPTH = 32  # JSON nesting (trainer_state.json is 4 deep)
@@ -42,6 +45,13 @@ _DEPTH_CHUNK = 1 << 20  # bytes scanned at once by the depth check (bounded memo
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _WHOLE = re.compile(r"\d+(?:\.0*)?")
 _NONFINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+_LINE_END = re.compile(r"[\r\n]")
+# numbers a float may not hold (an exponent of 100 or more, 309 digits), from a number's start, possessive: linear
+_HUGE = re.compile(r"(?<![\w.+-])-?(?:\d++(?:\.\d++)?[eE]\+?\d{3,}|\d{309,}(?:\.\d++)?(?:[eE][+-]?\d++)?)")
+MAX_INT_DIGITS = 18  # a JSON integer longer than this is refused (a step fits; float() of 10^400 would overflow)
+# one JSON token at a time, strings first: a string is skipped whole (an escaped quote included), so a "NaN" inside
+# one is never taken for the value; linear in the text's length (the unrolled loop never backtracks)
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|-?Infinity|NaN|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?')
 
 
 class DataError(ValueError):
@@ -87,9 +97,20 @@ def read_path(path, max_bytes: int = MAX_BYTES) -> bytes:
 
 def check_size(size: int, label: str, max_bytes: int = MAX_BYTES) -> None:
     if size > max_bytes:
-        raise DataError(f"{label}: {size / 2**20:,.1f} MB is over the {max_bytes / 2**20:g} MB cap")
+        raise DataError(f"{label}: {size:,} bytes is over the cap of {max_bytes:,} bytes ({cap_text(max_bytes)})")
     if size == 0:
         raise DataError(f"{label}: is empty")
+
+
+def cap_text(max_bytes: int = MAX_BYTES) -> str:
+    """The cap in words: '20 MB' (decimal megabytes, as the uploader counts them)."""
+    return f"{max_bytes / 1e6:g} MB"
+
+
+def count_lines(text: str) -> int:
+    """Line ends as csv.reader on io.StringIO(text, newline="") finds them: \n, \r\n and a lone \r each end a
+    line (three passes of str.count, no parsing). A file with a \n header and \r row ends is counted in full."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n")
 
 
 _MAGIC = {b"\x1f\x8b": "gzip-compressed", b"PK\x03\x04": "a zip archive", b"%PDF": "a PDF",
@@ -141,10 +162,10 @@ def read_csv(text: str, name: str, *, max_lines: int = MAX_LINES, max_columns: i
     whose number of fields differs from the header's, an unterminated quote, an unnamed or repeated column.
     Blank lines are skipped."""
     label = file_label(name)
-    if (lines := text.count("\n")) > max_lines:
+    if (lines := count_lines(text)) > max_lines:
         raise DataError(f"{label}: {lines:,} lines is over the cap of {max_lines:,} rows")
-    end = text.find("\n", 0, MAX_HEADER_CHARS + 1)
-    first = text[: len(text) if end < 0 else end]
+    end = _LINE_END.search(text, 0, MAX_HEADER_CHARS + 1)
+    first = text[: len(text) if end is None else end.start()]
     if len(first) > MAX_HEADER_CHARS:
         raise DataError(f"{label}: line 1 is over {MAX_HEADER_CHARS:,} characters long; a header of at most "
                         f"{max_columns:,} columns is expected")
@@ -239,15 +260,43 @@ def count_cells(table: Table, field: str, *, hi: int) -> np.ndarray:
 
 def read_json(text: str, name: str, *, max_depth: int = MAX_DEPTH) -> object:
     """The JSON value in `text`. Refused before parsing: nesting deeper than max_depth (counted outside
-    strings). Refused while parsing: bad syntax (its line and column), NaN and infinities (the line and the
-    field), an object repeating a key."""
+    strings). Refused while parsing: bad syntax (its line and column), NaN and infinities, a number too large for
+    a float (1e400) or an integer of more than MAX_INT_DIGITS digits (the line and the field), an object
+    repeating a key."""
     label = file_label(name)
-    depth = nesting_depth(text, stop=max_depth)
-    if depth > max_depth:
+    _check_depth(text, label, max_depth)
+    return _loads(text, label)
+
+
+def read_json_lines(text: str, name: str, *, max_depth: int = MAX_DEPTH) -> list[tuple[int, object]]:
+    """JSON Lines: one value per non-blank line, as (line number, value), with read_json's refusals (a message
+    names the file's line). The depth is checked once over the whole text, before any line is parsed."""
+    label = file_label(name)
+    if count_lines(text) > MAX_LINES:
+        raise DataError(f"{label}: {count_lines(text):,} lines is over the cap of {MAX_LINES:,} lines")
+    _check_depth(text, label, max_depth)
+    out = []
+    for i, line in enumerate(text.split("\n")):
+        if line.strip():
+            out.append((i + 1, _loads(line, label, line_offset=i)))
+    return out
+
+
+def _check_depth(text: str, label: str, max_depth: int) -> None:
+    if nesting_depth(text, stop=max_depth) > max_depth:
         raise DataError(f"{label}: nested more than {max_depth} levels deep; not a training log")
 
+
+def _loads(text: str, label: str, *, line_offset: int = 0) -> object:
+    """json.loads with every refusal of read_json's, as one-line DataErrors (line numbers + line_offset)."""
+
     def constant(token: str):
-        raise _Constant(token)
+        raise _Refused(token, "is not a finite number (NaN and infinities are refused)")
+
+    def integer(token: str) -> int:
+        if len(token.lstrip("-")) > MAX_INT_DIGITS:
+            raise _Refused(token, f"is too large a whole number (more than {MAX_INT_DIGITS} digits)")
+        return int(token)
 
     def pairs(items):
         out = dict(items)
@@ -258,33 +307,48 @@ def read_json(text: str, name: str, *, max_depth: int = MAX_DEPTH) -> object:
         return out
 
     try:
-        return json.loads(text, parse_constant=constant, object_pairs_hook=pairs)
+        value = json.loads(text, parse_constant=constant, parse_int=integer, object_pairs_hook=pairs)
+        if _holds_infinity(value):  # 1e400 parsed as inf (a parse_float hook would cost a Python call per number)
+            for m in _HUGE.finditer(text):  # only now, to name it: the first such number outside a string
+                if float(m.group()) in (float("inf"), float("-inf")) and refused_place(text, m.group())[0]:
+                    raise _Refused(m.group(), "is too large for a number")
+        return value
     except json.JSONDecodeError as e:
-        raise DataError(f"{label}: line {e.lineno}, column {e.colno}: not valid JSON ({e.msg})") from None
-    except _Constant as c:
-        line, field = _constant_place(text, c.token)
-        raise DataError(f"{label}: line {line}, field {cell_text(field)}: {c.token} is not a finite number "
-                        "(NaN and infinities are refused)") from None
+        raise DataError(f"{label}: line {e.lineno + line_offset}, column {e.colno}: not valid JSON ({e.msg})") from None
+    except _Refused as r:
+        line, field = refused_place(text, r.token)
+        raise DataError(f"{label}: line {line + line_offset}, field {cell_text(field)}: {cell_text(r.token)} "
+                        f"{r.why}") from None
     except RecursionError:  # only if max_depth were set above the interpreter's limit
         raise DataError(f"{label}: nested too deep to read") from None
 
 
-class _Constant(Exception):
-    def __init__(self, token: str):
-        self.token = token
+def _holds_infinity(value) -> bool:
+    """Is any float in this parsed JSON value infinite? One walk, no recursion."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, dict | list):
+            todo.extend(v.values() if isinstance(v, dict) else v)
+        elif isinstance(v, float) and abs(v) == float("inf"):
+            return True
+    return False
 
 
-def _constant_place(text: str, token: str) -> tuple[int, str]:
-    """(line, field) of the first `token` (NaN, Infinity, -Infinity) outside a string."""
-    for m in re.finditer(re.escape(token), text):
-        if _outside_string(text, m.start()):
+class _Refused(Exception):
+    def __init__(self, token: str, why: str):
+        self.token, self.why = token, why
+
+
+def refused_place(text: str, token: str) -> tuple[int, str]:
+    """(line, field) of the first `token` (NaN, -Infinity, 1e400, ...) outside a string, in one pass over the
+    text: the tokenizer steps over each string whole, so "NaN" inside a string costs nothing extra however often
+    it repeats. json parses in the same order and stopped at the first such token, so the first found is its."""
+    for m in _JSON_TOKEN.finditer(text):
+        if m.group() == token:
             key = re.search(r'"((?:[^"\\]|\\.){0,200})"\s*:\s*$', text[max(0, m.start() - 300): m.start()])
             return text.count("\n", 0, m.start()) + 1, (key.group(1) if key else "(a list item)")
     return 0, "?"  # pragma: no cover  (json found it, so the scan does too)
-
-
-def _outside_string(text: str, pos: int) -> bool:
-    return _scan(text[:pos].encode("utf-8"), stop=None)[1] is False
 
 
 def nesting_depth(text: str, *, stop: int | None = None) -> int:

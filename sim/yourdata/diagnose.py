@@ -6,12 +6,14 @@ where it holds.
     for f in d.findings: print(f.title, f.rule, step_ranges(f.steps))
     to_json(d)                                          # every number and finding, as `python -m sim diagnose --json`
 
-The rules and their thresholds are sim/yourdata/rules.py's (its docstring lists them); the arithmetic they read with,
-rolling means, the Jensen floor and the bounds on dead groups, is sim/yourdata/runstats.py's.
+The rules and their thresholds are sim/yourdata/rules/'s (its __init__'s docstring lists them); the arithmetic they
+read with, rolling means, the Jensen floor and the bounds on dead groups, is sim/yourdata/runstats.py's.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +52,7 @@ def diagnose(log: RunLog, cfg: DiagnoseConfig | None = None) -> Diagnosis:
         G, G_from = int(log.settings["group_size"]), "the file"
     else:
         G, G_from = DEFAULT_G, "the default"
-    W = window_for(cfg, len(log.steps))
+    W = window_for(cfg, int(log.logged(["reward"]).sum()) if log.has("reward") else len(log.steps))
     findings, derived, binary = run_rules(log, cfg, G, W)
     return Diagnosis(cfg, log, G, G_from, W, derived, findings, _summary(log, W, G, binary))
 
@@ -58,8 +60,12 @@ def diagnose(log: RunLog, cfg: DiagnoseConfig | None = None) -> Diagnosis:
 def _summary(log: RunLog, W: int, G: int, binary: dict) -> dict:
     m = log.metrics
     out = {"steps": len(log.steps), "first_step": int(log.steps[0]), "last_step": int(log.steps[-1]),
-           "window": W, "group_size": G, "binary_rewards": binary, "reward_funcs": log.reward_funcs}
-    for name in ("reward", "frac_reward_zero_std", "entropy", "completions/mean_length", "grad_norm", "loss", "kl"):
+           "step_kind": log.step_kind, "window": W, "group_size": G, "binary_rewards": binary,
+           "reward_funcs": log.reward_funcs}
+    if log.has("reward"):
+        out["reward_steps"] = {"count": int(log.logged(["reward"]).sum()), "unit": log.unit(["reward"])}
+    for name in ("reward", "frac_reward_zero_std", "entropy", "completions/mean_length", "grad_norm", "loss", "kl",
+                 "eval_reward"):
         if log.has(name):
             s, e = start_end(m[name], W)
             out[name] = {"start": s, "end": e, "min": float(np.nanmin(m[name])), "max": float(np.nanmax(m[name]))}
@@ -69,13 +75,15 @@ def _summary(log: RunLog, W: int, G: int, binary: dict) -> dict:
 # ---- output -------------------------------------------------------------------------------------------------
 
 def to_json(d: Diagnosis) -> dict:
-    """Every number and finding: what `python -m sim diagnose --json` prints and the page shows."""
+    """Every number and finding: what `python -m sim diagnose --json` prints and the page shows. Valid JSON
+    always: a number that is not finite becomes null (json_safe)."""
     nan = lambda a: [None if np.isnan(x) else float(x) for x in a]  # noqa: E731  (JSON has no NaN)
-    return {
+    thresholds = {f.name: getattr(d.config, f.name) for f in dataclasses.fields(d.config)
+                  if f.name not in ("group_size", "window")}
+    return json_safe({
         "file": d.log.name, "source": d.log.source, "notes": list(d.log.notes), "settings_in_file": d.log.settings,
         "group_size": d.group_size, "group_size_from": d.group_size_from, "window": d.window,
-        "thresholds": {k: getattr(d.config, k) for k in ("zero_std_excess", "entropy_drop", "loss_zero", "grad_zero",
-                                                         "length_growth", "reward_flat")},
+        "thresholds": thresholds,
         "summary": d.summary,
         "findings": [{"key": f.key, "status": f.status, "holds": f.holds, "title": f.title, "rule": f.rule,
                       "steps": list(f.steps), "step_ranges": step_ranges(f.steps), "reading": f.reading,
@@ -83,7 +91,21 @@ def to_json(d: Diagnosis) -> dict:
         "steps": [int(s) for s in d.log.steps],
         "metrics": {k: nan(v) for k, v in d.log.metrics.items()},
         "derived": {k: nan(v) for k, v in d.derived.items()},
-    }
+    })
+
+
+def json_safe(x):
+    """x with every float that is not finite (nan, inf: no JSON value) replaced by None, numpy scalars as
+    Python's; containers walked."""
+    if isinstance(x, dict):
+        return {k: json_safe(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [json_safe(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
 
 
 def json_text(d: Diagnosis) -> str:

@@ -12,8 +12,14 @@ without bias, when n >= G, by the same counting as the pass@k estimator (sim/pas
 
 the probability that G of the n samples drawn without replacement are all correct (all wrong). Each is
 unbiased: averaged over c ~ Binomial(n, p) it is exactly p^G ((1 - p)^G). When n < G no unbiased estimate
-exists from n samples; the plug-in p^G with p = c/n is used for that prompt, and `plug_in` says for how many.
-A `pass_rate` column is taken as the true p: p^G and (1 - p)^G.
+exists from n samples; the estimate is held at its value at G = n, C(n - c, n)/C(n, n) = [c = 0] (all wrong at
+every larger G only if never solved), which is the same count with G capped at n, and `past_n` says for how many
+prompts. Holding keeps every curve monotone in G (and pass@k in k): each prompt's estimate falls as G grows
+(ratio (n - c - G)/(n - G) <= 1 from G to G + 1) and then stays. The plug-in (1 - c/n)^G past n would jump back up
+from the 0 the count reaches at G = n - c + 1 (a pool with n of 8 and 16: 0.390 dead at G = 16, 0.455 at G = 17);
+a per-prompt Beta posterior would be monotone too but puts a never-solved prompt's chance of a success at G = 64
+near 50% (uniform prior, n = 64) on the prior's word alone. A `pass_rate` column is taken as the true p: p^G and
+(1 - p)^G.
 
 For the pool the shares are means over prompts (a batch draws prompts uniformly). With a batch of B prompts
 and s the share of dead groups: B G s answers are wasted per batch, and DAPO's dynamic sampling, which drops
@@ -61,7 +67,7 @@ class Pool:
     correct: np.ndarray | None  # (P,) int64 c, None for a pass_rate file
     samples: np.ndarray | None  # (P,) int64 n
     ids: tuple[str, ...] | None  # (P,) the id column's raw text (user text: plain text only), or None
-    lines: tuple[int, ...]  # (P,) each prompt's line in the file
+    lines: np.ndarray  # (P,) int64, each prompt's line in the file (an array: a million Python ints cost 36 MB)
     notes: tuple[str, ...] = ()
 
     @property
@@ -132,7 +138,7 @@ def pool_from_table(table: Table) -> Pool:
                             "(c > n)")
         rate = correct / samples
     ids = tuple(table.column(id_col)) if id_col else None
-    return Pool(table.name, rate, correct, samples, ids, tuple(table.lines), tuple(notes))
+    return Pool(table.name, rate, correct, samples, ids, np.asarray(table.lines, dtype=np.int64), tuple(notes))
 
 
 # ---- the estimators -----------------------------------------------------------------------------------------
@@ -147,32 +153,32 @@ def distinct_counts(pool: Pool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
 
 def p_all_same(pool: Pool, group_size: int, distinct=None) -> dict[str, np.ndarray]:
     """Per prompt, (P,) each: "all_wrong" and "all_correct", the estimated chance that a group of G answers is
-    all wrong / all correct, and "unbiased" (bool), whether the estimate is C(n - c, G)/C(n, G) (n >= G) or the
-    plug-in (1 - c/n)^G (n < G, and every pass_rate). Each distinct (n, c) is computed once (`distinct`:
-    distinct_counts(pool), when the caller has it)."""
+    all wrong / all correct, C(n - c, G')/C(n, G') and C(c, G')/C(n, G') with G' = min(G, n) (held at n past it:
+    see the module's docstring), and "unbiased" (bool): n >= G. A pass_rate file: (1 - p)^G and p^G, exact for a
+    true p. Each distinct (n, c) is computed once (`distinct`: distinct_counts(pool), when the caller has it)."""
     G = int(group_size)
     if not pool.counts:
         p = pool.rate
         return {"all_wrong": (1 - p) ** G, "all_correct": p**G, "unbiased": np.zeros(p.shape, dtype=bool)}
     n, c, inverse, _ = distinct_counts(pool) if distinct is None else distinct
-    exact = n >= G
-    wrong, right = (1 - c / n) ** G, (c / n) ** G  # (U,) the plug-in everywhere first
-    wrong[exact] = p_none_correct(n[exact], c[exact], G)  # C(n - c, G) / C(n, G)
-    right[exact] = p_none_correct(n[exact], n[exact] - c[exact], G)  # C(c, G) / C(n, G)
-    return {"all_wrong": wrong[inverse], "all_correct": right[inverse], "unbiased": exact[inverse]}
+    g = np.minimum(G, n)  # (U,) G capped at n
+    wrong = p_none_correct(n, c, g)  # C(n - c, G') / C(n, G')
+    right = p_none_correct(n, n - c, g)  # C(c, G') / C(n, G')
+    return {"all_wrong": wrong[inverse], "all_correct": right[inverse], "unbiased": (n >= G)[inverse]}
 
 
 def no_signal_curves(pool: Pool, group_sizes=GROUP_SIZES) -> dict[str, np.ndarray]:
     """(K,) each over the group sizes: the pool's mean all-wrong and all-correct shares, their sum, the share
-    of prompts estimated by the plug-in, and r^G + (1 - r)^G at the pool's mean rate r (what prompts all of
-    equal difficulty would give: the least any pool of that mean can waste, by Jensen)."""
-    out = {k: [] for k in ("all_wrong", "all_correct", "plug_in")}
+    of prompts past their n (estimate held at n; all of a pass_rate file's: none), and r^G + (1 - r)^G at the
+    pool's mean rate r (what prompts all of equal difficulty would give: the least any pool of that mean can
+    waste, by Jensen)."""
+    out = {k: [] for k in ("all_wrong", "all_correct", "past_n")}
     distinct = distinct_counts(pool) if pool.counts else None
     for G in group_sizes:
         e = p_all_same(pool, int(G), distinct)
         out["all_wrong"].append(e["all_wrong"].mean())
         out["all_correct"].append(e["all_correct"].mean())
-        out["plug_in"].append(1 - e["unbiased"].mean() if pool.counts else 1.0)
+        out["past_n"].append(1 - e["unbiased"].mean() if pool.counts else 0.0)
     res = {k: np.array(v) for k, v in out.items()}
     res["no_signal"] = res["all_wrong"] + res["all_correct"]
     res["equal_difficulty"] = p_no_signal(pool.rate.mean(), np.asarray(group_sizes))
@@ -193,8 +199,8 @@ def batch_costs(no_signal: np.ndarray, group_sizes: np.ndarray, batch_prompts: i
 
 def mean_pass_at_k(pool: Pool, ks=PASSK_KS) -> dict[str, np.ndarray]:
     """(K,) the base model's pass@k averaged over the prompts: the unbiased estimator (sim/passk.py) where
-    n >= k, the plug-in 1 - (1 - c/n)^k where n < k (and for a pass_rate file); "unbiased" is the share of
-    prompts estimated without bias at each k."""
+    n >= k, held at k = n past it (pass@n = [c > 0]: monotone in k, as p_all_same); 1 - (1 - p)^k for a pass_rate
+    file; "unbiased" is the share of prompts with n >= k at each k."""
     ks = np.asarray(ks)
     mean, share = [], []
     if not pool.counts:
@@ -203,9 +209,7 @@ def mean_pass_at_k(pool: Pool, ks=PASSK_KS) -> dict[str, np.ndarray]:
     n, c, _, counts = distinct_counts(pool)  # (U,) each
     for k in ks:
         exact = n >= k
-        v = pass_at_k_known_p(c / n, k)  # (U,)
-        if exact.any():
-            v[exact] = pass_at_k(n[exact], c[exact], int(k))
+        v = pass_at_k(n, c, np.minimum(int(k), n))  # (U,) k capped at n
         mean.append(float((v * counts).sum() / counts.sum()))
         share.append(float(counts[exact].sum() / counts.sum()))
     return {"k": ks, "mean": np.array(mean), "unbiased": np.array(share)}
@@ -228,7 +232,7 @@ def never_teach(pool: Pool) -> dict:
 
 def _prompts(pool: Pool, idx: np.ndarray) -> dict:
     return {"count": int(idx.size), "share": float(idx.size / pool.rate.size), "rows": [int(i) for i in idx],
-            "lines": [pool.lines[i] for i in idx], "ids": None if pool.ids is None else [pool.ids[i] for i in idx]}
+            "lines": [int(pool.lines[i]) for i in idx], "ids": None if pool.ids is None else [pool.ids[i] for i in idx]}
 
 
 def prompt_rows(pool: Pool, group_size: int) -> list[dict]:
@@ -237,7 +241,7 @@ def prompt_rows(pool: Pool, group_size: int) -> list[dict]:
     e = p_all_same(pool, group_size)
     rows = []
     for i in range(pool.rate.size):
-        row = {"line": pool.lines[i]}
+        row = {"line": int(pool.lines[i])}
         if pool.ids is not None:
             row["prompt"] = pool.ids[i]
         if pool.counts:
@@ -245,7 +249,8 @@ def prompt_rows(pool: Pool, group_size: int) -> list[dict]:
         row |= {"pass_rate": float(pool.rate[i]), f"p_all_wrong_G{group_size}": float(e["all_wrong"][i]),
                 f"p_all_correct_G{group_size}": float(e["all_correct"][i]),
                 f"p_signal_G{group_size}": float(1 - e["all_wrong"][i] - e["all_correct"][i]),
-                "estimate": "unbiased" if e["unbiased"][i] else "plug-in"}
+                "estimate": "unbiased" if e["unbiased"][i] else f"held at n = {pool.samples[i]}" if pool.counts
+                else "pass_rate"}
         rows.append(row)
     return rows
 
@@ -326,7 +331,7 @@ def plan(pool: Pool, cfg: PlanConfig = PlanConfig(), toy=None) -> dict:
         "summary": summary,
         "at_group_size": {"group_size": G, **row},
         "group_sizes": curves["group_sizes"].tolist(),
-        **{k: _floats(curves[k]) for k in ("all_wrong", "all_correct", "no_signal", "equal_difficulty", "plug_in")},
+        **{k: _floats(curves[k]) for k in ("all_wrong", "all_correct", "no_signal", "equal_difficulty", "past_n")},
         "batch": {k: _floats(np.broadcast_to(v, curves["no_signal"].shape)) for k, v in costs.items()},
         "ladder": list(LADDER),
         "passk": {k: _floats(v) for k, v in mean_pass_at_k(pool).items()},
@@ -344,8 +349,9 @@ def estimator_note(pool: Pool, group_size: int) -> str:
     text = ("From c correct of n samples: P(all G correct) = C(c, G)/C(n, G) and P(all G wrong) = C(n − c, G)/C(n, G), "
             "unbiased, the pass@k estimator's counting")
     if few:
-        text += (f"; {few:,} prompts have n < G = {group_size} samples, and for them the plug-in p̂^G and "
-                 f"(1 − p̂)^G with p̂ = c/n is used (no unbiased estimate exists from n < G samples)")
+        text += (f"; {few:,} prompts have n < G = {group_size} samples, and for them the estimate is held at its "
+                 "value at G = n (all wrong only if never solved, all correct only if always solved): no unbiased "
+                 "estimate exists from n < G samples, and holding keeps the curves monotone in G")
     return text + "."
 
 
@@ -379,7 +385,7 @@ def text_report(p: dict) -> str:
                      f"{r3['signal_at_64_up_to']:.0%}")
     pool_counts = p["input"] == "correct,samples"
     pk = dict(zip(p["passk"]["k"], zip(p["passk"]["mean"], p["passk"]["unbiased"], strict=True), strict=True))
-    shown = [f"pass@{k:g} {pk[k][0]:.3f}" + ("" if pk[k][1] == 1 or not pool_counts else " (plug-in)")
+    shown = [f"pass@{k:g} {pk[k][0]:.3f}" + ("" if pk[k][1] == 1 or not pool_counts else " (held at n)")
              for k in (1, 8, 64, 1024)]
     lines.append("base model pass@k: " + ", ".join(shown) + ("" if pool_counts else " (from the pass rates)"))
     lines.append(f"toy: {p['toy']['reduction']}")

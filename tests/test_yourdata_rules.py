@@ -1,0 +1,264 @@
+"""sim/yourdata/rules: no warning on healthy runs (the shipped TinyLM run, sampled TRL runs with beta > 0, mu = 2, three
+reward functions and evaluations, a verl run), the warning each sick run must raise, steps counted once in their own
+unit, and the arithmetic of the new rules against loops and properties."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sim.yourdata.diagnose import DiagnoseConfig, diagnose, text_report, to_json
+from sim.yourdata.rules import spikes as spike_module
+from sim.yourdata.rules.spikes import trailing_median_mad
+from sim.yourdata.runlog import RunLog, load_run_log
+from tests.fixtures.runlogs import Run, trl_bytes, trl_state, verl_lines
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "assets" / "data" / "examples" / "tinylm_trl_trainer_state.json"
+RECORDED = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "trl_runs"  # real TRL runs: see its README
+NEW_RULES = ("truncation", "reward_funcs_diverge", "spikes", "train_vs_eval")
+
+
+def finding(d, key):
+    return next(f for f in d.findings if f.key == key)
+
+
+def warns(d) -> list[str]:
+    return [f"{f.key}: {f.title}" for f in d.findings if f.status == "warn"]
+
+
+def csv_export(state: dict) -> bytes:
+    """trainer_state's log_history as W&B's run-history CSV: train/ and eval/ columns, one row per entry."""
+    rows = [e for e in state["log_history"] if "train_runtime" not in e]
+    names = sorted({k for e in rows for k in e if k != "step"})
+    col = {n: ("eval/" + n.removeprefix("eval_")) if n.startswith("eval_") else "train/" + n for n in names}
+    lines = ["train/global_step," + ",".join(col[n] for n in names)]
+    lines += [f"{e['step']}," + ",".join("" if n not in e else repr(e[n]) for n in names) for e in rows]
+    return ("\n".join(lines) + "\n").encode()
+
+
+HEALTHY = {
+    "the shipped TinyLM run": lambda: load_run_log(EXAMPLE.read_bytes(), EXAMPLE.name),
+    "a real TRL run, mu 2 (trainer_state)": lambda: load_run_log(
+        (RECORDED / "tinylm_mu2_trainer_state.json").read_bytes(), "trainer_state.json"),
+    "a real TRL run, mu 2 (summary)": lambda: load_run_log((RECORDED / "tinylm_mu2_summary.json").read_bytes(),
+                                                          "run.json"),
+    "a real TRL run, beta 0.04 (trainer_state)": lambda: load_run_log(
+        (RECORDED / "tinylm_beta_trainer_state.json").read_bytes(), "trainer_state.json"),
+    "TRL, beta 0.04, mu 2, G 16": lambda: load_run_log(trl_bytes(), "trainer_state.json"),
+    "TRL, another seed": lambda: load_run_log(trl_bytes(Run(seed=7)), "trainer_state.json"),
+    "TRL, beta 0, mu 1, G 8": lambda: load_run_log(trl_bytes(Run(mu=1, beta=0.0, group_size=8, generations=400)),
+                                                   "trainer_state.json"),
+    "TRL as a W&B history CSV": lambda: load_run_log(csv_export(trl_state()), "wandb.csv"),
+    "verl's file logger": lambda: load_run_log(verl_lines().encode(), "metrics.jsonl"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", HEALTHY)
+def test_a_healthy_run_gets_no_warning(name):
+    """Issue 34: a false alarm is a defect. No rule warns on these runs, and the new rules are judged and hold
+    nowhere wherever the log has what they read."""
+    log = HEALTHY[name]()
+    group = 16 if "G 16" in name or "another" in name or "CSV" in name else 8 if "real" in name else None
+    d = diagnose(log, DiagnoseConfig(group_size=group))
+    assert warns(d) == [], warns(d)
+    for key in NEW_RULES:
+        assert finding(d, key).status in ("ok", "unknown"), finding(d, key).title
+    if name.startswith("TRL"):  # they have every metric the new rules read
+        assert {finding(d, k).status for k in NEW_RULES} == {"ok"}
+
+
+def test_a_checkpoints_run_settings_give_the_rules_g_and_mu():
+    """sim/yourdata/callback.py keeps run_settings in every checkpoint's trainer_state.json; the reader takes G, beta
+    and mu from there, so the recorded mu = 2 run reads the same as its summary without -G."""
+    state = load_run_log((RECORDED / "tinylm_mu2_trainer_state.json").read_bytes(), "trainer_state.json")
+    summary = load_run_log((RECORDED / "tinylm_mu2_summary.json").read_bytes(), "run.json")
+    assert state.settings == summary.settings and state.settings["group_size"] == 8 and state.settings["mu"] == 2
+    assert state.settings["optimizer_steps_per_generation"] == 2 and state.unit(["reward"]) == "generation steps"
+    a, b = diagnose(state), diagnose(summary)
+    assert (a.group_size, a.group_size_from) == (8, "the file")
+    assert [(f.key, f.status, f.steps, f.title) for f in a.findings] == \
+        [(f.key, f.status, f.steps, f.title) for f in b.findings]
+    clip = finding(a, "clip_active")
+    assert clip.status == "info" and set(clip.steps) <= set(range(2, 161, 2))  # the reused passes only
+
+
+def test_what_each_rule_finds_on_the_shipped_run():
+    """docs/your-data.md prints this list."""
+    d = diagnose(load_run_log(EXAMPLE.read_bytes(), EXAMPLE.name))
+    status = {f.key: f.status for f in d.findings}
+    assert status == {"zero_std_floor": "info", "dead_all_wrong": "ok", "dead_all_correct": "info",
+                      "dead_undecided": "info", "no_signal_steps": "info", "per_function_zero_std": "unknown",
+                      "entropy_falling": "info", "loss_zero": "info", "kl_absent": "info", "clip_active": "info",
+                      "length_drift": "ok", "truncation": "ok", "reward_funcs_diverge": "unknown",
+                      "train_vs_eval": "unknown", "spikes": "ok"}
+    assert "(all correct: reward 1)" in finding(d, "no_signal_steps").title  # step 537: every group solved
+    assert "as the reward rose" in finding(d, "entropy_falling").title
+
+
+SICK = {  # the pathology switched on -> the rule that must warn, and words its title must hold
+    "truncation": ("truncation", "of a 1,024-token cap"),
+    "hacking": ("reward_funcs_diverge", "while accuracy stays at"),
+    "spikes": ("spikes", "grad_norm"),
+    "eval_falls": ("train_vs_eval", "The eval reward falls"),
+    "entropy_collapse": ("entropy_falling", "while the reward did not rise"),
+    "length_drift": ("length_drift", "Completions grow while the reward is flat"),
+    "hard_accuracy": ("per_function_zero_std", "accuracy is 0/1"),
+}
+
+
+@pytest.mark.parametrize("sick", SICK)
+def test_each_sick_run_warns_its_rule(sick):
+    key, words = SICK[sick]
+    d = diagnose(load_run_log(trl_bytes(sick=sick), "trainer_state.json"), DiagnoseConfig(group_size=16))
+    f = next(f for f in d.findings if f.key == key and f.status == "warn")
+    assert words in f.title and f.steps and f.rule
+    others = [w for w in warns(d) if not w.startswith(key)]
+    assert others == ([] if sick != "hard_accuracy" else [others[0]]), others  # accuracy flat: diverge too
+    if sick == "spikes":
+        assert 181 in f.steps and 233 in f.steps and "kl 1.21 at step 233" in f.title
+        assert f.numbers["metrics"]["grad_norm"]["worst_step"] == 181
+    if sick == "hacking":
+        assert f.numbers["stuck"] == "accuracy" and f.numbers["up"] in ("format", "reasoning_steps")
+
+
+def test_steps_are_counted_once_in_their_own_unit():
+    """Issue 34 item 2: with mu = 2 TRL logs the rewards on every second optimizer step, and a rule counted 159 of
+    150 steps. Each rule now reads the steps that log what it needs: the reward rules count generation steps, the
+    optimizer's rules optimizer steps, and no count exceeds its total."""
+    log = load_run_log(trl_bytes(), "trainer_state.json")
+    assert len(log.steps) == 300 and log.unit(["reward"]) == "generation steps"
+    assert log.unit(["grad_norm"]) == "optimizer steps" and log.logged(["reward"]).sum() == 150
+    generation = set(log.steps[log.logged(["reward"])].tolist())
+    assert generation == set(range(1, 301, 2))
+    d = diagnose(log, DiagnoseConfig(group_size=16))
+    assert d.window == 8  # a twentieth of the 150 generation steps
+    for f in d.findings:
+        unit = f.numbers.get("unit")
+        if unit == "generation steps":
+            assert set(f.steps) <= generation and len(f.steps) <= 150
+        counted = re.search(rf"([\d,]+) of ([\d,]+) {unit}", f.title) if unit else None
+        if counted:
+            k, n = (int(x.replace(",", "")) for x in counted.groups())
+            assert k <= n == (150 if unit == "generation steps" else 300), f.title
+    assert "of 300 optimizer steps" in finding(d, "clip_active").title
+
+
+def test_a_tinylm_summary_with_mu_2_agrees_with_its_trainer_state():
+    """The summary keeps the steps that logged rewards (sim/tinylm's trl_log) and says mu: the reward rules find the
+    same; the clip, acting only on the steps the summary drops, is not judged there instead of called inactive."""
+    state = trl_state()
+    rows = [e for e in state["log_history"] if "reward" in e]
+    summary = {"trl_log": rows, "config": {"grpo": {"group_size": 16, "beta": 0.04, "mu": 2}}}
+    a = diagnose(load_run_log(json.dumps(state).encode(), "trainer_state.json"), DiagnoseConfig(group_size=16))
+    b = diagnose(load_run_log(json.dumps(summary).encode(), "run.json"))
+    assert b.group_size == 16 and b.window == a.window
+    for key in ("per_function_zero_std", "reward_funcs_diverge", "truncation", "length_drift"):
+        fa, fb = finding(a, key), finding(b, key)
+        assert (fa.status, fa.steps, fa.title) == (fb.status, fb.steps, fb.title), key
+    clip = finding(b, "clip_active")
+    assert clip.status == "unknown" and "trainer_state.json" in clip.reading
+
+
+def test_trailing_median_and_mad_equal_a_loop_in_any_chunking(monkeypatch):
+    rng = np.random.default_rng(0)
+    x = rng.lognormal(size=500)
+    for chunk in (65536, 7):
+        monkeypatch.setattr(spike_module, "CHUNK", chunk)
+        med, mad = trailing_median_mad(x, 20)
+        assert np.isnan(med[:20]).all()
+        for t in (20, 21, 137, 499):
+            w = x[t - 20: t]
+            assert med[t] == np.median(w) and mad[t] == np.median(np.abs(w - np.median(w)))
+
+
+@pytest.mark.parametrize("shape", ["linear", "quadratic", "exponential", "quartic"])
+def test_a_smooth_rise_is_never_a_spike(shape):
+    """A kl that grows smoothly from 0 (the policy leaving the reference) rises at most about 1.35 robust standard
+    deviations above its trailing median: never 10."""
+    t = np.arange(1, 401, dtype=float)
+    kl = {"linear": 1e-4 * t, "quadratic": 1e-6 * t**2, "exponential": 1e-5 * np.exp(t / 40),
+          "quartic": 1e-11 * t**4}[shape]
+    log = RunLog("t", "t.csv", np.arange(1, 401), {"kl": kl, "grad_norm": 0.3 + 1e-3 * t}, {}, (), "optimizer")
+    assert finding(diagnose(log), "spikes").status == "ok"
+
+
+def test_a_spike_needs_history_and_a_scale():
+    g = np.full(100, 0.3)
+    g[10] = 30.0  # only 10 values before it: not judged there (20 needed)
+    g[60] = 30.0  # 100 x the median of the 20 before it
+    log = RunLog("t", "t.csv", np.arange(1, 101), {"grad_norm": g, "loss": np.zeros(100)}, {}, (), "optimizer")
+    f = finding(diagnose(log), "spikes")
+    assert f.status == "warn" and f.steps == (61,)
+    loss = np.zeros(100)
+    loss[50] = 0.05  # under spike_factor x loss_zero = 0.1 above a median of 0: not a spike
+    loss[80] = 0.5
+    log = RunLog("t", "t.csv", np.arange(1, 101), {"loss": loss}, {}, (), "optimizer")
+    assert finding(diagnose(log), "spikes").steps == (81,)
+    short = RunLog("t", "t.csv", np.arange(1, 11), {"grad_norm": np.ones(10)}, {}, (), "optimizer")
+    assert finding(diagnose(short), "spikes").status == "unknown"
+
+
+def test_truncation_reads_the_cap_from_the_setting_or_the_clipped_answers():
+    T = 100
+    clipped = np.zeros(T)
+    clipped[::10] = 0.01  # a few cut answers: the cap is their length, 512
+    length = np.linspace(200, 480, T)  # climbs 140% into 0.8 x 512 = 410 from step 76
+    log = RunLog("t", "t.csv", np.arange(1, T + 1), {"completions/clipped_ratio": clipped,
+                 "completions/mean_length": length, "completions/max_length": np.full(T, 512.0)}, {}, (), "optimizer")
+    d = diagnose(log, DiagnoseConfig(window=1))
+    f = finding(d, "truncation")
+    assert f.status == "warn" and f.numbers["cap"] == 512 and f.steps[0] == 76
+    assert "of a 512-token cap" in f.title
+    tall = diagnose(log, DiagnoseConfig(window=1, max_completion_length=4096))  # the real cap: far away
+    assert finding(tall, "truncation").status == "ok"
+
+
+def test_a_function_flat_at_its_ceiling_is_not_stuck():
+    T = 100
+    rising = np.linspace(0.2, 0.8, T)
+    log = RunLog("t", "t.csv", np.arange(1, T + 1), {"rewards/accuracy/mean": rising,
+                 "rewards/format/mean": np.ones(T)}, {}, (), "optimizer")
+    assert finding(diagnose(log), "reward_funcs_diverge").status == "ok"  # format at 1 from the start: learned
+    log.metrics["rewards/format/mean"] = np.full(T, 0.5)
+    f = finding(diagnose(log), "reward_funcs_diverge")
+    # W = 100/20 = 5: accuracy's start is 0.2 + 2 x 0.6/99 = 0.2121, its rolling mean at t is 0.2 + (t - 3) 0.6/99,
+    # more than 0.2 above the start from t = 39: steps 39..100, 62 of them
+    assert f.status == "warn" and "accuracy rises 0.21 → 0.79 while format stays at 0.50 → 0.50" in f.title
+    assert f.steps == tuple(range(39, 101)) and "at 62 of 100 optimizer steps" in f.title
+
+
+def test_train_against_eval_needs_three_evaluations():
+    steps = np.arange(1, 101)
+    ev = np.full(100, np.nan)
+    ev[[49, 99]] = [0.6, 0.2]
+    log = RunLog("t", "t.csv", steps, {"reward": np.linspace(0.2, 0.8, 100), "eval_reward": ev}, {}, (), "optimizer")
+    assert finding(diagnose(log), "train_vs_eval").status == "unknown"
+
+
+def test_extreme_but_allowed_values_raise_no_numpy_warning_and_give_valid_json():
+    """Issue 37 row 5: finite 1e308 values overflowed into numpy warnings and Infinity in --json. Values are now
+    capped at 1e38 (runlog.MAX_ABS); every rule runs on values up to the cap and down to 1e-300 without a warning,
+    and the JSON has no NaN or Infinity."""
+    rng = np.random.default_rng(2)
+    names = ["reward", "reward_std", "entropy", "kl", "grad_norm", "loss", "completions/mean_length",
+             "completions/max_length", "rewards/a/mean", "rewards/a/std", "rewards/b/mean", "eval_reward"]
+    for _ in range(30):
+        T = int(rng.integers(1, 80))
+        m = {n: rng.choice([1e38, -1e38, 1e-300, 0.0, 3.0, 1e20], size=T) for n in names}
+        for n in ("reward_std", "entropy", "grad_norm", "completions/mean_length", "completions/max_length",
+                  "rewards/a/std"):
+            m[n] = np.abs(m[n])
+        m["frac_reward_zero_std"] = rng.choice([0.0, 1.0, 1e-300], size=T)
+        m["completions/clipped_ratio"] = rng.choice([0.0, 1.0], size=T)
+        m["clip_ratio/region_mean"] = rng.choice([0.0, 1.0], size=T)
+        log = RunLog("t", "t.csv", np.arange(1, T + 1), m, {"beta": 0.04}, (), "optimizer")
+        with warnings.catch_warnings(), np.errstate(over="raise", divide="raise", invalid="raise"):
+            warnings.simplefilter("error")
+            d = diagnose(log, DiagnoseConfig(window=int(rng.integers(0, 5))))
+            text_report(d)
+            json.dumps(to_json(d), allow_nan=False)

@@ -6,15 +6,20 @@ from __future__ import annotations
 
 from sim.views.doc import Code, Formula, Heading, Text, View
 
-EQUATIONS = {  # (LaTeX, the same in plain text: what a page shows where KaTeX cannot draw)
-    "group_advantages": [(
-        r"\hat A^{(i)} = \frac{r^{(i)} - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}"
-        r"\qquad \operatorname{std}(r) = \sqrt{\tfrac1G \textstyle\sum_j \big(r^{(j)} - \operatorname{mean}(r)\big)^2}",
-        "A_i = (r_i − mean(r)) / (std(r) + ε),   std(r) = √((1/G) Σ_j (r_j − mean(r))²)")],
-    "k3_kl": [(r"u = \frac{\pi_{ref}(y_t)}{\pi_\theta(y_t)},\qquad k_3 = u - \log u - 1 \;\ge 0,\qquad"
-               r" \frac{\partial k_3}{\partial \log \pi_\theta} = 1 - u",
-               "u = π_ref(y_t) / π_θ(y_t),   k3 = u − log u − 1 ≥ 0,   ∂k3 / ∂log π_θ = 1 − u")],
-    "grpo_loss": [  # ρ and obj on lines of their own: together they ran past a presenter's screen (?classroom=1)
+EQUATIONS = {  # (LaTeX, the same in plain text: what a page shows where KaTeX cannot draw); one line each, so a
+    # phone's column or a presenter's screen (?classroom=1) holds it
+    "group_advantages": [
+        (r"\hat A^{(i)} = \frac{r^{(i)} - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}",
+         "A_i = (r_i − mean(r)) / (std(r) + ε)"),
+        (r"\operatorname{std}(r) = \sqrt{\tfrac1G \textstyle\sum_j \big(r^{(j)} - \operatorname{mean}(r)\big)^2}",
+         "std(r) = √((1/G) Σ_j (r_j − mean(r))²)"),
+    ],
+    "k3_kl": [
+        (r"u = \frac{\pi_{ref}(y_t)}{\pi_\theta(y_t)},\qquad k_3 = u - \log u - 1 \;\ge 0",
+         "u = π_ref(y_t) / π_θ(y_t),   k3 = u − log u − 1 ≥ 0"),
+        (r"\frac{\partial k_3}{\partial \log \pi_\theta} = 1 - u", "∂k3 / ∂log π_θ = 1 − u"),
+    ],
+    "grpo_loss": [
         (r"\rho_t = \exp\big(\log\pi_\theta(y_t) - \log\pi_{old}(y_t)\big)",
          "ρ_t = exp(log π_θ(y_t) − log π_old(y_t))"),
         (r"\text{obj}_t = \min\big(\rho_t \hat A,\ \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\,\hat A\big)"

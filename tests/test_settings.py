@@ -106,6 +106,22 @@ def test_a_page_control_may_narrow_a_range_but_not_widen_it():
 # ---- a setting declares its URL key and label once: every page and lesson reads them from there
 
 
+def test_group_size_is_declared_once_and_each_config_narrows_it():
+    """The toy's, TinyLM's, plan's and diagnose's G are the shared GRPO setting: its label, its key (TinyLM's with
+    the page's prefix), a range inside the shared one."""
+    from sim.settings import _GRPO
+    from sim.tinylm.grpo_train import GRPOConfig
+    from sim.yourdata.plan import PlanConfig
+    from sim.yourdata.rules.base import DiagnoseConfig
+
+    shared = _GRPO["group_size"][1]
+    for config in (ToyConfig, GRPOConfig, PlanConfig, DiagnoseConfig):
+        g = declared(config)["group_size"]
+        assert (g.label, g.key) == (shared.label, shared.key) == ("Group size G", "G"), config
+        assert shared.lo <= g.lo and g.hi <= shared.hi, config
+    assert declared(PlanConfig)["group_size"].hi == 64 and declared(DiagnoseConfig)["group_size"].optional
+
+
 def test_a_control_takes_its_url_key_and_label_from_the_declaration():
     from sim.settings import control
 

@@ -36,7 +36,7 @@ from scipy.special import expit, logit
 
 from sim.exercises import p_no_signal
 from sim.passk import p_none_correct, pass_at_k, pass_at_k_known_p
-from sim.settings import setting, validate
+from sim.settings import grpo_setting, setting, validate
 from sim.toy.model import MAX_PROMPTS as TOY_MAX_PROMPTS
 from sim.yourdata.datafile import (
     DataError,
@@ -79,8 +79,8 @@ class Pool:
 class PlanConfig:
     """The plan's settings. An invalid value raises ValueError naming the field."""
 
-    group_size: int = setting(8, "answers G per prompt (TRL's num_generations): the row the report picks",
-                              lo=2, hi=64, integer=True, step=1, key="G", label="Group size G")
+    group_size: int = grpo_setting("group_size", hi=64,
+                                   help="answers G per prompt (TRL's num_generations): the row the report picks")
     batch_prompts: int = setting(64, "prompts per batch (TRL: per_device_train_batch_size x gradient accumulation "
                                  "x processes / num_generations)", lo=1, hi=65536, integer=True, step=1, key="B",
                                  label="Prompts per batch B")

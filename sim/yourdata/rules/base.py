@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.settings import setting, validate
+from sim.settings import grpo_setting, setting, validate
 from sim.yourdata.runlog import RunLog
 
 
@@ -15,9 +15,8 @@ from sim.yourdata.runlog import RunLog
 class DiagnoseConfig:
     """The rules' settings. An invalid value raises ValueError naming the field."""
 
-    group_size: int | None = setting(None, "answers G per prompt (TRL's num_generations); none: the file's, else 8",
-                                     lo=2, hi=1024, integer=True, step=1, optional=True, key="G",
-                                     label="Group size G (TRL's num_generations)")
+    group_size: int | None = grpo_setting("group_size", None, optional=True,
+                                          help="answers G per prompt (TRL's num_generations); none: the file's, else 8")
     window: int = setting(0, "logged values in the rolling mean the rules read (0: a twentieth of the steps that "
                           "logged the reward, 1 to 50)", lo=0, hi=100_000, integer=True, key="W",
                           label="Rolling window W in steps (0: automatic)")

@@ -1,6 +1,6 @@
 """Work in another process: a preloaded worker, a time limit, a memory cap, nothing left running.
 
-The project's one place that starts processes (the lab's checks, TinyLM's runs, the lesson's build):
+The project's one place that starts processes (the lab's checks, TinyLM's runs, the lesson's build, uploads):
 
     worker = Worker(memory_mb=1024, name="the lab code")
     reply = worker.call(sim.lab.worker.handle, (request,), timeout=5.0)   # Reply(ok, value, kind, message)
@@ -11,12 +11,11 @@ With `task=True` it also gets `task=` (a Task: `emit(message)` streams to the ca
 `task.stop` is set when the caller's `cancelled()` turns true, `task.flag(name)` follows `worker.signal`).
 
 Choices, and why:
-  * The standard library's multiprocessing "forkserver": the fork server imports PRELOAD once, and each
-    worker is its fork (no server threads; never the server's __main__, sim/runtime/fork_server.py), ready in 20-50 ms.
-    Calls and replies travel through multiprocessing's pipes, pickled; no wire format of ours.
-  * pebble (per-task timeouts) and loky (restarts broken workers) were read and not taken: neither caps
-    memory, kills what a worker started in a new session, streams messages from a running call, or decodes
-    replies without unpickling arbitrary classes; each would be a dependency wrapped in as much code as this.
+  * The standard library's multiprocessing "forkserver": the fork server imports PRELOAD once, and each worker
+    is its fork (no server threads; never the server's __main__, sim/runtime/fork_server.py), ready in 20-50 ms;
+    calls and replies travel through multiprocessing's pipes, pickled: no wire format of ours.
+  * pebble and loky were read and not taken: neither caps memory, kills what a worker started in a new session,
+    streams messages from a running call or decodes replies without unpickling arbitrary classes.
   * Replies are decoded by a restricted unpickler (containers, numbers, strings, numpy arrays): a student's
     code can make its worker send anything, and the server must never run code from it.
   * Nothing left running: the worker is a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so whatever its
@@ -212,6 +211,7 @@ def _serve(conn, control, memory_mb: int | None, quiet: bool) -> None:
             send(reply)
         except Exception as e:  # e.g. a value that does not pickle
             send(("err", "raised", f"the result could not be sent back: {type(e).__name__}: {e}"[:300]))
+        args = kwargs = reply = task = None  # the call's data (an upload: up to 20 MB) not held until the next
 
 
 # ---- the caller's side ----------------------------------------------------------------------------

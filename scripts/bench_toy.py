@@ -17,7 +17,6 @@ closest to an idle machine). The targets:
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -26,22 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from scripts.benchdoc import Report, add_arguments, machine  # noqa: E402
+from scripts.benchdoc import Report, add_arguments, machine, measure  # noqa: E402
 from sim.toy import ToyConfig, expected_run, run_toy, run_toy_reference  # noqa: E402
 from sim.toy.binomial import binomial_sampler  # noqa: E402
 from sim.toy.runs import _run_general  # noqa: E402
-
-
-def measure(fn, repeats: int) -> tuple[float, float, float]:
-    """Median wall, median CPU and minimum CPU seconds of fn() over `repeats` calls (after a warm-up call)."""
-    fn()
-    walls, cpus = [], []
-    for _ in range(repeats):
-        w0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
-    return statistics.median(walls), statistics.median(cpus), min(cpus)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from scripts import benchdoc  # noqa: E402
 from scripts.benchdoc import Report, add_arguments  # noqa: E402
 from sim.yourdata.datafile import MAX_BYTES, DataError  # noqa: E402
 from sim.yourdata.diagnose import diagnose  # noqa: E402
@@ -108,14 +109,8 @@ def pool_csv(prompts: int) -> bytes:
 
 
 def measure(fn, repeats: int) -> dict:
-    fn()  # warm-up
-    walls, cpus = [], []
-    for _ in range(repeats):
-        w0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
-    return {"wall_s": round(statistics.median(walls), 4), "cpu_s": round(statistics.median(cpus), 4)}
+    wall, cpu, _ = benchdoc.measure(fn, repeats)
+    return {"wall_s": round(wall, 4), "cpu_s": round(cpu, 4)}
 
 
 def refused(data: bytes, name: str):

@@ -24,7 +24,9 @@ import math
 import os
 import re
 import shlex
+import statistics
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +44,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 START_LOAD = os.getloadavg()  # when the benchmark started (it imports this module first)
+
+
+def measure(fn, repeats: int) -> tuple[float, float, float]:
+    """Median wall, median CPU and minimum CPU seconds of fn() over `repeats` calls (after a warm-up call)."""
+    fn()
+    walls, cpus = [], []
+    for _ in range(repeats):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    return statistics.median(walls), statistics.median(cpus), min(cpus)
 
 
 def machine() -> str:

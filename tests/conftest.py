@@ -57,6 +57,26 @@ def browser(server):
         b.close()
 
 
+@pytest.fixture(scope="module")
+def view_context(browser):
+    """One browser context for a module's view pages (its cache spares each page Plotly.js), the clipboard
+    granted on every origin (the app's, a lesson's file://); a test's page is its own."""
+    c = browser.new_context(viewport={"width": 1400, "height": 1000})
+    c.grant_permissions(["clipboard-read", "clipboard-write"])
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def open_view(view_context, server, exercise_lesson):
+    """open_view(host, view, query) -> a page of that view, drawn, in the app or the exercise lesson
+    (tests/fixtures/viewpage.view_opener)."""
+    from tests.fixtures.viewpage import view_opener
+
+    with view_opener(view_context, server, exercise_lesson) as opener:
+        yield opener
+
+
 @pytest.fixture(scope="session")
 def small_lesson(tmp_path_factory) -> Path:
     """A small Training lesson (tests/fixtures/lesson.SMALL), built once for the lesson tests."""

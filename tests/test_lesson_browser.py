@@ -74,6 +74,14 @@ class Opened:
         p.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         p.goto(url, wait_until="domcontentloaded")  # not "load": that waits for Plotly.js, which a test may not need
 
+    @classmethod
+    def drawn(cls, browser, lesson: Path, page: str) -> Opened:
+        """`page` of the lesson (a name with its hash), opened from file:// and drawn; nothing outside it loaded."""
+        base = lesson.resolve().as_uri()
+        w = cls(browser, f"{base}/{page}", allowed=base + "/")
+        w.page.wait_for_function(DRAWN)
+        return w
+
     def close(self):
         self.context.close()
         assert not self.outside, f"requests outside the lesson: {self.outside}"
@@ -128,10 +136,8 @@ def damaged(lesson: Path, where: Path, new_text: str) -> Path:
 
 
 def test_from_file_any_setting_plays_and_a_copied_link_reproduces_it(browser, lesson):
-    base = lesson.resolve().as_uri()
-    w = Opened(browser, f"{base}/training.html", allowed=base + "/")
+    w = Opened.drawn(browser, lesson, "training.html")
     p = w.page
-    p.wait_for_function(DRAWN)
     assert "G = 8" in p.locator(ACC_TITLE).text_content()
     p.get_by_label("speed in iterations per second").select_option("60")
     p.get_by_role("button", name="Play").click()
@@ -153,8 +159,7 @@ def test_from_file_any_setting_plays_and_a_copied_link_reproduces_it(browser, le
     link = p.url
     captions = p.locator(".gp-caption").all_text_contents()
     w.close()
-    w2 = Opened(browser, link, allowed=base + "/")
-    w2.page.wait_for_function(DRAWN)
+    w2 = Opened.drawn(browser, lesson, link.rsplit("/", 1)[1])  # the copied link, opened afresh
     assert w2.page.locator("#ls-G").input_value() == "13" and w2.page.locator("#ls-lr").input_value() == "0.35"
     w2.page.wait_for_function("window.grpoPage.changes > 0")
     assert w2.page.locator(".gp-caption").all_text_contents() == captions  # the same run, the same words
@@ -163,10 +168,8 @@ def test_from_file_any_setting_plays_and_a_copied_link_reproduces_it(browser, le
 
 
 def test_presets_and_a_run_over_the_memory_cap(browser, lesson):
-    base = lesson.resolve().as_uri()
-    w = Opened(browser, f"{base}/training.html", allowed=base + "/")
+    w = Opened.drawn(browser, lesson, "training.html")
     p = w.page
-    p.wait_for_function(DRAWN)
     p.get_by_role("button", name="No shared skill (lr_w = 0)").click()
     p.wait_for_function("window.grpoPage.shown.lr_w === 0")
     heat = p.locator(".gp-chart", has_text="hard prompts wait").locator(".gp-caption").text_content()
@@ -345,10 +348,8 @@ def test_the_rewritten_hash_keeps_classroom_hide_and_predict(browser, lesson):
 
 
 def test_the_page_follows_a_new_hash_and_a_new_flag_rebuilds_it(browser, lesson):
-    base = lesson.resolve().as_uri()
-    w = Opened(browser, f"{base}/training.html#G=16", allowed=base + "/")
+    w = Opened.drawn(browser, lesson, "training.html#G=16")
     p = w.page
-    p.wait_for_function(DRAWN)
     p.evaluate("location.hash = 'G=8&beta=0.04'")  # the address bar, a same-page link, an iframe's src
     p.wait_for_function("window.grpoPage.shown.G === 8 && window.grpoPage.shown.beta === 0.04")
     p.wait_for_function("document.querySelector('.gp-chart:first-child .gp-title').textContent.includes('G = 8')")

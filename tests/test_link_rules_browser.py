@@ -23,36 +23,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.fixtures.serve import browser_marks
-from tests.fixtures.viewpage import HOSTS, address, link_part, shown, state
+from tests.fixtures.viewpage import HOSTS, link_part, shown, state
 
 pytestmark = browser_marks()
-
-
-@pytest.fixture(scope="module")
-def ctx(browser):
-    c = browser.new_context(viewport={"width": 1400, "height": 1000})
-    c.grant_permissions(["clipboard-read", "clipboard-write"])  # every origin: the app's, a lesson's file://
-    yield c
-    c.close()
-
-
-@pytest.fixture
-def open_view(ctx, server, exercise_lesson):
-    pages = []
-
-    def opener(host: str, view: str, query: str = ""):
-        page = ctx.new_page()
-        page.set_default_timeout(60_000)
-        page.errors = []
-        page.on("pageerror", lambda e: page.errors.append(str(e)))
-        page.goto(address(host, view, query, server=server, lesson=exercise_lesson))
-        shown(page)
-        pages.append(page)
-        return page
-
-    yield opener
-    for p in pages:
-        p.close()
 
 
 def link(host: str, page) -> dict[str, list[str]]:

@@ -12,39 +12,10 @@ from urllib.parse import urlencode
 import pytest
 
 from tests.fixtures.serve import browser_marks
-from tests.fixtures.viewpage import HOSTS, address, changes, link_part, move, shown, state, texts
+from tests.fixtures.viewpage import HOSTS, changes, link_part, move, shown, state, texts
 
 pytestmark = browser_marks()
 VIEWS = ["one_group", "training", "wasted", "std_scaling", "passk", "kl_clip"]
-
-
-@pytest.fixture(scope="module")
-def ctx(browser):
-    """One browser context for the module (its cache spares each page Plotly.js); a test's page is its own."""
-    c = browser.new_context(viewport={"width": 1400, "height": 1000})
-    yield c
-    c.close()
-
-
-@pytest.fixture
-def open_view(ctx, server, exercise_lesson):
-    pages = []
-
-    def opener(host: str, view: str, query: str = "", *, context=None):
-        page = (context or ctx).new_page()
-        page.set_default_timeout(60_000)
-        page.requested = []
-        page.errors = []
-        page.on("request", lambda r: page.requested.append(r.url))
-        page.on("pageerror", lambda e: page.errors.append(str(e)))
-        page.goto(address(host, view, query, server=server, lesson=exercise_lesson))
-        shown(page)
-        pages.append(page)
-        return page
-
-    yield opener
-    for p in pages:
-        p.close()
 
 
 @pytest.mark.parametrize("host", HOSTS)
@@ -154,14 +125,14 @@ def test_a_setting_whose_run_diverges_says_why_and_draws_nothing(open_view, host
     assert page.locator(".gp-live-player").is_visible()
 
 
-def test_a_lesson_follows_a_new_hash_and_its_flags_win_over_the_query(open_view, exercise_lesson, ctx):
+def test_a_lesson_follows_a_new_hash_and_its_flags_win_over_the_query(open_view, exercise_lesson, view_context):
     page = open_view("lesson", "training", "G=12")
     page.evaluate("location.hash = 'G=20'")
     page.wait_for_function("window.grpoPage.shown && window.grpoPage.shown.G === 20")
     for search, fragment, big in (("?classroom=1", "classroom=0&G=16", False), ("?hide=G", "hide=&G=16", False),
                                   ("?predict=1", "predict=0", False)):
         url = (exercise_lesson / "training.html").as_uri() + search + "#" + fragment
-        p = ctx.new_page()
+        p = view_context.new_page()
         p.goto(url)
         shown(p)
         rewritten = p.url

@@ -377,3 +377,12 @@ def test_wasted_groups_legend_names_each_g_once(G):
     (curves,) = [c for b in walk(d) if b["kind"] == "charts" for c in b["charts"] if c["title"].startswith("P(no")]
     names = [t["name"] for t in curves["traces"]]
     assert len(names) == len(set(names)) and f"G = {G} (yours)" in names and f"G = {G}" not in names
+
+
+def test_a_text_written_once_in_markdown_has_its_plain_words():
+    from sim.views.doc import Text
+
+    t = Text.of("Take $x$ = `37+48=`, the **population** std, $p^G + (1 − p)^G$")
+    assert t.text == "Take x = 37+48=, the population std, p^G + (1 − p)^G" and t.md.startswith("Take $x$")
+    intros = [v.intro for v in catalog.views() if v.intro is not None and v.intro.md]
+    assert intros and all(t.text and "`" not in t.text and "**" not in t.text for t in intros)

@@ -14,6 +14,7 @@ of a text (**bold**, `code`, $math$) or a formula (LaTeX, typeset by KaTeX) is d
 Blocks (`to_json` is what a renderer receives):
   Heading(text, level)               a section's heading (level 2), or a part's (3)
   Text(text, md=None)                a paragraph; `md`: our own short Markdown for it (**bold**, `code`, $math$)
+  Text.of(md)                        the same, written once: the plain text is the Markdown without its marks
   Formula(latex, text)               an equation: KaTeX of the LaTeX, the plain text where that cannot be drawn
   Caption(text)                      small print under a chart or a table
   Metrics([(label, value, delta?)])  a row of numbers, already formatted
@@ -50,6 +51,12 @@ class Heading:
 class Text:
     text: str
     md: str | None = None  # the app's rendition (Markdown, $math$); None: the text itself
+
+    @classmethod
+    def of(cls, md: str) -> Text:
+        """A paragraph written once, in our Markdown: its plain text is the same words without the marks (a $math$
+        that is more than letters and signs, such as \\sigma, needs its plain text written: Text(text, md=...))."""
+        return cls(re.sub(r"\$([^$]*)\$", r"\1", md.replace("**", "").replace("`", "")), md)
 
 
 @dataclass(frozen=True)

@@ -56,21 +56,16 @@ def tasks(values: dict | None = None, lab=None) -> list:
     for task, info in TASKS.items():
         doc += [Heading(f"Task {info.number}: {info.title}"),
                 Code(info.signature, f"Copy the signature of {info.func}"),
-                Text(WHAT[task].replace("`", "").replace("**", ""), md=WHAT[task]),
+                Text.of(WHAT[task]),
                 *(Formula(latex, text) for latex, text in EQUATIONS[task]),
-                Text("Checks, in order (the first failure is reported):", md="**Checks**, in order (the first failure "
-                     "is reported):"),
+                Text.of("**Checks**, in order (the first failure is reported):"),
                 *(Text(f"{i}. {c.asserts}") for i, c in enumerate(CASES[task], 1))]
     return doc
 
 
 VIEW = View(
     "lab", "Lab: GRPO's formulas, by you",
-    intro=Text("The chapter's lab asks you to write GRPO's three formulas yourself, torch tensors in and out: the "
-               "group advantages (Task 2), the k3 KL estimator (Task 3) and the GRPO loss (Task 4). Each task is "
-               "checked against the chapter's worked numbers, then against the playground's own implementation "
-               "(sim.grpo) on random inputs; a failure says what is wrong in the chapter's terms.",
-               md="The chapter's lab asks you to write GRPO's three formulas yourself, torch tensors in and out: the "
+    intro=Text.of("The chapter's lab asks you to write GRPO's three formulas yourself, torch tensors in and out: the "
                   "group advantages (Task 2), the k3 KL estimator (Task 3) and the GRPO loss (Task 4). Each task is "
                   "checked against the chapter's worked numbers, then against the playground's own implementation "
                   "(`sim.grpo`) on random inputs; a failure says what is wrong in the chapter's terms."),

@@ -97,10 +97,7 @@ def lab_extras(values: dict, lab) -> dict:
 
 VIEW = View(
     "one_group", "One group",
-    intro=Text("Take one prompt, x = 37+48=, sample G answers and check each. GRPO compares every answer with its "
-               "siblings: the group mean is a free Monte Carlo estimate of the value V(x), so no critic is needed. It "
-               "opens on the chapter's group: answers 85, 75, 815, 85 with rewards 1, 0, 0, 1.",
-               md="Take one prompt, $x$ = `37+48=`, sample $G$ answers and check each. GRPO compares every answer with "
+    intro=Text.of("Take one prompt, $x$ = `37+48=`, sample $G$ answers and check each. GRPO compares every answer with "
                   "its siblings: the group mean is a free Monte Carlo estimate of the value $V(x)$, so no critic is "
                   "needed. It opens on the chapter's group: answers 85, 75, 815, 85 with rewards 1, 0, 0, 1."),
     controls=CONTROLS,

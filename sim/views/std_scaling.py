@@ -43,11 +43,7 @@ def std_comparison(with_std: ToyConfig, hard_level: float = HARD) -> dict:
 
 VIEW = View(
     "std_scaling", "Std scaling (Exercise 15.4)",
-    intro=Text("Dividing by the group std makes every group with any signal equally loud: the squares of its "
-               "advantages always sum to G. So a prompt solved 1 time in 8 is pushed almost as hard as one solved 4 "
-               "times in 8. That changes two things at once: how the prompts are weighted against each other, and how "
-               "big the steps are.",
-               md="Dividing by the group std makes every group with any signal equally loud: the squares of its "
+    intro=Text.of("Dividing by the group std makes every group with any signal equally loud: the squares of its "
                   "advantages always sum to $G$. So a prompt solved 1 time in 8 is pushed almost as hard as one "
                   "solved 4 times in 8. That changes two things at once: how the prompts are weighted against each "
                   "other, and how big the steps are."),

@@ -28,10 +28,7 @@ CONTROLS = (Num.of(Prompt, "p", fmt="%.2f"), Num.of(ToyConfig, "group_size", hi=
 
 VIEW = View(
     "wasted", "Wasted groups",
-    intro=Text("If a prompt is solved with probability p, all G answers get the same reward (all right or all wrong) "
-               "with the probability below. Such a group has zero advantages and gives no gradient: you paid for G "
-               "generations and learned nothing.",
-               md="If a prompt is solved with probability $p$, all $G$ answers get the same reward (all right or all "
+    intro=Text.of("If a prompt is solved with probability $p$, all $G$ answers get the same reward (all right or all "
                   "wrong) with the probability below. Such a group has zero advantages and gives no gradient: you "
                   "paid for $G$ generations and learned nothing."),
     controls=CONTROLS,

@@ -182,22 +182,23 @@ def run_document(d: Diagnosis) -> list:
     return blocks
 
 
-RUN_VIEW = View(
+def upload_view(name: str, title: str, intro: Text, controls, what: str) -> View:
+    """A page that reads a visitor's file: the app's only (a lesson has no server to read it with)."""
+    return View(name, title, intro=intro, controls=controls, lesson="app", why_app_only="it reads a visitor's file",
+                what=what)
+
+
+RUN_VIEW = upload_view(
     "your_run", "Your run",
-    intro=Text("Upload the log of a GRPO run and read its curves with the chapter: what every metric TRL logs means, "
-               "and findings, each a stated rule with its threshold and the steps where it holds. Reads transformers' "
-               "trainer_state.json (in every checkpoint folder), a CSV of per-step metrics under TRL's names (a W&B or "
-               "TensorBoard export, train/ prefixes fine, or a W&B chart panel's CSV), verl's file logger (JSON "
-               "Lines), OpenRLHF's names, or python -m sim tinylm --trainer trl --json's summary.",
-               md="Upload the log of a GRPO run and read its curves with the chapter: what every metric TRL logs "
-                  "means, and findings, each a stated rule with its threshold and the steps where it holds. Reads "
-                  "transformers' `trainer_state.json` (in every checkpoint folder), a CSV of per-step metrics under "
-                  "TRL's names (a W&B or TensorBoard export, `train/` prefixes fine, or a W&B chart panel's CSV), "
-                  "verl's file logger (JSON Lines), OpenRLHF's names, or `python -m sim tinylm --trainer trl --json`'s "
-                  "summary."),
-    controls=RUN_CONTROLS, lesson="app", why_app_only="it reads a visitor's file",
-    what="A real GRPO run's log (TRL's trainer_state.json, a metrics CSV, verl's JSON Lines): each metric with the "
-         "chapter's reading, and findings with their rule, threshold and steps.",
+    Text.of("Upload the log of a GRPO run and read its curves with the chapter: what every metric TRL logs "
+            "means, and findings, each a stated rule with its threshold and the steps where it holds. Reads "
+            "transformers' `trainer_state.json` (in every checkpoint folder), a CSV of per-step metrics under "
+            "TRL's names (a W&B or TensorBoard export, `train/` prefixes fine, or a W&B chart panel's CSV), "
+            "verl's file logger (JSON Lines), OpenRLHF's names, or `python -m sim tinylm --trainer trl --json`'s "
+            "summary."),
+    RUN_CONTROLS,
+    "A real GRPO run's log (TRL's trainer_state.json, a metrics CSV, verl's JSON Lines): each metric with the "
+    "chapter's reading, and findings with their rule, threshold and steps.",
 )  # fmt: skip
 
 
@@ -268,17 +269,13 @@ def plan_charts(p: dict, cfg: PlanConfig, counts, edges) -> list[Chart]:
     ]  # fmt: skip
 
 
-PROMPTS_VIEW = View(
+PROMPTS_VIEW = upload_view(
     "your_prompts", "Your prompts",
-    intro=Text("Will your prompts teach anything at this G? Upload your base model's pass rates, one row per prompt: "
-               "correct,samples (c of n sampled answers were right) or pass_rate; a prompt or id column names the "
-               "prompts. A group of G answers teaches nothing when all G get the same reward, all wrong or all "
-               "correct (the chapter's p^G + (1 − p)^G, estimated here from your counts).",
-               md="Will your prompts teach anything at this G? Upload your base model's pass rates, one row per "
-                  "prompt: `correct,samples` (c of n sampled answers were right) or `pass_rate`; a `prompt` or `id` "
-                  "column names the prompts. A group of G answers teaches nothing when all G get the same reward, all "
-                  "wrong or all correct (the chapter's p^G + (1 − p)^G, estimated here from your counts)."),
-    controls=PROMPT_CONTROLS, lesson="app", why_app_only="it reads a visitor's file",
-    what="A real pool's pass rates (correct,samples or pass_rate per prompt): the groups that teach nothing for "
-         "G = 2 … 64, the answers wasted, what dynamic sampling draws, pass@k, and the toy trained on this pool.",
+    Text.of("Will your prompts teach anything at this G? Upload your base model's pass rates, one row per "
+            "prompt: `correct,samples` (c of n sampled answers were right) or `pass_rate`; a `prompt` or `id` "
+            "column names the prompts. A group of G answers teaches nothing when all G get the same reward, all "
+            "wrong or all correct (the chapter's p^G + (1 − p)^G, estimated here from your counts)."),
+    PROMPT_CONTROLS,
+    "A real pool's pass rates (correct,samples or pass_rate per prompt): the groups that teach nothing for "
+    "G = 2 … 64, the answers wasted, what dynamic sampling draws, pass@k, and the toy trained on this pool.",
 )  # fmt: skip

@@ -77,10 +77,10 @@ def read_path(path, max_bytes: int = MAX_BYTES) -> bytes:
     label = file_label(path)
     try:
         st = os.stat(path)
-    except FileNotFoundError:
-        raise DataError(f"{label}: no such file") from None
     except OSError as e:
-        raise DataError(f"{label}: cannot be read ({e.strerror or type(e).__name__})") from None
+        missing = isinstance(e, FileNotFoundError)
+        raise DataError(f"{label}: " + ("no such file" if missing else
+                                        f"cannot be read ({e.strerror or type(e).__name__})")) from None
     if stat.S_ISDIR(st.st_mode):
         raise DataError(f"{label}: is a directory, not a file")
     if not stat.S_ISREG(st.st_mode):

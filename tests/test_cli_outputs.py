@@ -160,6 +160,16 @@ def test_json_out_writes_the_object_and_prints_one_line(main, file, tmp_path, ca
     assert capsys.readouterr().out.count("\n") > 3 and json.loads(out.read_text()) == printed
 
 
+def test_tinylm_json_out_writes_the_summary_and_prints_one_line(tmp_path, capsys, monkeypatch):
+    summary = {"pass_at_1_before": 0.5, "pass_at_1_after": 0.75, "trainer": "sim"}  # what run_story returns, in part
+    monkeypatch.setattr(tinylm_cli, "run_story", lambda *_, **__: dict(summary))
+    out = tmp_path / "run.json"
+    assert tinylm_cli.main(["--iterations", "2", "--json", "--out", str(out)]) == 0
+    assert capsys.readouterr().out == f"wrote {out}\n" and json.loads(out.read_text()) == summary
+    assert tinylm_cli.main(["--iterations", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == summary
+
+
 def test_plan_json_with_a_csv_out_prints_the_object(pool, tmp_path, capsys):
     """Two things asked for, two places: the JSON on stdout, the rows in the CSV (unchanged)."""
     out = tmp_path / "rows.csv"

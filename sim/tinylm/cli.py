@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from sim.runtime.files import check_apart, check_writable, shipped, write_atomically
+from sim.runtime.files import check_apart, check_writable, shipped, shown_path, write_atomically
 from sim.runtime.interrupt import Terminated, interruptible  # noqa: F401 (cli.Terminated)
 from sim.settings import add_flags, from_args
 from sim.tinylm.checkpoint import ASSET, CheckpointError, check_save_path, sidecar_path
@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_flags(p, StoryConfig)  # --eval-samples, --from-scratch
     add_flags(p, GRPOConfig, flags={"prompts_per_iter": "--prompts", "group_size": ("--group-size", "-G")})
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--out", metavar="PATH", help="also write the JSON summary here")
+    p.add_argument("--out", metavar="PATH", help="write the JSON summary here (with --json: only there)")
     p.add_argument("--trainer", choices=("sim", "trl"), default="sim",
                    help="sim: this project's trainer; trl: TRL's GRPOTrainer (sim/tinylm/trl_bridge.py)")
     p.add_argument("--max-seconds", type=float, help="--trainer trl: stop GRPO after this long, then evaluate")
@@ -182,5 +182,8 @@ def _main(argv: list[str], seen: dict) -> int:
     except OSError as e:  # e.g. the disk filled up while saving
         print(f"error: {type(e).__name__}: {neutral(e)}", file=sys.stderr)
         return 2
-    print(json.dumps(res) if args.json else format_table(res))
+    if args.json and args.out:  # the object is in the file: said once, as diagnose and plan say it
+        print(f"wrote {shown_path(args.out)}")
+    else:
+        print(json.dumps(res) if args.json else format_table(res))
     return 0

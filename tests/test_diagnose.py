@@ -221,6 +221,11 @@ def test_entropy_falling_by_how_much_and_from_when():
     dip = np.concatenate([np.full(10, 0.5), np.full(40, 0.45), np.linspace(0.45, 0.7, 50)])
     assert finding(diagnose(make_log(entropy=e, reward=dip), DiagnoseConfig(window=5)), "entropy_falling").status == \
         "info"
+    # entropy that dips to 0.6 for 30 steps and comes back to 0.95 with the reward flat: no collapse at the end
+    back = np.concatenate([np.ones(30), np.full(30, 0.6), np.full(T - 60, 0.95)])
+    f = finding(diagnose(make_log(entropy=back, reward=0.5), DiagnoseConfig(window=5)), "entropy_falling")
+    assert f.status == "info" and not f.numbers["below_at_end"] and f.title.startswith("Entropy dipped below 80%")
+    assert f.title.endswith("ends at 0.95 (-5%)") and f.steps[0] == 33
 
 
 def test_loss_near_zero_with_a_gradient():

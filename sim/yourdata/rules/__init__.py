@@ -26,9 +26,9 @@ The rules (thresholds are DiagnoseConfig fields, in brackets their defaults):
                    info: for a 0/1 reward function f among several, r_f^G + (1 - r_f)^G - z above zero_std_excess:
                    that share of groups at least learns only from the other functions.
   policy.py
-  entropy_falling  entropy's rolling mean below (1 - entropy_drop [0.20]) x its start: warn when the reward ends no
-                   more than reward_flat [0.05] above its start (collapse without gain), info when it rose
-                   (sharpening).
+  entropy_falling  entropy's rolling mean below (1 - entropy_drop [0.20]) x its start: warn when it is still below at
+                   the end and the reward ends no more than reward_flat [0.05] above its start (collapse without
+                   gain), info when the reward rose (sharpening) or the dip came back.
   loss_zero        info: |loss| <= loss_zero [0.01] while grad_norm > grad_zero [1e-6]: on-policy, as expected.
   kl_absent        info: no kl, so beta = 0 (warn if the file's config says beta > 0).
   clip_active      info: a clip_ratio above 0: reused batches or a separate sampler.

@@ -13,9 +13,9 @@ CLIP_METRICS = ("clip_ratio/region_mean", "clip_ratio/low_mean", "clip_ratio/hig
 
 
 def entropy_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
-    """entropy_falling: entropy's rolling mean below (1 - entropy_drop) x its start. A warning when the reward
-    ends no more than reward_flat above its start (collapse without gain); with a reward that rose, information
-    (sharpening: watch pass@k at large k)."""
+    """entropy_falling: entropy's rolling mean below (1 - entropy_drop) x its start. A warning when it is still
+    below at the end and the reward ends no more than reward_flat above its start (collapse without gain); with a
+    reward that rose, or a dip that came back, information (sharpening: watch pass@k at large k)."""
     if not log.has("entropy"):
         return missing("entropy_falling", "Entropy falling", ("entropy",), log)
     s = series(log, ("entropy",))
@@ -33,12 +33,17 @@ def entropy_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
         return Finding("entropy_falling", "ok", f"Entropy holds: {start:.3g} → {end:.3g} ({-drop:+.0%})", rule,
                        numbers=nums)
     gain = _reward_gain(log, W)
-    nums["reward_gain"] = gain
-    status = "warn" if gain is not None and gain <= cfg.reward_flat else "info"
-    rose = "" if gain is None else (" while the reward did not rise" if status == "warn" else " as the reward rose")
+    below = bool(end < (1 - th) * start)  # still below at the end: a dip that came back is no collapse
+    nums |= {"reward_gain": gain, "below_at_end": below}
+    status = "warn" if below and gain is not None and gain <= cfg.reward_flat else "info"
+    rose = "" if gain is None else (" while the reward did not rise" if status == "warn" else
+                                    " as the reward rose" if gain > cfg.reward_flat else "")
+    said = (f"Entropy falls {drop:.0%}: {start:.3g} → {end:.3g}, below {1 - th:.0%} of its start from step "
+            f"{nums['first_step']}{rose}" if below else
+            f"Entropy dipped below {1 - th:.0%} of its start ({start:.3g}) from step {nums['first_step']} and ends "
+            f"at {end:.3g} ({-drop:+.0%}){rose}")
     return Finding(
-        "entropy_falling", status, f"Entropy falls {drop:.0%}: {start:.3g} → {end:.3g}, below {1 - th:.0%} of its "
-        f"start from step {nums['first_step']}{rose}", rule, s.at(low),
+        "entropy_falling", status, said, rule, s.at(low),
         reading="The policy grows more certain: it sharpens onto answers it already finds. That raises pass@1 and "
                 "can narrow coverage (the pass@k debate: RL-trained models win at small k, base models often at "
                 "large k). Chapter 15: watch pass@k at large k and the policy's entropy, not just pass@1."

@@ -181,3 +181,24 @@ def test_without_transformers_the_import_says_what_to_install(monkeypatch):
     monkeypatch.delitem(sys.modules, "sim.yourdata.callback")
     with pytest.raises(ImportError, match=r"pip install -r requirements-trl.txt"):
         importlib.import_module("sim.yourdata.callback")
+
+
+def test_live_checks_stay_quiet_on_a_healthy_run_and_name_each_sick_one(tmp_path):
+    """The same synthetic TRL logs as the rules' tests (tests/fixtures/runlogs.py), fed step by step: early in a
+    healthy run the format is learned before the task and entropy falls before the reward rises, which a check
+    at step 30 once called hacking and collapse; no warning there now, and each sick log's own rule warns."""
+    from tests.fixtures.runlogs import SICK, trl_state
+
+    expected = {"truncation": "Answers cut at the length cap", "hacking": "reasoning_steps rises",
+                "spikes": "Spikes: grad_norm", "eval_falls": "The eval reward falls",
+                "entropy_collapse": "Entropy falls", "length_drift": "Completions grow while the reward is flat",
+                "hard_accuracy": "accuracy is 0/1"}
+    args = grpo_args(tmp_path, num_generations=16, per_device_train_batch_size=16)
+    for sick in (None, *SICK):
+        said = []
+        entries = [e for e in trl_state(sick=sick)["log_history"] if "train_runtime" not in e]
+        feed(DiagnoseCallback(None, every=10, max_share=1.0, echo=said.append), args, entries)
+        if sick is None:
+            assert said == [], said
+        else:
+            assert said and expected[sick] in said[0], (sick, said)

@@ -34,8 +34,8 @@ def length_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
         grew = l1 > (1 + cfg.length_growth) * l0
         note = (" Lengths grew with the reward: R1-Zero's responses grew as it learned to use test-time compute."
                 if grew else "")
-        return Finding("length_drift", "ok", f"No length drift at a flat reward: length {l0:.4g} → {l1:.4g}, reward "
-                       f"{r0:.3f} → {r1:.3f}", rule, reading=note.strip(), numbers=nums)
+        return Finding("length_drift", "ok", f"No length drift (growth at a flat reward): length {l0:.4g} → "
+                       f"{l1:.4g}, reward {r0:.3f} → {r1:.3f}", rule, reading=note.strip(), numbers=nums)
     return Finding(
         "length_drift", "warn", f"Completions grow while the reward is flat: length {l0:.4g} → {l1:.4g}, reward "
         f"{r0:.3f} → {r1:.3f}, at {s.of(hold)}", rule, s.at(hold),

@@ -27,17 +27,23 @@ def entropy_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
     drop = 1 - end / start if start > 0 else 0.0
     nums = {"start": start, "end": end, "drop": drop, "unit": s.unit,
             "first_step": int(s.steps[low][0]) if low.any() else None}
-    rule = (f"rolling mean (W = {W}) of entropy below {1 - th:.0%} of its start ({start:.3g}); a warning when the "
-            f"reward ends no more than {cfg.reward_flat:g} above its start")
+    rule = (f"rolling mean (W = {W}) of entropy below {1 - th:.0%} of its start ({start:.3g}); a warning when it is "
+            f"still below at the end, has been for a quarter of the steps, and the reward's last quarter is no more "
+            f"than {cfg.reward_flat:g} above its first")
     if not low.any():
         return Finding("entropy_falling", "ok", f"Entropy holds: {start:.3g} → {end:.3g} ({-drop:+.0%})", rule,
                        numbers=nums)
     gain = _reward_gain(log, W)
     below = bool(end < (1 - th) * start)  # still below at the end: a dip that came back is no collapse
-    nums |= {"reward_gain": gain, "below_at_end": below}
-    status = "warn" if below and gain is not None and gain <= cfg.reward_flat else "info"
+    # low for a quarter of the steps so far: a reward lags the entropy (a healthy run sharpens, then gains), so a
+    # fall younger than that is too soon to call collapse (the TRL runs of docs/scaling.md, read while training)
+    lasting = bool(low.sum() >= max(W, len(low) / 4))
+    nums |= {"reward_gain": gain, "below_at_end": below, "lasting": lasting}
+    flat = gain is not None and gain <= cfg.reward_flat
+    status = "warn" if below and lasting and flat else "info"
+    young = f" for {int(low.sum())} {s.unit}: too soon to tell from the reward"
     rose = "" if gain is None else (" while the reward did not rise" if status == "warn" else
-                                    " as the reward rose" if gain > cfg.reward_flat else "")
+                                    " as the reward rose" if not flat else young if below else "")
     said = (f"Entropy falls {drop:.0%}: {start:.3g} → {end:.3g}, below {1 - th:.0%} of its start from step "
             f"{nums['first_step']}{rose}" if below else
             f"Entropy dipped below {1 - th:.0%} of its start ({start:.3g}) from step {nums['first_step']} and ends "
@@ -56,10 +62,12 @@ def entropy_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
 
 
 def _reward_gain(log: RunLog, W: int) -> float | None:
-    """The reward's end less its start (means of the last and first W logged values); None without a reward."""
+    """The reward's end less its start: means of its last and first quarter of logged values (W at least; a
+    mean of a few steps' rewards moves by more than reward_flat with the sampling alone); None without a reward."""
     if not log.has("reward"):
         return None
-    r0, r1 = start_end(series(log, ("reward",))["reward"], W)
+    r = series(log, ("reward",))["reward"]
+    r0, r1 = start_end(r, max(W, len(r) // 4))
     return r1 - r0
 
 

@@ -34,7 +34,7 @@ def diverge_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
                                                                                            se[f][0], cfg)]
     rule = (f"a reward function's rolling mean (W = {W}) rises more than {cfg.func_rise:g} above its start while "
             f"another's stays within ±{cfg.reward_flat:g} of its start, below {1 - cfg.reward_flat:g} on a [0, 1] "
-            "scale")
+            "scale; a warning once that has held for a quarter of the steps")
     nums = {"functions": {f: {"start": se[f][0], "end": se[f][1]} for f in funcs}, "rising": rise, "flat": flat,
             "unit": s.unit}
     if not (rise and flat):
@@ -43,12 +43,15 @@ def diverge_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
                        numbers=nums)
     up, stuck = max(rise, key=lambda f: se[f][1] - se[f][0]), flat[0]
     hold = (sm[up] - se[up][0] > cfg.func_rise) & (np.abs(sm[stuck] - se[stuck][0]) <= cfg.reward_flat)
-    nums |= {"up": up, "stuck": stuck}
+    # held for a quarter of the steps so far: early in a healthy run the format is learned before the task
+    lasting = bool(hold.sum() >= max(W, len(hold) / 4))
+    nums |= {"up": up, "stuck": stuck, "lasting": lasting}
     a, b = cell_text(up), cell_text(stuck)  # a file's names, in our words: cut, invisible characters escaped
     total = f"; the total reward {_total(log, W)}" if log.has("reward") else ""
+    young = "" if lasting else ": too soon to call (a format is often learned before the task)"
     return Finding(
-        "reward_funcs_diverge", "warn", f"{a} rises {se[up][0]:.2f} → {se[up][1]:.2f} while {b} stays at "
-        f"{se[stuck][0]:.2f} → {se[stuck][1]:.2f}{total}, at {s.of(hold)}", rule, s.at(hold),
+        "reward_funcs_diverge", "warn" if lasting else "info", f"{a} rises {se[up][0]:.2f} → {se[up][1]:.2f} while "
+        f"{b} stays at {se[stuck][0]:.2f} → {se[stuck][1]:.2f}{total}, at {s.of(hold)}{young}", rule, s.at(hold),
         reading=f"The reward rises on {a} while {b} does not move: the policy found what is easy to satisfy. "
                 "If the flat one is the task's verifier (accuracy), the run is learning the format, not the task: "
                 "Chapter 15, verifiable rewards are not unhackable, and verifier bugs get exploited.",

@@ -90,7 +90,7 @@ if __name__ == "__main__":  # a session's script run
     # A local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.
     # In presenter mode the navigation starts folded: the projector's width goes to the charts (its arrow opens it).
     st.set_page_config(page_title="GRPO Playground", page_icon=str(ASSETS / "img" / "icon.png"), layout="wide",
-                       initial_sidebar_state="collapsed" if classroom_active() else "auto")
+                       initial_sidebar_state="collapsed" if classroom_active(write=False) else "auto")
     server = st.session_state[SERVER_KEY] = served()  # handed to the page (ui/host.py), which passes it on
     try:
         navigation().run()

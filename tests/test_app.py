@@ -49,6 +49,26 @@ def test_every_page_gives_its_place_in_the_gate_back(monkeypatch):
         assert server.gate.inside == 0 and server.gate.waiting == 0, p
 
 
+def test_presenter_mode_stays_on_through_the_navigation():
+    """Streamlit's navigation drops the query string: the session keeps ?classroom=1, writes it back on each page
+    it reaches (the renderer draws at presenter sizes) until a link says classroom=0."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.query_params["classroom"] = "1"
+    at.run()
+    for p in ("pages/wasted.py", "pages/training.py", "pages/tinylm.py", "pages/your_run.py"):
+        at.query_params.clear()  # what the frontend sends on a page change
+        at.switch_page(p).run()
+        assert not at.exception and at.query_params.get("classroom") == "1", p
+    at.query_params.clear()
+    at.switch_page("pages/wasted.py").run()
+    assert [v["classroom"] for v in views(at)] == [True]
+    at.query_params["classroom"] = "0"
+    at.run()
+    at.query_params.clear()
+    at.switch_page("pages/one_group.py").run()
+    assert "classroom" not in at.query_params and [v["classroom"] for v in views(at)] == [False]
+
+
 def test_home_lists_every_page_and_every_exercise():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
     assert not at.exception

@@ -41,6 +41,7 @@ from sim.views.controls import (  # noqa: F401  (declared with the views; drawn 
 from ui.copy_text import copy_text
 
 CLASSROOM_PARAM = "classroom"
+CLASSROOM_KEY = "_classroom_on"  # session_state: the session's presenter mode (kept across pages)
 HIDE_PARAM = "hide"
 PLAIN_LIMIT = 40  # characters of a URL value shown back to the user
 
@@ -295,8 +296,17 @@ def share_query(specs: list[Spec], values: dict[str, object], *, hide=(), classr
     return urlencode(params, safe=",")
 
 
-def classroom_active() -> bool:
-    return url_param(CLASSROOM_PARAM) in ("1", "true")
+def classroom_active(*, write: bool = True) -> bool:
+    """Presenter mode, for the session: ?classroom=1 (or true) turns it on, ?classroom=0 off. Streamlit's navigation
+    drops the query string, so a page reached through it keeps the session's mode and (`write`: a page's run, once
+    its navigation is sent, not app.py's, before it) writes it back into the address bar, where the page's renderer
+    reads it and a copied link carries it."""
+    raw = url_param(CLASSROOM_PARAM)
+    if raw is not None:
+        st.session_state[CLASSROOM_KEY] = raw in ("1", "true")
+    elif write and st.session_state.get(CLASSROOM_KEY):
+        st.query_params[CLASSROOM_PARAM] = "1"
+    return bool(st.session_state.get(CLASSROOM_KEY, False))
 
 
 def classroom_link_builder(specs: list[Spec]) -> None:

@@ -4,16 +4,17 @@
     python scripts/bench_classroom.py --url http://127.0.0.1:8501 --server-pid 1234 --students 300 --settle 0
     OMP_NUM_THREADS=1 python scripts/bench_classroom.py --check      # 1,000 students, 30 s, no settle (CI)
 
-What a class costs the server now: a view's page (One group, Training dynamics, Wasted groups, Std scaling,
-pass@k, KL and clipping) is one component that reads its setting from the link and computes every setting in the
-browser (ui/view.py), so moving a control sends the server nothing. What remains is opening pages: a websocket
-session and its first script run. Each participant is a `scripts.st_client.Tab` (a websocket client that sends
-what Chromium sends). Students join at seeded random moments in the first seconds on a random view, "try a
-setting" every `--setting-every` s (which sends nothing: the bench counts the messages and says so), and open
-another view every `--visit-every` s (a link a lecturer hands out, the next page of the lesson). The lecturer (who
-opens pages with `?classroom=1&presenter=KEY`: ui/presenter.py's priority) opens the next view every
-`--lecturer-every` s. Latency: from opening a page to its first script run finished (the page's component and
-its declaration delivered). A page that does not load within `--timeout` s is an error.
+What a class costs the server now: a view's page (One group, Training dynamics, Wasted groups, Std scaling, pass@k,
+KL and clipping) is one component that reads its setting from the link and computes every setting in the browser
+(ui/view.py), so moving a control sends the server nothing. What remains is opening pages: a websocket session and
+its first script run. Each participant is a `scripts.st_client.Tab` (a websocket client that sends what Chromium
+sends). Students join at seeded random moments in the first seconds on a random view, "try a setting" every
+`--setting-every` s (which sends nothing: the bench counts the messages and says so), and open another view every
+`--visit-every` s (a link a lecturer hands out, the next page of the lesson). The lecturer (who opens the first page
+with `?classroom=1&presenter=KEY`: ui/presenter.py's priority) opens the next view every `--lecturer-every` s from
+the app's navigation, a rerun of the session as a click in its sidebar is (`--lecturer-new-tabs`: each in a fresh
+tab, a new session and connection). Latency: from opening a page to its first script run finished (the page's
+component and its declaration delivered). A page that does not load within `--timeout` s is an error.
 
 `--chromium-moves N` also opens Training dynamics in Chromium (on the same server, before the class) and moves G
 N times with the keyboard, reading the server's CPU before and after and the websocket frames the page sent:
@@ -100,18 +101,24 @@ class Actor:
     tab: Tab | None = None
     sent: int = 0  # messages of closed tabs
 
-    async def visit(self, view: str, timeout: float) -> bool:
-        """Open `view` in a fresh tab (the old one closed), as following a link does; its load time measured."""
-        if self.tab is not None:
-            self.sent += self.tab.stats.sent
-            await self.tab.close()
-        self.tab = Tab(self.base, view, self.query)
+    async def visit(self, view: str, timeout: float, navigate: bool = False) -> bool:
+        """Open `view`, its load time measured: in a fresh tab (the old one closed), as following a link does, or
+        (`navigate`, once a page is open) from the app's navigation in the same session, as a click in the
+        sidebar does."""
         t = time.monotonic()
-        try:
-            await self.tab.open(timeout)
-        except Exception as e:  # noqa: BLE001 - a refused or failed connection is a measured error
-            self.errors.append(f"connect: {type(e).__name__}: {e}"[:200])
-            return False
+        if navigate and self.tab is not None and self.tab.pages:
+            await self.tab.navigate(view)
+        else:
+            if self.tab is not None:
+                self.sent += self.tab.stats.sent
+                await self.tab.close()
+            self.tab = Tab(self.base, view, self.query)
+            t = time.monotonic()
+            try:
+                await self.tab.open(timeout)
+            except Exception as e:  # noqa: BLE001 - a refused or failed connection is a measured error
+                self.errors.append(f"connect: {type(e).__name__}: {e}"[:200])
+                return False
         if not await self.tab.wait_full_run(t, timeout):
             self.errors.append(f"timeout: /{view} did not load in {timeout:.0f} s")
             return False
@@ -134,7 +141,7 @@ class Actor:
             now = time.monotonic()
             if now >= next_visit:
                 i = (i + 1) % len(views) if self.lecturer else self.rng.randrange(len(views))
-                await self.visit(views[i], opts.timeout)
+                await self.visit(views[i], opts.timeout, navigate=self.lecturer and not opts.lecturer_new_tabs)
                 next_visit = time.monotonic() + (every if self.lecturer else self.rng.uniform(0.9, 1.1) * every)
             elif now >= next_setting and not self.lecturer and self.tab is not None:
                 before = self.tab.stats.sent  # a setting tried in the page: the browser computes, nothing is sent
@@ -278,6 +285,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--setting-every", type=positive(float), help="s between a student's settings tried (default 10)")
     p.add_argument("--visit-every", type=positive(float), help="s between a student's pages (default 60)")
     p.add_argument("--lecturer-every", type=positive(float), default=2.0, help="s between the lecturer's pages")
+    p.add_argument("--lecturer-new-tabs", action="store_true",
+                   help="the lecturer opens each page in a fresh tab (a new session), not from the navigation")
     p.add_argument("--settle", type=float, help="s to wait after the class for the RSS (default 120)")
     p.add_argument("--timeout", type=positive(float), default=60.0, help="s before a page that has not loaded fails")
     p.add_argument("--chromium-moves", type=int, help="also move G this many times in Chromium (default 0; --check 20)")
@@ -342,6 +351,7 @@ def measure(opts: argparse.Namespace) -> int:
     try:
         result = {"students": opts.students, "duration_s": opts.duration, "setting_every_s": opts.setting_every,
                   "visit_every_s": opts.visit_every, "lecturer_every_s": opts.lecturer_every,
+                  "lecturer_navigates": not opts.lecturer_new_tabs,
                   "lecturer_has_priority": bool(opts.presenter_key), "seed": opts.seed, "url": url}
         result["rss_start_mb"] = round(rss_mb(pid), 1) if pid else None
         asyncio.run(warm_up(url, opts.timeout))
@@ -394,7 +404,9 @@ def report(opts: argparse.Namespace, result: dict) -> Report:
     r.note(f"{opts.students} students and a lecturer, headless tabs (scripts/st_client.py) against {where} for "
            f"{opts.duration:g} s: each student opens a view, tries a setting every {opts.setting_every:g} s (computed "
            f"in the page: nothing sent) and opens another view every {opts.visit_every:g} s; the lecturer opens the "
-           f"next view every {opts.lecturer_every:g} s. The control move's CPU: Chromium moving G "
+           f"next view every {opts.lecturer_every:g} s "
+           f"{'in a fresh tab' if opts.lecturer_new_tabs else 'from the navigation (the same session)'}; the "
+           f"students join in the first {min(10.0, opts.duration / 4):g} s. The control move's CPU: Chromium moving G "
            f"{moves.get('moves', 0)} times on the same server before the class.")
     return r
 

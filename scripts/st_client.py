@@ -8,6 +8,9 @@ depend on. What it copies from the frontend, rule by rule:
   `streamlit`, an `Origin` header, no client pings). The first `rerun_script` carries `page_name` (the URL
   path) and empty `widget_states`; every later one carries `page_script_hash`: the page the last
   `navigation` message named (`st.navigation` apps), else the last `new_session`'s.
+- **The navigation** (`Tab.navigate`): a click in the sidebar is a rerun of the same session with the
+  target page's `page_script_hash` (from the last `navigation` message's `app_pages`), the query string
+  dropped and no widget states.
 - **Widget states.** Every widget the page draws commits its value on mount (slider `double_array_value`,
   checkbox/toggle `bool_value`, radio/selectbox `string_value`, multiselect `string_array_value`, ...):
   the element's `default`, or its `value` when the server sets `set_value`. EVERY rerun carries all of
@@ -174,6 +177,7 @@ class Tab:
         self.widgets: dict[str, Widget] = {}  # by id, in drawing order
         self.states: dict[str, WidgetState] = {}  # the frontend's widget map
         self.page_script_hash = ""
+        self.pages: dict[str, str] = {}  # the app's navigation: url path -> page script hash
         self.run_id = ""  # the run whose messages are arriving (its new_session came last)
         self.run_started = 0.0  # when that new_session arrived
         self.timers: dict[str, tuple[float, asyncio.Task]] = {}  # fragment id -> (interval, task)
@@ -216,6 +220,18 @@ class Tab:
         )
         self._reader = asyncio.create_task(self._read())
         await self._send_rerun(first=True)
+
+    async def navigate(self, path: str) -> float:
+        """Open another page from the app's navigation, as a click in its sidebar does: a rerun of this session
+        (no new connection) with that page's hash, the query string dropped and no widget states. Returns when it
+        was sent (wait_full_run(after=...) then waits for the page)."""
+        path = path.strip("/")
+        if path not in self.pages:
+            raise ValueError(f"/{path} is not in this app's navigation ({sorted(self.pages)})")
+        self.path, self.params, self.page_script_hash = path, {}, self.pages[path]
+        self.widgets.clear()
+        self.states.clear()
+        return await self._send_rerun()
 
     async def close(self) -> None:
         self.closed = True
@@ -395,6 +411,7 @@ class Tab:
         elif kind == "navigation":  # st.navigation: the page being shown, sent by every full run
             self._navigation_seen = True
             self.page_script_hash = msg.navigation.page_script_hash
+            self.pages = {p.url_pathname.strip("/"): p.page_script_hash for p in msg.navigation.app_pages}
 
     def _on_new_session(self, msg: ForwardMsg, now: float) -> None:
         ns = msg.new_session

@@ -233,6 +233,10 @@ def first_rerun(sent: list):
     return next(m.rerun_script for _, m in sent if m.WhichOneof("type") == "rerun_script")
 
 
+def last_rerun(sent: list):
+    return [m.rerun_script for _, m in sent if m.WhichOneof("type") == "rerun_script"][-1]
+
+
 @pytest.mark.e2e
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
 def test_tab_opens_a_page_as_chromium_does_and_a_move_sends_nothing():
@@ -248,6 +252,8 @@ def test_tab_opens_a_page_as_chromium_does_and_a_move_sends_nothing():
             tab = Tab(server.url, "training", record=True)
             t = time.monotonic()
             await tab.open()
+            assert await tab.wait_full_run(t, 60)
+            t = await tab.navigate("wasted")  # the next page, from the navigation
             assert await tab.wait_full_run(t, 60)
             await tab.close()
             assert not tab.stats.errors
@@ -275,6 +281,9 @@ def test_tab_opens_a_page_as_chromium_does_and_a_move_sends_nothing():
             page.get_by_role("button", name="Pause").click()
             page.wait_for_timeout(1000)
             after = sent[opened:]
+            page.locator("[data-testid=stSidebarNavLink][href$='/wasted']").click()  # the sidebar is open
+            page.wait_for_function("location.pathname.endsWith('/wasted')")
+            page.wait_for_timeout(1000)
             browser.close()
     finally:
         server.stop()
@@ -284,6 +293,10 @@ def test_tab_opens_a_page_as_chromium_does_and_a_move_sends_nothing():
     assert sorted(f.name for f, _ in chrome.context_info.ListFields()) == sorted(
         f.name for f, _ in tab.context_info.ListFields())
     assert after == [], f"Chromium sent {len(after)} messages for a move, Play and Pause"
+    chrome, tab = last_rerun(sent), last_rerun(recorded)  # the navigation's: the page's hash, nothing else
+    assert chrome.page_script_hash and chrome.page_script_hash == tab.page_script_hash
+    assert (chrome.page_name, len(chrome.widget_states.widgets), chrome.query_string) == (
+        tab.page_name, len(tab.widget_states.widgets), tab.query_string) == ("", 0, "")
 
 
 @pytest.mark.e2e

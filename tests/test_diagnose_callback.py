@@ -183,6 +183,7 @@ def test_without_transformers_the_import_says_what_to_install(monkeypatch):
         importlib.import_module("sim.yourdata.callback")
 
 
+@pytest.mark.integration  # 8 logs of 300 steps, read every 10: 7 s
 def test_live_checks_stay_quiet_on_a_healthy_run_and_name_each_sick_one(tmp_path):
     """The same synthetic TRL logs as the rules' tests (tests/fixtures/runlogs.py), fed step by step: early in a
     healthy run the format is learned before the task and entropy falls before the reward rises, which a check

@@ -165,9 +165,11 @@ def test_the_recorded_trl_run_overlays_reward_and_pass_at_1():
 
     rec = load_trl_run()
     assert rec is not None and len(rec["reward"]) == len(rec["iterations"])
-    snap = {"history": [{"iteration": 1, "reward": 0.5}, {"iteration": 2, "reward": 0.6}], "pass_at_1": [(0, 0.51)]}
+    snap = {"history": [{"iteration": 1, "reward": 0.5}, {"iteration": 2, "reward": 0.6}], "pass_at_1": [(0, 0.51)],
+            "iterations": 40}  # a live run of 40 iterations, two done
     reward = metric_chart(snap, ("reward", "pass_at_1"), rec)
     names = [t.name for t in reward.traces]
+    assert reward.x_range == (0, max(rec["iterations"]) + 0.5)  # the axis spans the longer, recorded run
     assert names == ["reward", "held-out pass@1", "reward, TRL (recorded)", "held-out pass@1, TRL (recorded)"]
     assert list(reward.traces[2].y) == rec["reward"] and reward.traces[3].y[-1] == rec["pass_at_1"][-1][1]
     assert [t.name for t in metric_chart(snap, ("reward", "pass_at_1")).traces] == names[:2]  # off: the live run only

@@ -139,6 +139,9 @@ def test_reward_function_is_sims_verifier():
 
 
 @needs_trl
+# TRL 1.16's GRPOConfig sets gradient_checkpointing=True itself, which transformers 5 warns about on every bare
+# GRPOConfig(...), the user's snippet included; the runs set activation_checkpointing=False (sim/tinylm/trl_train.py)
+@pytest.mark.filterwarnings("ignore:`gradient_checkpointing` is deprecated:FutureWarning")
 def test_exported_snippet_builds_the_runs_config():
     """The GRPOConfig a run uses is sim/export.py's snippet (executed) plus the loop's fields, nothing overridden."""
     from trl import GRPOConfig as TrlConfig

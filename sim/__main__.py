@@ -38,25 +38,23 @@ def main(argv: list[str] | None = None, prog: str = "python -m sim", extra: dict
         print(f"error: unknown command {argv[0]!r}\n\n{usage(prog, extra)}", file=sys.stderr)
         return 2
     import importlib
-    import signal
 
-    got = [signal.SIGINT]
+    from sim.runtime.interrupt import interruptible
 
-    def stop(signum, frame):
-        got[0] = signum
-        raise KeyboardInterrupt
+    loaded = {}
 
-    previous = signal.signal(signal.SIGTERM, stop)  # importing torch takes seconds: Ctrl-C or SIGTERM may come
-    try:
-        module = importlib.import_module(COMMANDS[argv[0]][0])
-    except ValueError as e:  # a setting read at import, e.g. TINYLM_MEMORY_CAP_MB=abc (sim.validate.env_number)
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:  # nothing has started yet
-        print("interrupted: nothing written", file=sys.stderr)
-        return 128 + got[0]
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    def load() -> int:
+        try:
+            loaded["module"] = importlib.import_module(COMMANDS[argv[0]][0])
+        except ValueError as e:  # a setting read at import, e.g. TINYLM_MEMORY_CAP_MB=abc (sim.validate.env_number)
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        return 0
+
+    code = interruptible(load)  # importing torch takes seconds: Ctrl-C or SIGTERM may come, nothing has started
+    if "module" not in loaded:
+        return code
+    module = loaded["module"]
     entry = COMMANDS[argv[0]]
     return getattr(module, entry[2] if len(entry) > 2 else "main")(argv[1:])
 
@@ -65,8 +63,11 @@ def exit_process(code: int) -> None:
     """End the process with `code`. An interrupted command (130 after Ctrl-C, 143 after SIGTERM) leaves with
     os._exit once its one line is out: a KeyboardInterrupt that crossed a C-level module initialisation (torch's
     import) leaves CPython marked as ended by Ctrl-C, and sys.exit would then end it by SIGINT (exit status -2)
-    instead of 130. What an interrupted command writes is already in place or removed (sim/runtime/files.py)."""
+    instead of 130. What an interrupted command writes is already in place or removed (sim/runtime/files.py); its
+    worker processes are killed here, as atexit would."""
     if code in (130, 143):
+        if (procs := sys.modules.get("sim.runtime.procs")) is not None:
+            procs.close_all()  # the workers (the lab's, an upload's) and what their code started go too
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

@@ -59,18 +59,14 @@ def cmd_check(path: str, timeout: float) -> int:
         print(f"error: {_path_problem(path, e)}", file=sys.stderr)
         return 2
     lab_pool().start()  # the workers start while this process imports torch
-    try:
-        from sim.lab.runner import Lab
+    from sim.lab.runner import Lab  # Ctrl-C or SIGTERM: sim/__main__.exit_process kills the workers
 
-        lab = Lab(lab_path, timeout=timeout, check_timeout=timeout)
-        problem = lab.load()
-        if problem is not None:
-            print(neutral(problem.message, keep_newlines=True))  # the student's text: no terminal escapes
-            return 1
-        results = lab.check_all()
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the process then ends by os._exit (sim/__main__.exit_process),
-        lab_pool().close()  # which runs no atexit: the workers, and what the student's code started, go now
-        raise
+    lab = Lab(lab_path, timeout=timeout, check_timeout=timeout)
+    problem = lab.load()
+    if problem is not None:
+        print(neutral(problem.message, keep_newlines=True))  # the student's text: no terminal escapes
+        return 1
+    results = lab.check_all()
     for r in results:
         print(neutral(r.line(), keep_newlines=True))
     return 0 if all(r.passed for r in results) else 1

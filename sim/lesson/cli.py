@@ -105,13 +105,14 @@ def _main(argv: list[str] | None, seen: dict) -> int:
         summary = ("Every control of the app's views is here" + (f"; {', '.join(app)} need the app (a visitor's file "
                    "or the server)." if app else "."))
         say = (lambda view, done, total: None) if args.quiet else progress(sys.stderr)
-        seen["say"] = say
-        result = build(Path(args.out), views, force=args.force, say=say, summary=summary)
+        try:
+            result = build(Path(args.out), views, force=args.force, say=say, summary=summary)
+        finally:  # a progress line still open on the terminal: an error or an interrupt gets a line of its own
+            if getattr(say, "open", False):
+                print(file=sys.stderr)
     except SystemExit as done:  # --help
         return int(done.code or 0)
     except (ArgError, ValueError, OSError) as err:
-        if getattr(seen.get("say"), "open", False):  # a progress line on the terminal: the error on a line of its own
-            print(file=sys.stderr)
         return _error(err, seen)
     print(f"wrote {args.out}: {result['pages']} views ({result['recorded']} recorded, the others computed in the "
           f"page), {result['app_only']} listed as the app's only, {result['data_bytes'] / 1e6:.1f} MB of data, "

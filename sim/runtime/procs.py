@@ -217,7 +217,9 @@ def _serve(conn, control, memory_mb: int | None, quiet: bool) -> None:
 # ---- the caller's side ----------------------------------------------------------------------------
 
 @atexit.register
-def _close_all() -> None:
+def close_all() -> None:
+    """Kill every live worker (and what its code started): at exit, and from sim.__main__.exit_process, whose
+    os._exit after an interrupt runs no atexit."""
     for worker in list(_LIVE):
         worker.close()
 

@@ -91,19 +91,24 @@ def check_output(path: str, flag: str = "--save-sft") -> None:
         check_writable(path, flag)
 
 
+def outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The files the run writes, as (flag, path): the ones given."""
+    return [(flag, path) for flag, path in (("--save-sft", args.save_sft), ("--out", args.out),
+                                            ("--keep-trainer-state", args.keep_trainer_state),
+                                            ("--diagnosis", args.diagnosis)) if path]
+
+
 def check_apart_outputs(args: argparse.Namespace) -> None:
     """Before any work (OutputPathError, one line): no output is the checkpoint the run starts from or its sidecar,
     a file the playground ships, or another output of the run (--save-sft a.pt --out a.json: the sidecar). The
     one exception is the shipped checkpoint's documented rebuild, --save-sft assets/data/tinylm_sft.pt."""
-    outputs = [(flag, path) for flag, path in (("--save-sft", args.save_sft), ("--out", args.out),
-                                                ("--keep-trainer-state", args.keep_trainer_state),
-                                                ("--diagnosis", args.diagnosis)) if path]
+    written = outputs(args)
     if args.save_sft:
-        outputs.insert(1, ("the sidecar of --save-sft", sidecar_path(args.save_sft)))
+        written.insert(1, ("the sidecar of --save-sft", sidecar_path(args.save_sft)))
     reads = not (args.from_scratch or args.save_sft)  # --save-sft trains SFT first: --checkpoint is not read
     inputs = [("--checkpoint", args.checkpoint), ("the sidecar of --checkpoint", sidecar_path(args.checkpoint))]
     rebuild = bool(args.save_sft) and os.path.realpath(args.save_sft) == os.path.realpath(ASSET)
-    check_apart(outputs, inputs=inputs if reads else (),
+    check_apart(written, inputs=inputs if reads else (),
                 keep=shipped(but=(ASSET, sidecar_path(ASSET)) if rebuild else ()))
 
 
@@ -143,10 +148,8 @@ def _main(argv: list[str], seen: dict) -> int:
     try:
         args = seen["args"] = parse_args(argv)
         cfg = story_config(args)
-        for flag, path in (("--save-sft", args.save_sft), ("--out", args.out),
-                           ("--keep-trainer-state", args.keep_trainer_state), ("--diagnosis", args.diagnosis)):
-            if path:
-                check_output(path, flag)
+        for flag, path in outputs(args):
+            check_output(path, flag)
         check_apart_outputs(args)
         for flag, value in (("--max-seconds", args.max_seconds), ("--keep-trainer-state", args.keep_trainer_state),
                             ("--diagnosis", args.diagnosis)):

@@ -260,6 +260,3 @@ def _cell(c):
     return str(c)
 
 
-def plain(md: str) -> str:
-    """The plain text of the project's own Markdown (bold, code spans, $math$ markers dropped)."""
-    return re.sub(r"\*\*|`|\$", "", md)

@@ -19,7 +19,16 @@ from sim.yourdata.datafile import cell_text
 from sim.yourdata.diagnose import DiagnoseConfig, Diagnosis, rolling_mean
 from sim.yourdata.plan import PlanConfig
 from sim.yourdata.rules.length import length_cap
-from sim.yourdata.words import RUN_CHARTS, cannot_show, kind_of, plan_cannot_show, plan_captions, reading, run_captions
+from sim.yourdata.words import (
+    CHART_NEEDS,
+    RUN_CHARTS,
+    cannot_show,
+    kind_of,
+    plan_cannot_show,
+    plan_captions,
+    reading,
+    run_captions,
+)
 
 
 def label(text: str, limit: int = 40) -> str:
@@ -117,14 +126,12 @@ def run_charts(d: Diagnosis) -> list[Chart]:
     def one(name):
         return lambda: [_line(steps, m[name], name, COLORS["main"], 2)]
 
-    zero_needs = ("frac_reward_zero_std", "reward")
-    charts = [("reward", ("reward",), reward), ("funcs", tuple(f"rewards/{f}/mean" for f in log.reward_funcs), funcs),
-              ("reward_std", ("reward_std", "reward"), reward_std), ("zero_std", zero_needs, zero),
-              ("dead_split", zero_needs, split), ("entropy", ("entropy",), entropy), ("kl", ("kl",), one("kl")),
-              ("clip", ("clip_ratio/region_mean",), clip), ("length", ("completions/mean_length",), length),
-              ("grad_norm", ("grad_norm",), one("grad_norm")), ("loss", ("loss",), one("loss"))]
+    draw = {"reward": reward, "funcs": funcs, "reward_std": reward_std, "zero_std": zero, "dead_split": split,
+            "entropy": entropy, "kl": one("kl"), "clip": clip, "length": length, "grad_norm": one("grad_norm"),
+            "loss": one("loss")}
     out = []
-    for key, needs, traces in charts:
+    for key, traces in draw.items():  # RUN_CHARTS' order
+        needs = tuple(f"rewards/{f}/mean" for f in log.reward_funcs) if key == "funcs" else CHART_NEEDS[key]
         if not _drawn(d, key, needs, kind):
             continue
         title, y_title = RUN_CHARTS[key]

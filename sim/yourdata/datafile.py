@@ -272,8 +272,8 @@ def read_json_lines(text: str, name: str, *, max_depth: int = MAX_DEPTH) -> list
     """JSON Lines: one value per non-blank line, as (line number, value), with read_json's refusals (a message
     names the file's line). The depth is checked once over the whole text, before any line is parsed."""
     label = file_label(name)
-    if count_lines(text) > MAX_LINES:
-        raise DataError(f"{label}: {count_lines(text):,} lines is over the cap of {MAX_LINES:,} lines")
+    if (lines := count_lines(text)) > MAX_LINES:
+        raise DataError(f"{label}: {lines:,} lines is over the cap of {MAX_LINES:,} lines")
     _check_depth(text, label, max_depth)
     out = []
     for i, line in enumerate(text.split("\n")):

@@ -77,7 +77,6 @@ def _summary(log: RunLog, W: int, G: int, binary: dict) -> dict:
 def to_json(d: Diagnosis) -> dict:
     """Every number and finding: what `python -m sim diagnose --json` prints and the page shows. Valid JSON
     always: a number that is not finite becomes null (json_safe)."""
-    nan = lambda a: [None if np.isnan(x) else float(x) for x in a]  # noqa: E731  (JSON has no NaN)
     thresholds = {f.name: getattr(d.config, f.name) for f in dataclasses.fields(d.config)
                   if f.name not in ("group_size", "window")}
     return json_safe({
@@ -89,18 +88,21 @@ def to_json(d: Diagnosis) -> dict:
                       "steps": list(f.steps), "step_ranges": step_ranges(f.steps), "reading": f.reading,
                       "remedy": f.remedy, "numbers": f.numbers} for f in d.findings],
         "steps": [int(s) for s in d.log.steps],
-        "metrics": {k: nan(v) for k, v in d.log.metrics.items()},
-        "derived": {k: nan(v) for k, v in d.derived.items()},
+        "metrics": dict(d.log.metrics),
+        "derived": dict(d.derived),
     })
 
 
 def json_safe(x):
-    """x with every float that is not finite (nan, inf: no JSON value) replaced by None, numpy scalars as
-    Python's; containers walked."""
+    """x with every float that is not finite (nan, inf: no JSON value) replaced by None, numpy scalars and
+    arrays as Python's floats and lists; containers walked."""
     if isinstance(x, dict):
         return {k: json_safe(v) for k, v in x.items()}
     if isinstance(x, list | tuple):
         return [json_safe(v) for v in x]
+    if isinstance(x, np.ndarray):  # a metric over the steps: one pass in numpy, floats and None
+        a = np.asarray(x, float)
+        return np.where(np.isfinite(a), a, None).tolist()
     if isinstance(x, np.generic):
         x = x.item()
     if isinstance(x, float) and not math.isfinite(x):

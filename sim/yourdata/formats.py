@@ -67,7 +67,8 @@ def rename(name: str) -> str:
 def is_verl_lines(text: str) -> bool:
     """Does the text look like verl's file logger (a first line {"step": N, "data": {...}})?"""
     head = text.lstrip()[:200]
-    return head.startswith("{") and '"data"' in text.split("\n", 1)[0] and '"step"' in text.split("\n", 1)[0]
+    first = text[:text.find("\n")] if "\n" in text else text
+    return head.startswith("{") and '"data"' in first and '"step"' in first
 
 
 def verl_rows(text: str, name: str) -> tuple[list[dict], list[int], list[str], list[str]]:

@@ -54,6 +54,8 @@ from sim.yourdata.datafile import (
 )
 from sim.yourdata.formats import VERL, VERL_STEP, is_verl_lines, panel_columns, rename, verl_rows
 
+SUMMARY = "tinylm --trainer trl summary"  # the source name of `python -m sim tinylm --trainer trl --json` output
+
 METRICS = (  # TRL 1.16.0 GRPOTrainer's names, then transformers' Trainer's
     "reward", "reward_std", "frac_reward_zero_std", "entropy", "kl",
     "clip_ratio/low_mean", "clip_ratio/high_mean", "clip_ratio/region_mean", "clip_ratio/low_min",
@@ -160,7 +162,7 @@ def _from_json(obj, text: str, name: str) -> RunLog:
         entries, key, source = obj["log_history"], "log_history", "trainer_state.json"
         settings = _state_settings(obj, label)
     elif isinstance(obj, dict) and "trl_log" in obj:
-        entries, key, source = obj["trl_log"], "trl_log", "tinylm --trainer trl summary"
+        entries, key, source = obj["trl_log"], "trl_log", SUMMARY
         settings = _summary_settings(obj, label)
     else:
         raise DataError(f"{label}: neither a trainer_state.json (no log_history) nor a `python -m sim tinylm "
@@ -383,7 +385,6 @@ def check_value(name: str, value, where: str) -> float:
     if name in FRACTIONS:
         raise DataError(f"{at}: {x:g} is outside [0, 1]; {cell_text(name)} is a share")
     raise DataError(f"{at}: {x:g} is negative; {cell_text(name)} is never below 0")
-    return x
 
 
 def _order(name: str) -> tuple:

@@ -16,11 +16,10 @@ import numpy as np
 
 from sim.yourdata.diagnose import Diagnosis, start_end, step_ranges
 
-KINDS = ("0/1", "not 0/1", "unknown")
-
 
 def kind_of(binary: dict) -> str:
-    """The reward's kind from diagnose's 0/1 check (Diagnosis.summary["binary_rewards"])."""
+    """The reward's kind from diagnose's 0/1 check (Diagnosis.summary["binary_rewards"]): "0/1", "not 0/1" or
+    "unknown"."""
     return {True: "0/1", False: "not 0/1"}.get(binary.get("ok"), "unknown")
 
 

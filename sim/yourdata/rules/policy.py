@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from sim.yourdata.rules.base import Context, DiagnoseConfig, Finding, missing, series
-from sim.yourdata.runlog import RunLog
+from sim.yourdata.runlog import SUMMARY, RunLog
 from sim.yourdata.runstats import rolling_mean, start_end
 
-SUMMARY = "tinylm --trainer trl summary"  # runlog's source name for it
 CLIP_METRICS = ("clip_ratio/region_mean", "clip_ratio/low_mean", "clip_ratio/high_mean", "cispo_clip_ratio")
 
 

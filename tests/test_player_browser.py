@@ -229,15 +229,15 @@ def test_presenter_mode_font_sizes(watched):
     sizes = w.page.evaluate(
         """() => {
         const px = (sel) => [...document.querySelectorAll(sel)].map(e => parseFloat(getComputedStyle(e).fontSize));
-        return {ticks: px('.gp-plot .xtick text, .gp-plot .ytick text'), legend: px('.gp-plot .legendtext'),
+        return {ticks: px('.gp-plot .xtick text, .gp-plot .ytick text'), legend: px('.gp-legend-name'),
                 axis: px('.gp-plot .xtitle, .gp-plot .ytitle'), titles: px('.gp-title'),
                 play: px('.gp-primary'), other: px('.gp-bar button:not(.gp-primary)')};
     }"""
     )
     METRICS["presenter_font_px_min"] = {k: min(v) for k, v in sizes.items()}
-    assert sizes["ticks"] and min(sizes["ticks"]) >= 16
-    assert sizes["legend"] and min(sizes["legend"]) >= 16
-    assert min(sizes["axis"]) >= 16
+    assert sizes["ticks"] and min(sizes["ticks"]) >= 20
+    assert sizes["legend"] and min(sizes["legend"]) >= 20
+    assert min(sizes["axis"]) >= 20
     assert min(sizes["titles"]) >= 22
     assert min(sizes["play"]) > max(sizes["other"]), "Play is the biggest button"
 

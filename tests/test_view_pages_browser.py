@@ -90,7 +90,7 @@ def test_presets_pin_and_new_seed(open_view, host):
     page.get_by_role("button", name="Pin this run").click()
     shown(page)
     move(page, "G", 2)
-    legends = " ".join(texts(page, ".legendtext"))
+    legends = " ".join(texts(page, ".gp-legend-name"))
     assert "pinned (G=8)" in legends and page.get_by_role("button", name="Unpin").is_visible()
     seed = page.get_by_role("button", name="New seed")
     assert seed.is_disabled() and "the link fixes seed" in seed.get_attribute("title")  # hide=seed: never moved
@@ -109,7 +109,7 @@ def test_reveal_takes_one_click_and_the_charts_wait_for_it(open_view, host):
     shown(page)
     assert page.locator(".gp-plot").count() == 2
     said = " ".join(texts(page, ".gp-close, .gp-far"))
-    assert "off by 3.7 points, close ±5.0 points" in said and "off by 6.2 points" in said
+    assert "off by 3.7 points, within ±5.0 points: close" in said and "off by 6.2 points" in said
 
 
 @pytest.mark.parametrize("host", HOSTS)

@@ -11,7 +11,11 @@ window.grpoPlayers = window.grpoPlayers || {}; // key -> counters, read by the b
 const SPEEDS = [1, 2, 5, 10, 16, 20, 30, 45, 60, 120]; // iterations per second
 const DISPLAY_FPS = 60; // up to this speed every iteration is drawn
 const MIN_CHART_PX = 300; // a chart is never narrower: fewer columns first (a phone: one chart per row)
-const NARROW_PX = 700; // below this width Plotly's toolbar is left out (on a phone it covered the legends)
+// Plotly's toolbar is left out everywhere: it covered the colour bar's title and the labels at a chart's top edge.
+// Drag still zooms and a double click zooms back out, as Plotly does without it.
+const PLOT_CONFIG = { displaylogo: false, displayModeBar: false, responsive: false };
+const SVG = "http://www.w3.org/2000/svg";
+const DASHES = { dash: "7,4", dot: "2,3", dashdot: "7,3,2,3", longdash: "11,4", longdashdot: "11,3,2,3" };
 let ids = 0; // ids that tie each chart to its title and caption (aria-labelledby, aria-describedby)
 
 const ownsSpace = (target) => target.tagName === "BUTTON" || target.tagName === "SELECT";
@@ -116,7 +120,7 @@ export class Player {
     return {
       text: v("--st-text-color", "#31333f"), background: v("--st-background-color", "#ffffff"),
       font: v("--st-font", "sans-serif"),
-      tick: big ? 18 : 13, legend: big ? 18 : 13, axisTitle: big ? 20 : 14,
+      tick: big ? 20 : 13, axisTitle: big ? 22 : 14, // presenter mode: nothing a hall reads under 20 px
     }; // prettier-ignore
   }
 
@@ -137,6 +141,8 @@ export class Player {
     this.rowCaption.textContent = data.row_caption || "";
     this.views.forEach((v, i) => {
       const slot = this.slots[i];
+      v.hidden = slot.hidden; // names switched off in the legend stay off for the new data
+      this.drawLegend(slot, v);
       slot.caption.textContent = v.spec.caption;
       slot.caption.hidden = !v.spec.caption;
       // described by its caption, the chart's text equivalent: its own, else the row's (none: no description)
@@ -161,6 +167,8 @@ export class Player {
     this.slots = Array.from({ length: n }, () => {
       const box = el("div", "gp-chart");
       const title = el("div", "gp-title");
+      const legend = el("div", "gp-legend");
+      legend.setAttribute("role", "group");
       const plot = el("div", "gp-plot");
       // each chart a figure named by its title, its caption the text equivalent of what it draws
       const n = ++ids;
@@ -173,9 +181,9 @@ export class Player {
       plotBox.append(plot, cover);
       const caption = el("div", "gp-caption");
       caption.id = `gp-caption-${n}`; // aria-describedby: set in apply() while the chart has a caption
-      box.append(title, plotBox, caption);
+      box.append(title, legend, plotBox, caption);
       this.grid.appendChild(box);
-      return { box, title, plot, cover, caption, mounted: false };
+      return { box, title, legend, plot, cover, caption, mounted: false, hidden: new Set(), size: "" };
     });
   }
 
@@ -318,7 +326,31 @@ export class Player {
       });
   }
 
-  // Start redrawing every chart at t; returns their promises.
+  // The legend above a chart: a button per name (a click switches its traces off and on, as Plotly's legend did),
+  // each with a swatch drawn as the chart draws the trace
+  drawLegend(slot, v) {
+    const items = v.legendItems();
+    slot.legend.hidden = !items.length;
+    slot.legend.setAttribute("aria-label", "legend: click a name to hide or show it");
+    slot.legend.replaceChildren(...items.map(({ name, swatch }) => {
+      const b = el("button", "gp-legend-item");
+      b.type = "button";
+      b.setAttribute("aria-pressed", slot.hidden.has(name) ? "false" : "true");
+      b.append(swatchSvg(swatch), el("span", "gp-legend-name", name));
+      b.addEventListener("click", () => {
+        if (slot.hidden.has(name)) slot.hidden.delete(name);
+        else slot.hidden.add(name);
+        b.setAttribute("aria-pressed", slot.hidden.has(name) ? "false" : "true");
+        this.dirty = true;
+        this.schedule();
+      });
+      return b;
+    })); // prettier-ignore
+  }
+
+  // Start redrawing every chart at t; returns their promises. A frame of the same data takes Plotly's animation
+  // path (traces only); new data, a legend click or a plot area that moved (a resize) is drawn in full, so that
+  // the traces are always laid out on the axes drawn beside them.
   drawCharts(t, newData) {
     return this.views.map((v, i) => {
       const slot = this.slots[i];
@@ -328,15 +360,19 @@ export class Player {
       if (!slot.mounted) {
         slot.mounted = true;
         this.stats.newPlots += 1;
-        const config = { displaylogo: false, displayModeBar: this.grid.clientWidth >= NARROW_PX ? "hover" : false };
-        return this.Plotly.newPlot(slot.plot, v.traces(t), v.layoutBase, config).then(() => {
+        return this.Plotly.newPlot(slot.plot, v.traces(t), v.layoutFull, PLOT_CONFIG).then(() => {
           // after zoom, pan, resize or new data, put the cover back where the axis now puts t
           slot.plot.on("plotly_afterplot", () => slot.view.cover(slot.plot, slot.cover, this.shown));
           slot.plot.on("plotly_relayout", () => slot.view.cover(slot.plot, slot.cover, this.shown));
+          slot.size = plotArea(slot.plot);
           v.cover(slot.plot, slot.cover, t);
         });
       }
-      const redraw = newData || !v.staticFrames ? this.Plotly.react(slot.plot, v.traces(t), v.layoutBase) : null;
+      const moved = plotArea(slot.plot) !== slot.size;
+      let redraw = null;
+      if (newData || moved) {
+        redraw = this.Plotly.react(slot.plot, v.traces(t), v.layoutFull).then(() => (slot.size = plotArea(slot.plot)));
+      } else if (!v.staticFrames) redraw = this.Plotly.react(slot.plot, v.traces(t), v.layoutBase);
       v.cover(slot.plot, slot.cover, t);
       return redraw;
     });
@@ -349,4 +385,37 @@ export class Player {
     if (this.Plotly) for (const s of this.slots || []) this.Plotly.purge(s.plot);
     this.root.remove();
   }
+}
+
+// Where Plotly put the plot area (its margins and size): the geometry every trace and axis is drawn in
+function plotArea(plot) {
+  const s = plot._fullLayout && plot._fullLayout._size;
+  return s ? `${s.l},${s.t},${s.w},${s.h}` : "";
+}
+
+// A legend entry's swatch: a short line (dashed as the trace, with its marker), a filled area or a bar
+function swatchSvg({ kind, color, dash, width, marker, hatch, opacity }) {
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("class", "gp-swatch");
+  svg.setAttribute("viewBox", "0 0 30 14");
+  svg.setAttribute("aria-hidden", "true");
+  const add = (tag, attrs) => {
+    const n = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
+    svg.append(n);
+    return n;
+  };
+  const c = color || "#1f77b4";
+  if (kind === "line") {
+    if (width > 0) add("line", { x1: 1, y1: 7, x2: 29, y2: 7, stroke: c, "stroke-width": Math.min(width, 4),
+      "stroke-dasharray": DASHES[dash] || "none" }); // prettier-ignore
+    if (marker) add("circle", { cx: 15, cy: 7, r: 4, fill: c });
+  } else if (kind === "area") {
+    add("rect", { x: 1, y: 2, width: 28, height: 10, fill: c, "fill-opacity": 0.6 });
+  } else {
+    add("rect", { x: 4, y: 1, width: 22, height: 12, fill: hatch ? "none" : c, stroke: c, "stroke-width": hatch ? 1.5 : 0,
+      "fill-opacity": opacity ?? 1 }); // prettier-ignore
+    if (hatch) for (const x of [4, 11, 18]) add("line", { x1: x, y1: 13, x2: x + 8, y2: 1, stroke: c, "stroke-width": 1.5 });
+  }
+  return svg;
 }

@@ -124,8 +124,11 @@ export class ChartView {
     this.T = T;
     this.parts = spec.traces.map((tr) => ({ ...tr, ...this.prepare(tr, arrays) }));
     this.heat = this.parts.find((p) => p.kind === "heatmap" && !p.axes); // a heatmap over iterations: covered after t
-    this.layoutBase = this.makeLayout(style);
+    this.layoutBase = this.makeLayout(style); // a frame of the same data: Plotly's animation path (traces only)
+    const { transition, ...full } = this.layoutBase;
+    this.layoutFull = full; // a first draw, new data or a new plot area: laid out in full
     this.maskColor = style.background;
+    this.hidden = new Set(); // names switched off in the legend
   }
 
   prepare(tr, arrays) {
@@ -163,6 +166,7 @@ export class ChartView {
     const axisTitle = { size: style.axisTitle };
     const hasBars = this.parts.some((p) => p.kind === "bars" || p.kind === "barseries");
     const heatmaps = this.parts.some((p) => p.kind === "heatmap");
+    const labelled = this.parts.some((p) => p.kind === "line" && p.text);
     const overT = s.timeline !== false && !hasBars; // drawn over the run's iterations: 0..T
     const xr = s.x_range || (overT ? (this.heat ? [-0.5, this.T + 0.5] : [0, this.T]) : s.x_log ? null : dataRange(this.parts, "x"));
     const yr = s.y_range || (s.y_log ? null : dataRange(this.parts, "y"));
@@ -195,14 +199,21 @@ export class ChartView {
           text, showarrow: false, xanchor: "right", yanchor: "bottom" })),
       ],
     }; // prettier-ignore
+    // The legend is the player's own HTML above the chart (legendItems), not Plotly's: Plotly's legend pushes the
+    // plot's top margin as its entries change (a trace with no point yet has none), and a frame drawn by Plotly's
+    // animation path kept the old geometry while the axes took the new one: lines drawn 26-35 px off their axis.
+    // With no legend and no automargin, nothing moves the plot area between frames (a heatmap's colour bar pushes
+    // the right margin once, at its first draw).
     return {
       height: s.height,
-      margin: { l: style.tick * 4 + 14, r: 16, t: 8, b: style.tick * 3 + 16 },
+        // room for the tick labels at the ends of both axes ("1" at the top, "200" at the right), and above the plot
+      // for the labels beside points near its top ("GRPO 0.998")
+      margin: { l: style.tick * 4 + 14, r: Math.round(style.tick * 1.6), t: Math.round(style.tick * (labelled ? 2 : 0.8)),
+        b: Math.round(style.tick * 3.6 + 18) }, // prettier-ignore
       font,
       paper_bgcolor: "rgba(0,0,0,0)",
       plot_bgcolor: style.background,
-      showlegend: s.legend && !heatmaps,
-      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", font: { size: style.legend } },
+      showlegend: false,
       hovermode: hasBars || heatmaps ? "closest" : "x unified",
       xaxis,
       ...marks,
@@ -211,6 +222,24 @@ export class ChartView {
       uirevision: "keep", // zoom and legend clicks survive every frame and new data
       transition: { duration: 0 }, // data-only updates take Plotly's animation path (traces only)
     };
+  }
+
+  // The legend's entries: one per name a reader can switch off (lines and bands that show in the legend, a bar
+  // series, each category of a bar chart), with what its swatch draws. A heatmap's colour bar is its legend.
+  legendItems() {
+    if (this.spec.legend === false || this.parts.some((p) => p.kind === "heatmap")) return [];
+    const items = new Map();
+    const add = (name, swatch) => name && !items.has(name) && items.set(name, { name, swatch });
+    for (const p of this.parts) {
+      if (p.kind === "line" && p.showlegend !== false) {
+        add(p.name, { kind: p.stackgroup || p.fill ? "area" : "line", color: p.color, dash: p.dash, width: p.width,
+          marker: (p.mode || "lines") !== "lines" ? p.symbol || "circle" : null }); // prettier-ignore
+      } else if (p.kind === "band" && p.showlegend) add(p.name, { kind: "area", color: p.color, width: 0 });
+      else if (p.kind === "barseries") {
+        add(p.name, { kind: "bar", color: Array.isArray(p.colors) ? p.colors[0] : p.colors, hatch: p.hatch, opacity: p.opacity });
+      } else if (p.kind === "bars") p.names.forEach((n, c) => add(n, { kind: "bar", color: p.colors[c] }));
+    }
+    return [...items.values()];
   }
 
   traces(t) {
@@ -269,6 +298,8 @@ export class ChartView {
           colorbar: { title: { text: p.colorbar_title } }, hovertemplate: "iteration %{x}<br>row %{y}<br>%{z:.3f}<extra></extra>" }); // prettier-ignore
       }
     }
+    // a name switched off in the legend: its traces stay (Plotly.react keeps the same traces) but are not drawn
+    if (this.hidden.size) for (const tr of out) if (this.hidden.has(tr.name)) tr.visible = false;
     return out;
   }
 

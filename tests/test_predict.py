@@ -18,13 +18,15 @@ CLIP = {"question": "…", "answer": "no gradient: clipped", "kind": "choice",
 
 VERDICTS = [  # (question, guess, close?, the sentence)
     (WASTED, 50.0, False, "Your guess 50.0%, the chapter's answer 33.7%: off by 16.3 points, not within ±5.0 points."),
-    (WASTED, 30.0, True, "Your guess 30.0%, the chapter's answer 33.7%: off by 3.7 points, close ±5.0 points."),
+    (WASTED, 30.0, True, "Your guess 30.0%, the chapter's answer 33.7%: off by 3.7 points, within ±5.0 points: close."),
     (WASTED, -0.0, False, "Your guess 0.0%, the chapter's answer 33.7%: off by 33.7 points, not within ±5.0 points."),
     (K3, 0.02, False, "Your guess 0.02, the chapter's answer 0.0157: off by 0.0043 (27% of the answer), not within "
      "±0.002."),
-    (K3, 0.016, True, "Your guess 0.016, the chapter's answer 0.0157: off by 0.0003 (2% of the answer), close ±0.002."),
+    (K3, 0.016, True, "Your guess 0.016, the chapter's answer 0.0157: off by 0.0003 (2% of the answer), within ±0.002: "
+     "close."),
     (K3, 1e7, False, "Your guess 1e+07, the chapter's answer 0.0157: off by 1e+07 (6.37e+08 times the answer)"),
-    (RUN, 100, True, "Your guess 100, this run's answer 116: off by 16 (14% of the answer), close ±23."),
+    (RUN, 100, True, "Your guess 100, this run's answer 116: off by 16 (14% of the answer), within ±23: close."),
+    (WASTED, 0.34, False, "Your guess 0.34%, the chapter's answer 33.7%: off by 33.4 points, not within ±5.0 points."),
     (RUN, 60, False, "Your guess 60, this run's answer 116: off by 56 (48% of the answer), not within ±23."),
 ]
 
@@ -33,6 +35,12 @@ VERDICTS = [  # (question, guess, close?, the sentence)
 def test_a_revealed_guess_says_how_close_it_was(q, guess, close, says):
     (got,) = js([{"op": "call", "module": "predict", "fn": "verdict", "args": [q, guess]}])
     assert got[0] is close and got[1].startswith(says), got[1]
+
+
+def test_a_percentage_typed_as_a_fraction_is_pointed_out():
+    hints = js([{"op": "call", "module": "predict", "fn": "fractionHint", "args": [q, g]}
+                for q, g in ((WASTED, 0.34), (WASTED, 34), (WASTED, 0), (K3, 0.34))])
+    assert hints == ["This box takes percent: 0.34 reads as 0.34%. For 34% type 34.", None, None, None]
 
 
 def test_a_choice_says_right_or_what_was_picked():

@@ -8,8 +8,8 @@
 //
 // Blocks: heading, text (its `md`: our own **bold**, `code` and $math$), formula (KaTeX of its `latex`, else its
 // text), caption, metrics, charts (the player, no Play bar unless it replays a run), table, note, code (text to
-// copy), ask (predict, then reveal: ?predict=1), columns, live (a LiveView: the toy engine in the page), and in the
-// app only (`app`): link (to another page of the app) and verdict (a student's lab code against the reference).
+// copy), ask (predict, then reveal: ?predict=1), columns, live (a LiveView: the toy engine in the page), link (to
+// another page, in either host) and links (a list of them), and in the app only (`app`): verdict (a student's lab code against the reference).
 // Every text goes in with textContent: nothing from a link or the data is ever parsed as markup.
 
 import { buildPayload } from "./chart_spec.js";
@@ -52,7 +52,21 @@ export function inline(md) {
   return out;
 }
 
-export const APP_ONLY = ["link", "verdict"]; // blocks only the app draws: they need its pages or its server
+// A box that scrolls sideways (a wide formula or table on a phone) says so: .ls-scrolls draws a shadow at the edge
+// it scrolls to (doc.css), since a phone's scroll bar shows only while scrolling. Checked again as the box resizes.
+const scrollWatch = typeof ResizeObserver !== "undefined" ? new ResizeObserver((entries) => {
+  for (const { target } of entries) markOne(target);
+}) : null; // prettier-ignore
+const markOne = (box) => box.classList.toggle("ls-scrolls", box.scrollWidth > box.clientWidth + 1);
+function markScrolling(root) {
+  if (!scrollWatch) return;
+  const boxes = [...root.querySelectorAll(".ls-formula, .ls-tablebox")];
+  for (const box of boxes) scrollWatch.observe(box);
+  // a formula grows when KaTeX's fonts arrive, inside a box whose own size does not change
+  if (document.fonts && document.fonts.status !== "loaded") document.fonts.ready.then(() => boxes.forEach(markOne));
+}
+
+export const APP_ONLY = ["verdict"]; // blocks only the app draws: they need its server
 
 // the caption that follows a row of charts (before the next heading or charts) describes those of its charts
 // that have no caption of their own
@@ -65,10 +79,12 @@ export function rowCaption(blocks, i) {
 }
 
 export class DocView {
-  constructor(parent, { classroom = false, predict = false, plotly_url = "", plotly_help = "", app = false } = {}) {
+  constructor(parent, { classroom = false, predict = false, plotly_url = "", plotly_help = "", app = false, pages = null,
+    carry = "" } = {}) {
     this.root = el("div", "ls-doc");
     parent.appendChild(this.root);
-    this.o = { classroom, predict, plotly_url, plotly_help, app };
+    // pages: the pages a lesson has (a link to another is named as text); carry: flags its links keep (?hide=...)
+    this.o = { classroom, predict, plotly_url, plotly_help, app, pages, carry };
     this.kept = new Map(); // key -> {node, player | live | box}: what survives a new setting
     this.stats = (window.grpoDoc = window.grpoDoc || { shows: 0, charts: 0 });
   }
@@ -82,15 +98,31 @@ export class DocView {
       if (this.used.has(key)) continue;
       if (k.player) k.player.destroy();
       if (k.live) k.live.destroy();
+      if (k.box) k.box.ask(null);
       this.kept.delete(key);
     }
+    this.blocks = blocks;
+    markScrolling(this.root);
     this.stats.shows += 1;
     return Promise.all(this.pending);
   }
 
+  // In predict mode a question asks before anything tells: what follows an open question waits for its Reveal
+  // (a later caption, table or chart could give the answer away), with a line that says so.
   nodes(blocks) {
     const shown = blocks.filter((b) => this.o.app || !APP_ONLY.includes(b.kind));
-    return shown.map((b, i) => this.node(b, b.kind === "charts" ? rowCaption(shown, i) : ""));
+    const out = [];
+    let waiting = false;
+    shown.forEach((b, i) => {
+      const node = this.node(b, b.kind === "charts" ? rowCaption(shown, i) : "");
+      if (waiting) node.hidden = true;
+      out.push(node);
+      if (b.kind === "ask" && this.o.predict && !waiting && !this.kept.get(`ask:${b.key}`).box.open) {
+        waiting = true;
+        out.push(el("p", "ls-caption ls-waiting", "The rest of this page follows once you have guessed and revealed the answer above."));
+      }
+    });
+    return out;
   }
 
   node(b, rowCaption = "") {
@@ -106,6 +138,15 @@ export class DocView {
     if (b.kind === "note") return el("div", `ls-box ls-${b.tone}`, b.text);
     if (b.kind === "code") return this.code(b);
     if (b.kind === "link") return this.link(b);
+    if (b.kind === "links") {
+      const ul = el("ul", "ls-links");
+      for (const item of b.items) {
+        const li = el("li");
+        li.append(...this.link(item).childNodes);
+        ul.append(li);
+      }
+      return ul;
+    }
     if (b.kind === "verdict") return this.verdict(b);
     if (b.kind === "metrics") return this.metrics(b);
     if (b.kind === "table") return this.table(b);
@@ -141,15 +182,27 @@ export class DocView {
     return box;
   }
 
-  // a link to another page of the app, keeping the page's flags (?classroom=1, ?predict=1)
+  // A link to another page, in either host (the app's ./NAME, a lesson's NAME.html), keeping the page's flags
+  // (presenter mode, `carry`) under the link's own (?predict=1); a page this lesson lacks is named as text
   link(b) {
-    const a = el("a", "ls-pagelink", b.label);
-    const flags = new URLSearchParams();
-    if (this.o.classroom) flags.set("classroom", "1");
-    a.href = `./${b.page}${flags.toString() ? "?" + flags : ""}`;
-    a.target = "_self";
     const p = el("p", "ls-linkline");
-    p.append(a);
+    if (b.before) p.append(el("span", "ls-link-before", `${b.before} `));
+    const here = this.o.app || !this.o.pages || this.o.pages.includes(b.page);
+    const to = (label, query) => {
+      if (!here) return el("span", "ls-app-only", label);
+      const flags = new URLSearchParams(this.o.carry || "");
+      if (this.o.classroom) flags.set("classroom", "1");
+      for (const [k, v] of Object.entries(query || {})) flags.set(k, v);
+      const q = flags.toString().replaceAll("%2C", ",");
+      const a = el("a", "ls-pagelink", label);
+      a.href = `${this.o.app ? `./${b.page}` : `${b.page}.html`}${q ? `?${q}` : ""}`;
+      a.target = "_self";
+      return a;
+    };
+    p.append(to(b.label, b.query));
+    for (const [label, query] of b.also || []) if (here) p.append(document.createTextNode(" · "), to(label, query));
+    if (!here) p.append(el("span", "ls-tag", " (in the app only)"));
+    if (b.what) p.append(el("span", "ls-link-what", ` ${b.what}`));
     return p;
   }
 
@@ -225,7 +278,7 @@ export class DocView {
     const k = this.keep(`ask:${b.key}`, () => {
       const node = el("div", "ls-question");
       const state = { node, then: null };
-      state.box = new PredictBox(node, () => (state.then.hidden = !state.box.open));
+      state.box = new PredictBox(node, () => this.show(this.blocks)); // its answer, and what waited for it
       return state;
     });
     k.then = then;

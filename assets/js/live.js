@@ -290,6 +290,7 @@ export class LiveView {
   }
 
   destroy() {
+    this.predict.ask(null);
     this.runner.stopWorker();
     if (this.player) this.player.destroy();
     this.root.remove();

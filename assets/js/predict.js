@@ -1,6 +1,6 @@
 // Predict, then reveal, in the page, in both hosts (assets/js/doc.js's questions, a live view's question): "Predict
-// first.", "Your guess", "Reveal", then "Your guess 100, the chapter's answer 96: off by 4 (4% of the answer), close
-// ±19." (a percentage is off by points: "off by 16.3 points") or "Right: ..." / "Not quite: you picked ..."; outside
+// first.", "Your guess", "Reveal", then "Your guess 100, the chapter's answer 96: off by 4 (4% of the answer), within
+// ±19: close." (a percentage is off by points: "off by 16.3 points") or "Right: ..." / "Not quite: you picked ..."; outside
 // predict mode the question and the one line "Chapter's answer: 96.0%. explain". A number the chapter does not
 // print is "this run's answer" (`whose`). Every text goes in with textContent. The pure parts (formatting,
 // closeness, the accepted range) have no DOM: tests/test_predict.py runs them under node.
@@ -56,14 +56,43 @@ export function verdict(q, guess) {
   const c = closeness(guess, q.answer, tol);
   const fmt = q.fmt ?? "{:.4g}";
   const rel = q.unit === "%" ? "" : relText(c.rel_err); // a share of a share reads as a third percentage: left out
-  const text = `Your guess ${fmtNumber(guess, fmt, q.unit)}, ${whose(q)} ${fmtNumber(q.answer, fmt, q.unit)}: ` +
-    `off by ${diffText(c.abs_err, q, fmt)}${rel}, ${c.close ? "close" : "not within"} ±${diffText(tol, q, fmt)}.`; // prettier-ignore
+  const text = `Your guess ${guessText(guess, q)}, ${whose(q)} ${fmtNumber(q.answer, fmt, q.unit)}: ` +
+    `off by ${diffText(c.abs_err, q, fmt)}${rel}, ${c.close ? "within" : "not within"} ±${diffText(tol, q, fmt)}` +
+    `${c.close ? ": close" : ""}.`; // prettier-ignore
   return [c.close, text];
+}
+
+// A guess as the reader typed it: in the question's format, unless that would round away a digit they typed
+// (0.34 in a box of whole percents is "0.34%", not "0.3%")
+export function guessText(guess, q) {
+  const t = fmtNumber(guess, q.fmt ?? "{:.4g}", q.unit);
+  return Number.parseFloat(t) === guess || Math.abs(guess) >= COMPACT ? t : fmtNumber(guess, "{:.6g}", q.unit);
+}
+
+// A percentage typed as a fraction (0.34 for 34%): said beside the box, since the box takes percent
+export function fractionHint(q, guess) {
+  if (q.unit !== "%" || !(guess > 0 && guess < 1) || Math.abs(q.answer) < 1) return null;
+  return `This box takes percent: ${fmtNumber(guess, "{:.6g}")} reads as ${fmtNumber(guess, "{:.6g}")}%. For ` +
+    `${fmtNumber(guess * 100, "{:.6g}")}% type ${fmtNumber(guess * 100, "{:.6g}")}.`; // prettier-ignore
 }
 
 // the answer as the page writes it
 export function answerText(q) {
   return (q.kind ?? "number") === "number" ? fmtNumber(q.answer, q.fmt ?? "{:.4g}", q.unit) : String(q.answer);
+}
+
+// What a reader would take for the answer if it were on screen before the Reveal: the answer as the page writes
+// it, and a number's roundings that keep two significant digits (0.0157 is also "0.016"; 33.7% also "34%"). The
+// browser tests look for these on the page while the question is open (tests/fixtures/invariants.js, answers).
+export function tells(q) {
+  if ((q.kind ?? "number") !== "number") return [];
+  const out = new Set([answerText(q)]);
+  for (let d = 0; d <= 4; d++) {
+    const t = fmtNumber(q.answer, `{:.${d}f}`, q.unit);
+    const digits = t.replace(/[^0-9]/g, "").replace(/^0+/, "");
+    if (digits.length >= 2 && Number.parseFloat(t) !== 0) out.add(t);
+  }
+  return [...out];
 }
 
 // The line outside predict mode, under the question
@@ -110,6 +139,7 @@ export class PredictBox {
     this.q = q;
     this.box.hidden = !q;
     this.box.replaceChildren();
+    this.register(q);
     if (!q) return;
     const p = el("p");
     p.append(el("strong", "", "Predict first. "), document.createTextNode(q.question));
@@ -120,12 +150,14 @@ export class PredictBox {
     const input = el("input", "gp-guess");
     input.type = "number";
     input.step = "any";
-    input.placeholder = "type a number";
+    input.placeholder = q.unit === "%" ? "in percent, e.g. 25" : "type a number";
     input.id = `gp-guess-${Math.random().toString(36).slice(2)}`;
     label.htmlFor = input.id;
     if (this.guess !== null) input.value = String(this.guess);
     const warn = el("p", "gp-warn");
     warn.hidden = true;
+    const hint = el("p", "gp-warn gp-hint");
+    hint.hidden = true;
     const reveal = el("button", "gp-btn", "Reveal");
     reveal.type = "button";
     const check = () => {
@@ -133,6 +165,9 @@ export class PredictBox {
       const why = Number.isNaN(g) ? null : outside(q, g);
       warn.textContent = why || "";
       warn.hidden = !why;
+      const fraction = Number.isNaN(g) || why ? null : fractionHint(q, g);
+      hint.textContent = fraction || "";
+      hint.hidden = !fraction;
       this.guess = Number.isNaN(g) || why ? null : g;
       reveal.disabled = this.guess === null;
       reveal.title = this.guess === null ? "enter a guess first" : "";
@@ -145,7 +180,7 @@ export class PredictBox {
       this.onReveal();
     });
     check();
-    this.box.append(label, input, warn, reveal, el("p", "gp-caption", "The answer (and the chart) appear once you have guessed."));
+    this.box.append(label, input, warn, hint, reveal, el("p", "gp-caption", "The answer (and the chart) appear once you have guessed."));
   }
 
   // a choice: the options as radio buttons under "Your answer"
@@ -177,6 +212,7 @@ export class PredictBox {
   }
 
   showAnswer() {
+    if (this.entry) this.entry.revealed = true;
     // the question stays; the guess's input and Reveal give way to the verdict (and Guess again)
     this.box.replaceChildren(...[...this.box.children].slice(0, 1));
     const [close, text] = this.q.kind === "choice" ? choiceVerdict(this.q, this.guess) : verdict(this.q, this.guess);
@@ -192,6 +228,15 @@ export class PredictBox {
     this.box.append(line);
     if (this.q.explain) this.box.append(el("p", "", this.q.explain));
     this.box.append(again);
+  }
+
+  // The page's open questions, for the browser tests (window.grpoQuestions): the question, what would tell its
+  // answer, and whether it is revealed
+  register(q) {
+    const all = (window.grpoQuestions = window.grpoQuestions || new Set());
+    if (this.entry) all.delete(this.entry);
+    this.entry = q ? { question: q.question, texts: tells(q), revealed: this.revealed && this.guess !== null } : null;
+    if (this.entry) all.add(this.entry);
   }
 
   // may the charts show? (no question, or revealed)

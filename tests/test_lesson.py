@@ -61,15 +61,28 @@ def test_every_page_carries_its_views_declaration(everything):
     assert "lesson_page.js" in (everything / "lesson.js").read_text(encoding="utf-8")
 
 
+def contents_links(lesson: Path) -> list[dict]:
+    """The contents page's links (its document is the app's front page, sim/views/home.py), in order."""
+    blocks = script_json(lesson / "index.html", "ls-data")
+    return [item for b in blocks if b["kind"] == "links" for item in b["items"]]
+
+
 def test_the_contents_page_lists_every_view_and_says_which_need_the_app(everything):
-    index = (everything / "index.html").read_text(encoding="utf-8")
+    """The app's front page, with this lesson's line: every view, how the lesson has it (computed in your browser,
+    recorded, or the app's only and why), and links only to the pages it has (the renderer names the others)."""
+    from sim.views.home import document
+
+    assert script_json(everything / "index.html", "lesson-manifest") == {
+        "kind": "contents", "title": "GRPO Playground: a lesson",
+        "pages": [v.name for v in views() if v.lesson != "app"]}
+    listed = {link["page"]: link for link in contents_links(everything) if not link["before"]}
     for v in views():
-        if v.lesson == "app":
-            assert f'<span class="ls-app-only">{escape(v.title)}</span>' in index, v.name
-            assert escape(f"in the app only: {v.why_app_only}") in index
-        else:
-            assert f'<a class="ls-carry" href="{v.name}.html">' in index, v.name
-    assert "computed in your browser" in index and "recorded runs" in index
+        assert listed[v.name]["label"] == v.title and listed[v.name]["what"].startswith(v.what), v.name
+        note = f"in the app only: {v.why_app_only}" if v.lesson == "app" else {"page": "computed in your browser",
+                                                                                "recorded": "recorded runs"}[v.lesson]
+        assert listed[v.name]["what"].endswith(f"({note})"), v.name
+    home = to_json(document())
+    assert [b["kind"] for b in script_json(everything / "index.html", "ls-data")][:6] == [b["kind"] for b in home][:6]
 
 
 def test_the_contents_page_is_the_chapters_workbook(everything):
@@ -77,13 +90,11 @@ def test_the_contents_page_is_the_chapters_workbook(everything):
     first, its question-mode link; the lab's tasks on their own page."""
     from sim.views.catalog import EXERCISES, view
 
-    index = (everything / "index.html").read_text(encoding="utf-8")
-    rows = index.split("<tbody>")[1].split("</tbody>")[0].split("<tr>")[1:]
+    rows = [link for link in contents_links(everything) if link["before"]]
     assert len(rows) == len(EXERCISES)
     for e, row in zip(EXERCISES, rows, strict=True):
-        assert escape(e.item) in row and escape(view(e.page).title) in row
-        assert (f'href="{e.page}.html?predict=1">as a question</a>' in row) == e.question, e.item
-        assert ("(in the app only)" in row) == (view(e.page).lesson == "app")
+        assert row["before"] == f"{e.item}: {e.task}:" and row["page"] == e.page and row["label"] == view(e.page).title
+        assert (row["also"] == [["as a question", {"predict": "1"}]]) == e.question, e.item
     lab = (everything / "lab.html").read_text(encoding="utf-8")
     assert "Task 3: The k3 estimator" in lab and "u = 0.5 / 0.6 = 0.833" in lab and "k3 = u - log u - 1 = 0.0157" in lab
     assert "python -m sim lab check my-lab/tasks.py" in lab
@@ -113,6 +124,10 @@ def test_tinylms_page_holds_the_document_sim_computes_from_the_records(everythin
     assert np.isnan(kl[0]) and all(kl[i] == np.float32(v) for i, v in logged)
     this = next(b for b in data if b["kind"] == "table" and b["key"] == "tinylm_run_passk")
     assert this["rows"][-1] == [64, f"{record['pass_at_k_before'][63]:.3f}", f"{record['pass_at_k_after'][63]:.3f}"]
+    # pass@1 said once: the exact figure of the chart and of the text, not a second, sampled one
+    text = next(b["text"] for b in data if b["kind"] == "text" and "The shipped default run" in b["text"])
+    first, last = f"{checks[0]:.3f}", f"{checks[300]:.3f}"
+    assert this["rows"][0] == ["1 (exact)", first, last] and f"pass@1 {first} at the start, {last} at" in text
     loaded = figures.load_preset_figures()
     tables = {b["key"]: b for col in next(b for b in data if b["kind"] == "columns" and
                                            any(x["kind"] == "table" for c in b["columns"] for x in c))["columns"]
@@ -196,32 +211,44 @@ def test_help_documents_every_flag(capsys):
 
 
 @pytest.mark.integration
-def test_the_sidebar_builds_the_lesson_once_and_offers_the_zip():
-    """The build runs in a worker process of its own (the server's sessions never wait behind it), with its
-    progress on the page, then the zip is offered."""
+def test_the_sidebar_offers_the_lesson_as_one_link_built_once():
+    """The sidebar's link is the server's route; the first request builds the lesson in a worker process of its own
+    (the server's sessions never wait behind it) and gets the zip when the build ends; a second gets the same bytes
+    at once."""
+    import asyncio
     import io
-    import time
     import zipfile
 
     from ui.host import SERVER_KEY
-    from ui.lesson_download import LessonZip
+    from ui.lesson_download import ZIP_NAME, LessonZip
     from ui.server import Server
 
     server = Server()
     server._lesson_zip = job = LessonZip("wasted,your_run")  # a small lesson, the same path as the default one
+    route = server._lesson_route()
     at = AppTest.from_file(str(ROOT / "pages" / "std_scaling.py"), default_timeout=60)
     at.session_state[SERVER_KEY] = server  # what app.py hands each session (ui/host.py)
     at.run()
-    at.button(key="lesson_build").click().run()
-    assert job.started and server.lesson_zip is job
-    deadline = time.monotonic() + 90
-    while job.data is None and job.error is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert job.error is None and job.done == job.total > 1
-    at.run()
-    assert not at.exception and at.get("download_button")  # the zip is offered; the build button has gone
-    assert not [b for b in at.button if b.key == "lesson_build"]
+    (link,) = [h for h in at.sidebar.get("html") if "grpo-download" in h.proto.body]
+    assert f'href="/assets/{ZIP_NAME}" download="{ZIP_NAME}"' in link.proto.body and not job.started
+    first = asyncio.run(route.endpoint(None))
+    assert job.error is None and job.done == job.total > 1 and first.status_code == 200
+    assert first.headers["content-disposition"] == f'attachment; filename="{ZIP_NAME}"'
+    assert asyncio.run(route.endpoint(None)).body == first.body == job.data
     names = zipfile.ZipFile(io.BytesIO(job.data)).namelist()
     assert {"grpo-lesson/index.html", "grpo-lesson/wasted.html", "grpo-lesson/lesson.js"} <= set(names)
     assert "grpo-lesson/your_run.html" not in names  # the app's only: listed on the contents page
     assert any(n.startswith("grpo-lesson/plotly-") for n in names)
+
+
+def test_a_lesson_that_cannot_be_built_is_said_not_served(monkeypatch):
+    import asyncio
+
+    from ui.lesson_download import LessonZip
+
+    job = LessonZip()
+    job.started = True
+    job.error = "out of memory"
+    job.finished.set()
+    reply = asyncio.run(job.route().endpoint(None))
+    assert reply.status_code == 503 and reply.body.decode() == "The lesson could not be built: out of memory"

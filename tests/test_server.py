@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from sim.player.plotly_js import PLOTLY_JS
 from sim.tinylm.grpo_train import GRPOConfig
 from sim.toy import ToyConfig
+from sim.views.catalog import NAMES
 from sim.views.training import CONTROLS as TRAINING
 from ui import server
 from ui.controls import Choice, Flag, Num, build_config, default_config, defaults
@@ -103,7 +104,9 @@ def test_routes_serve_plotly_katex_and_the_bundle_gzipped_once():
     name, raw = app_bundle()
     s = server.Server()
     assert s.plotly_url() is None and s.route_url(name) is None  # a bare server (AppTest): no route
-    plotly, bundle, katex_js, katex_style = s.routes()
+    plotly, bundle, katex_js, katex_style, lesson, *pages = s.routes()
+    assert lesson.path == s.route_url("grpo-lesson.zip") == "/assets/grpo-lesson.zip"  # ui/lesson_download.py
+    assert [r.path for r in pages] == ["/", *(f"/{n}" for n in NAMES)]  # ui/index_page.py
     assert s.plotly_url() == plotly.path and plotly.path.startswith("/assets/plotly-")
     assert s.route_url(name) == bundle.path == f"/assets/{name}"
     assert (s.route_url(KATEX_JS_NAME), s.route_url(KATEX_CSS_NAME)) == (katex_js.path, katex_style.path)
@@ -117,6 +120,28 @@ def test_routes_serve_plotly_katex_and_the_bundle_gzipped_once():
         if route is not katex_style:  # the fonts inside are woff2, compressed already
             assert len(packed.body) < len(original) / 2
     assert plain.media_type == "text/css"
+
+
+def test_pages_tell_streamlit_where_its_server_is(monkeypatch):
+    """The app's own addresses get Streamlit's index.html with BACKEND_BASE_URL set, so a page opened by its address
+    asks no /PAGE/_stcore/... (a 404 in every console); under server.baseUrlPath the prefix is kept. Fails when
+    Streamlit's index.html or its frontend's embedding setting changes: read ui/index_page.py again then."""
+    import re
+
+    from ui import index_page
+
+    assert streamlit.__version__ == index_page.STREAMLIT_CHECKED, "Streamlit changed: re-check ui/index_page.py"
+    frontend = "".join(p.read_text(errors="ignore") for p in (Path(streamlit.__file__).parent / "static" / "static"
+                                                               / "js").glob("index.*.js"))
+    assert "window.__streamlit" in frontend and "get BACKEND_BASE_URL(){return" in frontend
+    page = asyncio.run(index_page.index_routes(["training"])[1].endpoint(None))
+    html = page.body.decode()
+    assert html.startswith(index_page.streamlit_index().split("<head>")[0] + "<head><script>window.__streamlit")
+    assert "BACKEND_BASE_URL: location.origin + \"/\"" in html and page.headers["cache-control"] == "no-cache"
+    monkeypatch.setattr(streamlit, "get_option", lambda name: "/grpo/" if name == "server.baseUrlPath" else None)
+    routes = index_page.index_routes(["training"])
+    assert [r.path for r in routes] == ["/grpo/", "/grpo/training"]
+    assert re.search(r'location\.origin \+ "/grpo/"', asyncio.run(routes[0].endpoint(None)).body.decode())
 
 
 # ---- the navigation fix, pinned to the Streamlit it was read against ----
@@ -174,7 +199,9 @@ def test_app_builds_one_server_with_the_route(monkeypatch):
     try:
         app = importlib.import_module("app")
         assert app.served() is app.server and app.server.plotly_url() is not None and app.server.gated
-        assert [getattr(r, "path", None) for r in app.app._user_routes] == list(app.server.route_paths.values())
+        served = [getattr(r, "path", None) for r in app.app._user_routes]
+        assert served[:len(app.server.route_paths)] == list(app.server.route_paths.values())
+        assert served[len(app.server.route_paths):] == ["/", *(f"/{n}" for n in NAMES)]  # ui/index_page.py
     finally:
         sys.modules.pop("app", None)
 

@@ -38,6 +38,13 @@ h1 { font-size: 2.2rem !important; padding-top: 0 !important; }
 COMPACT_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 2.5rem; }
 </style>"""
+# the sidebar's download link (ui/lesson_download.py), drawn as a button; in every mode
+DOWNLOAD_CSS = """<style>
+a.grpo-download { display: inline-block; padding: 0.35rem 0.8rem; border: 1px solid #d5d5d9; border-radius: 0.5rem;
+  color: inherit; text-decoration: none; }
+a.grpo-download:hover { border-color: #1f77b4; color: #1f77b4; }
+.grpo-download-note { font-size: 0.85rem; opacity: 0.8; margin: 0.3rem 0 0; }
+</style>"""
 
 
 def presenter() -> bool:
@@ -47,7 +54,7 @@ def presenter() -> bool:
 
 def apply_style() -> None:
     """The page's CSS: presenter sizes under ?classroom=1, a tighter top margin always."""
-    st.html(PRESENTER_CSS if presenter() else COMPACT_CSS)
+    st.html((PRESENTER_CSS if presenter() else COMPACT_CSS) + DOWNLOAD_CSS)
 
 
 def open_page(server, title: str, intro: str | None = None, specs: list[Spec] = (), *, fold_intro: bool = False,

@@ -179,10 +179,20 @@ class Server:
         from sim.player.bundle import app_bundle
         from sim.player.katex import KATEX_CSS_NAME, KATEX_JS, KATEX_JS_NAME, katex_css
         from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
+        from sim.views.catalog import NAMES
+        from ui.index_page import index_routes
 
         return [self._route(PLOTLY_JS_NAME, PLOTLY_JS.read_bytes()), self._route(*app_bundle()),
                 self._route(KATEX_JS_NAME, KATEX_JS.read_bytes()),
-                self._route(KATEX_CSS_NAME, katex_css().encode("utf-8"), "text/css")]
+                self._route(KATEX_CSS_NAME, katex_css().encode("utf-8"), "text/css"), self._lesson_route(),
+                *index_routes(NAMES)]
+
+    def _lesson_route(self):
+        from ui.lesson_download import ZIP_NAME
+
+        route = self.lesson_zip.route()
+        self.route_paths[ZIP_NAME] = route.path
+        return route
 
     def _route(self, name: str, raw: bytes, media_type: str = "text/javascript"):
         import gzip

@@ -13,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from sim.paths import ASSETS
-from sim.views.catalog import EXERCISES, PAGES, view
+from sim.views.catalog import PAGES, view
 from ui.controls import classroom_active
 from ui.host import SERVER_KEY, bare_server
 from ui.page import apply_style
@@ -24,9 +24,9 @@ SWITCH_INTERVAL_S = 0.001  # the server's interpreter-lock switch interval (Pyth
 
 
 
-def pages() -> list[tuple[str, str, str, str]]:
-    """(file, title, icon, one line for the home page) of every page, in sim/views/catalog.py's order."""
-    return [(f"pages/{p.name}.py", view(p.name).title, p.icon, p.line) for p in PAGES]
+def pages() -> list[tuple[str, str, str]]:
+    """(file, title, icon) of every page, in sim/views/catalog.py's order."""
+    return [(f"pages/{p.name}.py", view(p.name).title, p.icon) for p in PAGES]
 
 
 def served():
@@ -37,51 +37,22 @@ def served():
 
 
 def home() -> None:
-    claim(served())  # ?presenter=KEY (ui/presenter.py)
+    """The front page: sim/views/home.py's document, drawn by the renderer a lesson's contents page uses."""
+    from sim.views.home import document
+    from ui.view import show_doc
+
+    server = served()
+    claim(server)  # ?presenter=KEY (ui/presenter.py)
     apply_style()
     st.title("GRPO Playground")
-    st.markdown(
-        "**GRPO** (Group Relative Policy Optimization) trains a model with a *verifier* instead of a reward model. "
-        "For each prompt it samples a **group** of $G$ answers, scores each 1 or 0, and pushes every answer up "
-        "or down by how much better it did than its siblings: the group mean replaces PPO's critic."
-    )
-    st.latex(r"\hat A^{(i)} = \frac{r^{(i)} - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}")
-    st.subheader("One iteration")
-    cols = st.columns(4)
-    steps = [
-        ("1. Sample", "$G$ answers per prompt from the current policy $\\pi_{old}$"),
-        ("2. Verify", "a program scores each answer: $r = 1$ if correct, else $0$"),
-        (
-            "3. Group advantages",
-            "$\\hat A_i = (r_i - \\text{mean}) / (\\text{std} + \\varepsilon)$, shared by all tokens",
-        ),
-        ("4. Update", "clipped ratio $\\times \\hat A$ minus $\\beta\\,k_3$, one gradient step ($\\mu$ times)"),
-    ]
-    for col, (head, text) in zip(cols, steps, strict=True):
-        with col.container(border=True):
-            st.markdown(f"**{head}**  \n{text}")
-    st.subheader("Pages")
-    for file, title, icon, line in pages():
-        st.page_link(file, label=f"{title}: {line}", icon=icon)
-    st.caption("Every control lives in the URL: copy the address bar to hand out the exact setup, seed included.")
-    st.subheader("Exercises and lab")
-    st.markdown("Each item of the chapter, where to work it, and the same view as a question first (`?predict=1`: "
-                "the answer and its chart appear once you have guessed).")
-    files = {Path(file).stem: (file, title, icon) for file, title, icon, _ in pages()}
-    for e in EXERCISES:
-        file, title, icon = files[e.page]
-        left, mid, right = st.columns([5, 2, 2], vertical_alignment="center")
-        left.markdown(f"**{e.item}**: {e.task}")
-        mid.page_link(file, label=title, icon=icon)
-        if e.question:
-            right.page_link(file, label="as a question", icon=":material/help:", query_params={"predict": "1"})
+    show_doc(server, "home", document())
 
 
 def navigation() -> st.navigation:
     entries = [st.Page(home, title="Home", icon=":material/home:", default=True)]
     entries += [
         st.Page(file, title=title, icon=icon, url_path=Path(file).stem)
-        for file, title, icon, _ in pages()  # a missing file fails here, loudly, rather than hiding a page
+        for file, title, icon in pages()  # a missing file fails here, loudly, rather than hiding a page
     ]
     return st.navigation(entries)
 

@@ -152,8 +152,10 @@ def test_a_students_path_on_a_phone(exercise_lesson):
 
         # the contents page: the chapter's workbook
         page.goto((exercise_lesson / "index.html").as_uri())
-        rows = page.locator(".ls-exercises tbody tr")
+        page.wait_for_selector(".ls-links")
+        rows = page.locator(".ls-links").nth(1).locator("li")  # the pages, then the workbook
         assert rows.count() == len(EXERCISES)
+        assert page.get_by_role("link", name="Start with One group").is_visible()
         assert page.evaluate("document.scrollingElement.scrollWidth <= innerWidth")
 
         # every page of the lesson fits the phone, one chart per row, the first chart on the first screen

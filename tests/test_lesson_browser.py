@@ -368,7 +368,8 @@ def test_the_contents_page_carries_only_its_own_keys(browser, lesson):
     base = lesson.resolve().as_uri()
     w = Opened(browser, f"{base}/index.html?classroom=1&utm=%3Cx%3E&hide=G,%3Cimg%3E&predict=1&G=4",
                allowed=base + "/")
-    href = w.page.get_by_role("list").get_by_role("link", name="Training dynamics").get_attribute("href")
+    w.page.wait_for_selector(".ls-links")
+    href = w.page.get_by_role("list").first.get_by_role("link", name="Training dynamics").get_attribute("href")
     assert href.endswith("/training.html?classroom=1&hide=G&predict=1"), href
     w.close()
 
@@ -426,7 +427,8 @@ def test_the_exercise_views_ask_before_they_show_the_answer_and_draw_their_chart
     w.close()
     # the contents page in presenter mode passes ?classroom=1 on to every view; the app-only views have no link
     w = Opened(browser, f"{base}/index.html?classroom=1", allowed=base + "/")
-    contents = w.page.get_by_role("list")  # (the workbook's table links the same pages again)
+    w.page.wait_for_selector(".ls-links")
+    contents = w.page.get_by_role("list").first  # the pages (the workbook's list links the same pages again)
     href = contents.get_by_role("link", name="One group").get_attribute("href")
     assert w.page.evaluate("document.body.classList.contains('ls-classroom')")
     assert href.endswith("/one_group.html?classroom=1") and contents.get_by_role("link", name="Your run").count() == 0

@@ -142,7 +142,13 @@ export function docProblem(doc) {
     }
     if (b.kind === "text" && !(b.md === undefined || b.md === null || isText(b.md))) return "its text is not text";
     if (b.kind === "formula" && !(b.latex === undefined || b.latex === null || isText(b.latex))) return "its formula is not text";
-    if (![...TEXTS, "metrics", "table", "charts", "ask", "columns"].includes(b.kind)) return `a ${shown(b.kind)} block is not a recorded view's`;
+    const isLink = (l) => isObject(l) && isText(l.page) && isText(l.label) && isObject(l.query ?? {}) &&
+      isList(l.also ?? [], (a) => Array.isArray(a) && isText(a[0]) && isObject(a[1])); // prettier-ignore
+    if (b.kind === "link" && !isLink(b)) return "its links are not links";
+    if (b.kind === "links" && !isList(b.items, isLink)) return "its links are not links";
+    if (![...TEXTS, "metrics", "table", "charts", "ask", "columns", "link", "links"].includes(b.kind)) {
+      return `a ${shown(b.kind)} block is not a recorded view's`;
+    }
   }
   return null;
 }
@@ -165,5 +171,12 @@ export function manifestProblem(m) {
   if (!isList(m.controls, (c) => isObject(c) && isText(c.key) && isText(c.label))) return "its controls are not controls";
   if (!isList(m.presets, (p) => isObject(p) && isText(p.name) && isObject(p.values))) return "its presets are not presets";
   if (!["page", "recorded"].includes(m.kind)) return "it is not computed in the page nor recorded";
+  return null;
+}
+
+// The contents page's manifest (sim/lesson/html.py contents_page): the problem, or null
+export function contentsProblem(m) {
+  if (!isObject(m) || m.kind !== "contents" || !isText(m.title)) return "it is not a contents page's";
+  if (!isList(m.pages, isText)) return "its pages are not page names";
   return null;
 }

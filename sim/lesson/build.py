@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sim.lesson.html import index_page, inline_json, view_page
+from sim.lesson.html import contents_page, inline_json, view_page
 from sim.paths import JS
 from sim.player.bundle import classic_script
 from sim.player.katex import KATEX_CSS_NAME, KATEX_JS, KATEX_JS_NAME, katex_css
@@ -160,20 +160,19 @@ def page(view: View, plotly: str) -> tuple[str, int]:
     return view_page(manifest), 0
 
 
-def workbook(views: list[View]) -> list[dict]:
-    """The chapter's exercises and lab tasks (sim/views/catalog.py), each with this lesson's page for it (None:
-    not in this lesson, or the app's only) and whether the page asks it first."""
-    from sim.views.catalog import EXERCISES
+LESSON_LINE = ("A static edition of the GRPO Playground app: the same views, controls, charts and words, drawn by the "
+               "same code. Each view computes in your browser (the same numbers as the app's for the same setting); "
+               "TinyLM's runs were recorded. This folder holds everything it needs and works offline.")
 
-    pages = {v.name: v for v in views}
-    out = []
-    for e in EXERCISES:
-        v = pages.get(e.page)
-        if v is None:
-            continue
-        out.append({"item": e.item, "task": e.task, "title": v.title, "question": e.question,
-                    "file": None if v.lesson == "app" else f"{v.name}.html"})
-    return out
+
+def contents(views: list[View], summary: str) -> str:
+    """The contents page: the app's front page (sim/views/home.py) with this lesson's line and how it has each view
+    (computed in your browser, recorded, or the app's only, and why); links only to the pages it has."""
+    from sim.views.home import document
+
+    notes = {v.name: f"in the app only: {v.why_app_only}" if v.lesson == "app" else TAGS[v.lesson] for v in views}
+    blocks = document(lesson=f"{LESSON_LINE} {summary}".strip(), notes=notes, names=[v.name for v in views])
+    return contents_page(to_json(blocks), [v.name for v in views if v.lesson != "app"])
 
 
 def build(out: Path, views: list[View], *, force: bool = False, summary: str = "",
@@ -190,18 +189,14 @@ def build(out: Path, views: list[View], *, force: bool = False, summary: str = "
         (tmp / "lesson.js").write_text(lesson_script(), encoding="utf-8")
         for name in STYLES:
             shutil.copyfile(JS / name, tmp / name)
-        data, listing = 0, []
+        data = 0
         for i, v in enumerate(views):
-            if v.lesson == "app":
-                listing.append({"file": None, "title": v.title, "what": v.what,
-                                "tag": f"in the app only: {v.why_app_only}"})
-            else:
+            if v.lesson != "app":
                 html, size = page(v, PLOTLY_JS_NAME)
                 (tmp / f"{v.name}.html").write_text(html, encoding="utf-8")
                 data += size
-                listing.append({"file": f"{v.name}.html", "title": v.title, "what": v.what, "tag": TAGS[v.lesson]})
             say(v.name, i + 1, len(views))
-        (tmp / "index.html").write_text(index_page(listing, summary, workbook(views)), encoding="utf-8")
+        (tmp / "index.html").write_text(contents(views, summary), encoding="utf-8")
         (tmp / MARKER).write_text(marker_text(tmp), encoding="utf-8")
         swap_in(tmp, real)  # checked by prepare(): absent, empty, or a lesson and force
     except BaseException:

@@ -1,7 +1,7 @@
-"""Every view of the playground, declared once, in the app's order: its page's icon and one line for the app's home
-(the view's own declaration, sim/views/NAME.py, has its title, controls and words); and every exercise and lab task
-of the chapter with the view that works it. The app's navigation and home, a lesson's pages and contents, and the
-tests read these lists. Views are imported on demand (TinyLM's imports torch)."""
+"""Every view of the playground, declared once, in the app's order, with its page's icon (the view's own declaration,
+sim/views/NAME.py, has its title, its line for the front page (`what`), its controls and its words); and every
+exercise and lab task of the chapter with the view that works it. The app's navigation and home, a lesson's pages
+and contents, and the tests read these lists. Views are imported on demand (TinyLM's imports torch)."""
 
 from __future__ import annotations
 
@@ -12,23 +12,20 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Page:
     name: str  # sim/views/NAME.py's VIEW (MODULES says where else), pages/NAME.py, /NAME in the app, NAME.html
-    icon: str  # the app's navigation and home
-    line: str  # one line for the app's home
+    icon: str  # the app's navigation
 
 
 PAGES = (
-    Page("one_group", ":material/group:", "the worked example: rewards, advantages, token weights"),
-    Page("training", ":material/play_circle:", "GRPO on 24 prompts, Play / Pause / Step"),
-    Page("wasted", ":material/block:", "P(group teaches nothing) = p^G + (1 - p)^G"),
-    Page("std_scaling", ":material/straighten:", "Exercise 15.4: mean |A| with and without std"),
-    Page("passk", ":material/target:", "the unbiased estimator and the sharpening debate"),
-    Page("kl_clip", ":material/link:", "k1, k2, k3 and PPO's clipped surrogate"),
-    Page("tinylm", ":material/neurology:", "a tiny transformer learns addition with GRPO"),
-    Page("lab", ":material/science:", "the chapter's lab: write Tasks 2-4 yourself and check them"),
-    Page("your_run", ":material/monitoring:",
-         "upload a GRPO run's log (TRL's trainer_state.json, a metrics CSV): what its curves say"),
-    Page("your_prompts", ":material/dataset:",
-         "upload your prompts' pass rates: dead groups for G = 2..64, pass@k, the toy on your pool"),
+    Page("one_group", ":material/group:"),
+    Page("training", ":material/play_circle:"),
+    Page("wasted", ":material/block:"),
+    Page("std_scaling", ":material/straighten:"),
+    Page("passk", ":material/target:"),
+    Page("kl_clip", ":material/link:"),
+    Page("tinylm", ":material/neurology:"),
+    Page("lab", ":material/science:"),
+    Page("your_run", ":material/monitoring:"),
+    Page("your_prompts", ":material/dataset:"),
 )
 NAMES = tuple(p.name for p in PAGES)
 MODULES = {"your_run": ("your_data", "RUN_VIEW"), "your_prompts": ("your_data", "PROMPTS_VIEW")}

@@ -25,7 +25,8 @@ Blocks (`to_json` is what a renderer receives):
   Code(text, label)                  text to copy (a command, a signature), with a Copy button
   Columns([blocks, blocks])          side by side (stacked on a narrow screen)
   Live(key, request)                 a part the browser computes with the toy engine (assets/js/live.js)
-  Link(page, label, icon)            a link to another page of the app (the app only)
+  Link(page, label, what, ...)       a link to another page (a lesson names one it lacks as in the app only)
+  Links([Link, ...])                 links as a list
   Verdict(comparison, what, task)    a student's lab function against the reference (the app only, lab mode)
 """
 
@@ -116,9 +117,22 @@ class Live:
 
 @dataclass(frozen=True)
 class Link:
-    page: str  # the app's page file, e.g. "pages/your_prompts.py"
+    """A link to another page of the playground, in either host: the app's /NAME, a lesson's NAME.html (a page the
+    lesson does not have is named as text, with "in the app only"). The page's flags (presenter mode) are kept."""
+
+    page: str  # the view's name (sim/views/catalog.py), e.g. "your_prompts"
     label: str
-    icon: str | None = None
+    what: str = ""  # words after the link
+    before: str = ""  # words before it
+    query: Mapping[str, str] | None = None  # the link's own flags, e.g. {"predict": "1"}
+    also: Sequence[tuple[str, Mapping[str, str]]] = ()  # more links to the same page on the line: (label, query)
+
+
+@dataclass(frozen=True)
+class Links:
+    """Links as a list (the pages, the chapter's exercises)."""
+
+    links: Sequence[Link]
 
 
 @dataclass(frozen=True)
@@ -129,8 +143,9 @@ class Verdict:
     task: str | None = None
 
 
-Block = Heading | Text | Formula | Caption | Metrics | Charts | Table | Note | Code | Columns | Live | Link | Verdict
-APP_ONLY = (Link, Verdict)  # blocks a lesson leaves out: they need the app's pages or its server
+Block = (Heading | Text | Formula | Caption | Metrics | Charts | Table | Note | Code | Columns | Live | Link | Links
+         | Verdict)
+APP_ONLY = (Verdict,)  # blocks a lesson leaves out: they need the app's server
 
 
 @dataclass(frozen=True)
@@ -197,7 +212,7 @@ class View:
 # ---- the document as data (what a renderer receives) ----
 
 def to_json(blocks: Sequence, *, host: str = "lesson", charts: Callable | None = None) -> list[dict]:
-    """The blocks as plain data, for a renderer: `host` "lesson" leaves out what only the app has (Link, Verdict),
+    """The blocks as plain data, for a renderer: `host` "lesson" leaves out what only the app has (Verdict),
     "app" keeps them (a Verdict as its coloured line and messages). `charts(block)` turns a Charts block into its
     payload (default: sim/player's build_payload, arrays base64 float32)."""
     out = []
@@ -221,12 +236,19 @@ def to_json(blocks: Sequence, *, host: str = "lesson", charts: Callable | None =
         elif isinstance(b, Formula):
             out.append({"kind": "formula", "latex": b.latex, "text": b.text})
         elif isinstance(b, Link):
-            out.append({"kind": "link", "page": b.page.removeprefix("pages/").removesuffix(".py"), "label": b.label})
+            out.append(link_json(b))
+        elif isinstance(b, Links):
+            out.append({"kind": "links", "items": [link_json(x) for x in b.links]})
         elif isinstance(b, Verdict):
             out.append(verdict_json(b))
         else:
             out.append({"kind": type(b).__name__.lower(), **{k: v for k, v in vars(b).items()}})
     return out
+
+
+def link_json(b: Link) -> dict:
+    return {"kind": "link", "page": b.page, "label": b.label, "what": b.what, "before": b.before,
+            "query": dict(b.query or {}), "also": [[label, dict(q)] for label, q in b.also]}
 
 
 def verdict_json(v: Verdict) -> dict:

@@ -372,7 +372,8 @@ export class ViewPage {
   // What a view's document may use besides its fields: the pinned run, the app's lab numbers for this setting
   context(state) {
     const lab = this.extras.lab;
-    const ctx = { app: !!this.host.app, lab: lab && same(lab.for, this.labKey(state)) ? lab : null, pinned: null };
+    const ctx = { app: !!this.host.app, lab: lab && same(lab.for, this.labKey(state)) ? lab : null, pinned: null,
+      predict: this.flags.predict }; // prettier-ignore
     if (this.pinned) {
       ctx.pinned = { label: pinLabel(this.controls, this.pinned, state), config: configOf(this.controls, this.pinned) };
     }

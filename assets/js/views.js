@@ -72,10 +72,12 @@ function wasted({ p, group_size: G }, ctx = {}) {
       `${pct(X.p_no_signal(p, 64))}. Bigger groups rescue the extremes: the valley of useful prompts widens as G grows.` }); // prettier-ignore
   const tab = X.no_signal_table();
   const rows = tab.p.map((pp, i) => [f(pp, ".2f"), ...tab.p_no_signal[i].map((x) => f(x, ".3f"))]);
-  const revealed = [
+  const shown = [
     metrics([[`P(no signal) at p = ${f(p, ".2f")}, G = ${G}`, pct(none)], ["P(signal)", pct(1 - none)],
       ["P(signal) at G = 64", pct(1 - X.p_no_signal(p, 64))]]), // prettier-ignore
     columns([charts("wasted_heatmap", [heat])], [charts("wasted_curves", [curves])]),
+  ];
+  const rest = [
     note(`The chapter's case: p = 0.05 yields signal ${pct(sig8, 0)} of the time with G = 8 but ${pct(sig64, 0)} with ` +
       "G = 64. DeepSeekMath used G = 64; DeepSeek-R1-Zero G = 16."), // prettier-ignore
     heading("The chapter's table"),
@@ -83,16 +85,18 @@ function wasted({ p, group_size: G }, ctx = {}) {
     caption("Read it from both ends. RL can only reinforce what the model already sometimes does."),
     link("your_prompts", "This table for your own prompts: upload their pass rates (Your prompts)"),
   ];
-  return [
-    formula(String.raw`P(\text{group teaches nothing}) = p^G + (1 - p)^G`, "P(group teaches nothing) = p^G + (1 − p)^G"),
-    caption("Chapter 15, “Groups that teach nothing”: a prompt solved 5% of the time, with G = 8 and G = 64."),
-    ask("wasted_g8", "A prompt is solved 5% of the time (p = 0.05). With G = 8, in what share of its groups does at " +
-      "least one answer differ from the rest (a group that teaches something)?", pyRound(100 * sig8, 1),
-      { unit: "%", tolerance: 5, fmt: "{:.1f}" }, [
-        ask("wasted_g64", "And with G = 64?", pyRound(100 * sig64, 1), { unit: "%", tolerance: 5, fmt: "{:.1f}",
-          explain: "DeepSeekMath used G = 64; DeepSeek-R1-Zero G = 16." }, revealed),
-      ]), // prettier-ignore
-  ];
+  const questions = (then) => ask("wasted_g8", "A prompt is solved 5% of the time (p = 0.05). With G = 8, in what share " +
+    "of its groups does at least one answer differ from the rest (a group that teaches something)?", pyRound(100 * sig8, 1),
+    { unit: "%", tolerance: 5, fmt: "{:.1f}" }, [
+      ask("wasted_g64", "And with G = 64?", pyRound(100 * sig64, 1), { unit: "%", tolerance: 5, fmt: "{:.1f}",
+        explain: "DeepSeekMath used G = 64; DeepSeek-R1-Zero G = 16." }, then),
+    ]); // prettier-ignore
+  const law = formula(String.raw`P(\text{group teaches nothing}) = p^G + (1 - p)^G`, "P(group teaches nothing) = p^G + (1 − p)^G");
+  const source = caption("Chapter 15, “Groups that teach nothing”: a prompt solved 5% of the time, with G = 8 and G = 64.");
+  // asked first, the charts wait for the guesses; otherwise the charts come first (on the projector's first screen)
+  // and the questions with their answers after them
+  if (ctx.predict) return [law, source, questions([...shown, ...rest])];
+  return [law, ...shown, source, questions([]), ...rest];
 }
 
 // ---- One group (sim/views/one_group.py) ----

@@ -48,7 +48,7 @@ VIEW = View(
                   "solved 4 times in 8. That changes two things at once: how the prompts are weighted against each "
                   "other, and how big the steps are."),
     controls=CONTROLS,
-    what="Exercise 15.4: mean |A| by number correct with and without std (0.66 vs 1.0, 0.22 vs 0.5), a prompt's "
+    what="Mean |A| by number correct with and without std (0.66 vs 1.0, 0.22 vs 0.5), a prompt's "
          "weight against its solve rate, and two comparisons in the player: the same learning rate and the same "
          "first step.",
 )  # fmt: skip

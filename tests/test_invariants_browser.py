@@ -101,12 +101,14 @@ def test_every_chart_tells_the_truth_and_the_page_fits_its_screen(browser, serve
                 page.wait_for_timeout(250)
                 at("while playing", "charts")
             wait_until_played(page)
-            at("at the run's end", "charts")
+            at("at the run's end", "charts", "captions")
             reset_and_step(page)
             at("after Reset + Step", "charts")
         settle(page)
         to_top(page)
         at("on screen", "cut")
+        if not n:
+            at("on screen", "captions")
         if presenter:
             at("in presenter mode", "smallText")
         if size != "laptop":

@@ -139,3 +139,47 @@ def test_the_vendored_katex_is_the_npm_packages_and_its_css_carries_every_font()
     assert named == {f.name for f in (KATEX_DIR / "fonts").iterdir()} and len(named) == 20
     css = katex_css()
     assert css.count("data:font/woff2;base64,") == 20 and "url(fonts/" not in css
+
+
+# ---- what a caption reads off its chart: sim's read_value and the page's readValue, one reading ----
+def _js_chart(c: Chart) -> dict:
+    """The same chart as assets/js/chart_spec.js holds it (arrays {v, shape})."""
+    from tests.fixtures.node import nd
+
+    def arr(a):
+        return None if a is None else nd(np.asarray(a, float))
+
+    out = []
+    for tr in c.traces:
+        if isinstance(tr, Heatmap):
+            out.append({"kind": "heatmap", "z": arr(tr.z), "x0": tr.x0, "x": arr(tr.x), "y": arr(tr.y)})
+        else:
+            out.append({"kind": "line", "name": tr.name, "y": arr(tr.y), "x0": tr.x0, "x": arr(tr.x),
+                        "stackgroup": tr.stackgroup})
+    return {"title": c.title, "traces": out}
+
+
+def test_a_captions_reading_is_the_same_in_sim_and_in_the_page():
+    """Every reading (first, last, max, min, argmax, above, x, cell, a heatmap's row, a stack's top) on the same charts:
+    sim/player/spec.py read_value and assets/js/chart_spec.js readValue give the same number (None/null alike)."""
+    from sim.player.spec import read_value
+    from tests.fixtures.node import js
+
+    rng = np.random.default_rng(3)
+    y = rng.random(12)
+    y[[0, 5]] = np.nan  # a gap where it was not logged, the first point included
+    lines = Chart("lines", [Line(y, "a", x0=1), Line(rng.random(12), "b", x0=1, stackgroup="z"),
+                            Line(rng.random(12), "c", x0=1, stackgroup="z"),
+                            Line(np.linspace(0, 1, 9), "k", x=2.0 ** np.arange(9), reveal="full")])
+    heat = Chart("heat", [Heatmap(rng.random((7, 3)))])
+    grid = Chart("grid", [Heatmap(rng.random((5, 4)), x=np.linspace(0, 1, 5), y=np.arange(2, 6, dtype=float))])
+    cases = [(lines, "a", at, {}) for at in ("first", "last", "max", "min", "argmax")]
+    cases += [(lines, "a", "above", {"level": lv}) for lv in (0.5, 2.0)]
+    cases += [(lines, "c", at, {"stack": True}) for at in ("first", "last", "max")] + [(lines, "k", "x", {"x": 63.0})]
+    cases += [(heat, "heatmap", "above", {"row": 2, "level": 0.5}), (heat, "heatmap", "last", {"row": 1})]
+    cases += [(grid, "heatmap", "cell", {"x": 0.5, "y": 4.0}), (grid, "heatmap", "cell", {"x": 0.26, "y": 2.4})]
+    got = js([{"op": "call", "module": "chart_spec", "fn": "readValue", "args": [_js_chart(c), name, at, o]}
+              for c, name, at, o in cases])
+    for (c, name, at, o), page in zip(cases, got, strict=True):
+        want = read_value(c, name, at, **o)
+        assert (page is None and want is None) or page == pytest.approx(want, abs=1e-12), (c.title, name, at, o)

@@ -7,6 +7,8 @@
 //                         {y_title: "accuracy", y_range: [0, 1]})];
 //   player.load(buildPayload("training", {T: 200, charts}));
 
+import { format } from "./pyformat.js";
+
 export const COLORS = { main: "#1f77b4", pin: "#ff7f0e", good: "#2ca02c", bad: "#d62728", grey: "#7f7f7f",
   expected: "#111111" }; // prettier-ignore
 export const REVEALS = ["upto", "full"];
@@ -65,7 +67,66 @@ export function Chart(title, traces, o = {}) {
     x_range: o.x_range ?? null, height: o.height ?? 340, span: o.span ?? 1, caption: o.caption ?? null,
     legend: o.legend ?? true, x_log: o.x_log ?? false, x_ticks: o.x_ticks ?? null, vlines: o.vlines ?? [],
     y_log: o.y_log ?? false, y_ticks: o.y_ticks ?? null, tick_text: o.tick_text ?? [null, null], hlines: o.hlines ?? [],
-    shade: o.shade ?? [], barmode: o.barmode ?? "overlay" }; // prettier-ignore
+    shade: o.shade ?? [], barmode: o.barmode ?? "overlay", reads: [], given: o.given ?? [] }; // prettier-ignore
+}
+
+// ---- what a caption reads off its chart ----
+// A number a caption says about its chart is read from the chart's own data, never from another array:
+//   `Accuracy ${read(chart, "mean of the seeds", "first", ".2f")} → ...`
+// read() returns the number as the caption prints it and records how it was read (the chart's `reads`), so the
+// browser tests read it again off what the chart draws (tests/fixtures/invariants.js, captions). `at`: "first",
+// "last", "max", "min", "argmax" (the x of the largest value), "above" (the first x where the value passes
+// o.level; null if it never does), "x" (the value at x = o.x), "cell" (a heatmap's value at o.x, o.y); o.row: a
+// heatmap's row over the iterations; o.stack: a stacked line's top (the stack up to it).
+// A number a caption gives that is not read off the chart (a setting, a constant) is in the chart's `given`.
+export const READ_FORMATS = /^\.\d+[f%]$/;
+export function readValue(chart, name, at, o = {}) {
+  const i = chart.traces.findIndex((tr) => tr.name === name || (tr.kind === "heatmap" && name === "heatmap"));
+  if (i < 0) throw new Error(`read: the chart "${chart.title}" has no trace "${name}"`);
+  const tr = chart.traces[i];
+  const nearest = (a, v) => a.reduce((b, w, k) => (Math.abs(w - v) < Math.abs(a[b] - v) ? k : b), 0);
+  if (at === "cell") { // a heatmap over its own x and y: z (n_x, n_y), the cell nearest (o.x, o.y)
+    const ny = tr.z.shape[1];
+    return tr.z.v[nearest(tr.x.v, o.x) * ny + nearest(tr.y.v, o.y)];
+  }
+  let y;
+  let x;
+  if (tr.kind === "heatmap") { // (n, P): row o.row over iterations x0 + i
+    const [n, P] = tr.z.shape;
+    y = Float64Array.from({ length: n }, (_, t) => tr.z.v[t * P + o.row]);
+    x = Float64Array.from({ length: n }, (_, t) => tr.x0 + t);
+  } else {
+    y = Float64Array.from(tr.y.v);
+    if (o.stack) { // the stack's top at this trace: every line of its stackgroup up to it, added
+      for (const other of chart.traces.slice(0, i)) {
+        if (other.kind === "line" && other.stackgroup === tr.stackgroup) y.forEach((_, k) => (y[k] += other.y.v[k]));
+      }
+    }
+    x = tr.x ? Float64Array.from(tr.x.v) : Float64Array.from(y, (_, k) => tr.x0 + k);
+  }
+  const idx = [...y.keys()].filter((k) => Number.isFinite(y[k]));
+  if (!idx.length) return null;
+  if (at === "first") return y[idx[0]];
+  if (at === "last") return y[idx.at(-1)];
+  if (at === "max" || at === "argmax" || at === "min") {
+    let best = idx[0];
+    for (const k of idx) if (at === "min" ? y[k] < y[best] : y[k] > y[best]) best = k;
+    return at === "argmax" ? x[best] : y[best];
+  }
+  if (at === "above") {
+    const k = idx.find((j) => y[j] > o.level);
+    return k === undefined ? null : x[k];
+  }
+  if (at === "x") return y[nearest(x, o.x)]; // the value where x is o.x (the point nearest it)
+  throw new Error(`read: unknown reading ${at}`);
+}
+
+export function read(chart, name, at, fmt, o = {}) {
+  if (!READ_FORMATS.test(fmt)) throw new Error(`read: format ${fmt} (use .Nf or .N%)`);
+  const value = readValue(chart, name, at, o);
+  const text = value === null ? null : format(value, fmt);
+  chart.reads.push({ trace: name, at, fmt, text, ...o });
+  return text;
 }
 
 // Is the chart drawn over a run's iterations (revealed up to t) rather than over its own x? (encode.timeline)
@@ -147,6 +208,8 @@ export function buildPayload(key, o) {
     const spec = { title: c.title, x_title: c.x_title, y_title: c.y_title, y_range: c.y_range, x_range: c.x_range,
       height: c.height, span: Math.max(1, Math.min(c.span, columns)), caption: c.caption || "", legend: c.legend,
       traces: c.traces.map((tr) => traceSpec(tr, arrays, T)) }; // prettier-ignore
+    if (c.reads && c.reads.length) spec.reads = c.reads;
+    if (c.given && c.given.length) spec.given = c.given.map(String);
     if (c.x_log) spec.x_log = true;
     if (c.x_ticks) spec.x_ticks = [...c.x_ticks];
     if (c.vlines && c.vlines.length) spec.vlines = c.vlines;

@@ -71,11 +71,17 @@ export const APP_ONLY = ["verdict"]; // blocks only the app draws: they need its
 // the caption that follows a row of charts (before the next heading or charts) describes those of its charts
 // that have no caption of their own
 export function rowCaption(blocks, i) {
-  for (const b of blocks.slice(i + 1)) {
-    if (b.kind === "caption") return b.text;
-    if (b.kind === "heading" || b.kind === "charts") break;
+  const j = rowCaptionAt(blocks, i);
+  return j === null ? "" : blocks[j].text;
+}
+
+// the index of that caption, or null
+function rowCaptionAt(blocks, i) {
+  for (let j = i + 1; j < blocks.length; j++) {
+    if (blocks[j].kind === "caption") return j;
+    if (blocks[j].kind === "heading" || blocks[j].kind === "charts") break;
   }
-  return "";
+  return null;
 }
 
 export class DocView {
@@ -112,9 +118,12 @@ export class DocView {
   nodes(blocks) {
     const shown = blocks.filter((b) => this.o.app || !APP_ONLY.includes(b.kind));
     const out = [];
+    const describes = new Map(); // a row's caption -> the key of the charts it describes (the browser tests read it)
     let waiting = false;
     shown.forEach((b, i) => {
+      if (b.kind === "charts" && rowCaptionAt(shown, i) !== null) describes.set(rowCaptionAt(shown, i), b.key);
       const node = this.node(b, b.kind === "charts" ? rowCaption(shown, i) : "");
+      if (describes.has(i)) node.dataset.charts = describes.get(i);
       if (waiting) node.hidden = true;
       out.push(node);
       if (b.kind === "ask" && this.o.predict && !waiting && !this.kept.get(`ask:${b.key}`).box.open) {
@@ -256,6 +265,7 @@ export class DocView {
       const node = el("div", "ls-charts");
       return { node, player: new Player(node) };
     });
+    k.node.dataset.key = b.key;
     const T = b.payload ? b.payload.T : b.T;
     const payload = b.payload ? { ...b.payload } : buildPayload(b.key, { T, charts: b.charts, columns: b.columns,
       bar: T > 1 }); // prettier-ignore

@@ -156,18 +156,18 @@ export function viewOf(request, runs) {
   const { view, config } = request;
   if (view === "training") {
     const pinned = runs.pinned ? [request.pinned.label, runs.pinned] : null;
-    const charts = V.training_charts(config, runs.run, runs.exp, { pinned, mine: runs.mine || null, big: !!request.big,
-      ppo: runs.ppo || null }); // prettier-ignore
-    return { T: config.iterations, charts, above: "", below: "", question: V.hard_prompt_question(config, runs.run),
-      metrics: V.training_metrics(config, runs.run) }; // prettier-ignore
+    const charts = V.training_charts(config, runs.run, runs.exp, { pinned, mine: runs.mine || null, big: !!request.big });
+    return { T: config.iterations, charts, above: V.clip_note(config, runs.run, runs.ppo || null), below: "",
+      question: V.hard_prompt_question(config, runs.run), metrics: V.training_metrics(config, runs.run) }; // prettier-ignore
   }
   if (view === "std") {
-    const [above, below] = V.std_words(runs.runs, config.lr);
-    return { T: runs.runs["with std"].accuracy.length - 1, charts: V.std_charts(runs.runs), above, below,
-      metrics: V.std_metrics(runs.runs) }; // prettier-ignore
+    const charts = V.std_charts(runs.runs);
+    const [above, below] = V.std_words(runs.runs, config.lr, charts);
+    return { T: runs.runs["with std"].accuracy.length - 1, charts, above, below, metrics: V.std_metrics(runs.runs) };
   }
   if (view === "sharpen") {
-    return { T: config.iterations, charts: V.sharpen_charts(config, runs.h), above: "", below: V.sharpen_caption(config, runs.h),
+    const charts = V.sharpen_charts(config, runs.h);
+    return { T: config.iterations, charts, above: "", below: V.sharpen_caption(config, runs.h, charts),
       metrics: V.sharpen_metrics(config, runs.h) }; // prettier-ignore
   }
   if (view === "your_prompts") {
@@ -280,6 +280,7 @@ export class LiveView {
     this.playerBox.hidden = !open;
     this.metricsBox.hidden = !open || !this.metricsBox.childElementCount; // they would give the answer away
     this.below.hidden = !open || !this.payload || !this.below.textContent;
+    this.above.hidden = !open || !this.above.textContent; // Training's clip note says when the hardest prompt learns
     if (!open || !this.payload) return;
     if (!this.player) this.player = new Player(this.playerBox);
     this.player.load(this.payload);

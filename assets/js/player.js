@@ -145,6 +145,10 @@ export class Player {
       this.drawLegend(slot, v);
       slot.caption.textContent = v.spec.caption;
       slot.caption.hidden = !v.spec.caption;
+      // how its caption's numbers were read off its data, and the ones it gives (chart_spec.js read): the browser
+      // tests read them again off what the chart draws
+      slot.box.dataset.reads = JSON.stringify(v.spec.reads || []);
+      slot.box.dataset.given = JSON.stringify(v.spec.given || []);
       // described by its caption, the chart's text equivalent: its own, else the row's (none: no description)
       const described = v.spec.caption ? slot.caption.id : data.row_caption ? this.rowCaption.id : null;
       if (described) slot.box.setAttribute("aria-describedby", described);

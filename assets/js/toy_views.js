@@ -9,7 +9,7 @@
 // A run is the engine's result: arrays under sim's names (p, accuracy, kl_exact, entropy, counts,
 // metrics[...]), each {v, shape} or a typed array with a shape, indexed [t][seed][prompt] as in Python.
 
-import { Band, Bars, Chart, COLORS, Heatmap, Line, nd, rgba } from "./chart_spec.js";
+import { Band, Bars, Chart, COLORS, Heatmap, Line, nd, read, readValue, rgba } from "./chart_spec.js";
 import { crossoverK as crossover_k, firstAbove as first_above, meanPassAtKKnownP as mean_pass_at_k_known_p,
   HARD, passAtKKnownP as pass_at_k_known_p, STD_SEEDS } from "./engine.js";
 import { pairwise, percentileRows } from "./numpy.js";
@@ -41,12 +41,6 @@ export function seedColumn(x, s = 0) {
 // sim.toy.seed_band: mean and the 10..90% band over seeds of x (n, S)
 export function seed_band(x, lo = 10.0, hi = 90.0) {
   return { mean: seedMean(x), lo: percentileRows(x, lo), hi: percentileRows(x, hi) };
-}
-
-function argmax(a) {
-  let best = 0;
-  for (let i = 1; i < a.length; i++) if (a[i] > a[best]) best = i;
-  return best;
 }
 
 const mean = (a) => pairwise(a, 0, a.length, 1) / a.length;
@@ -87,7 +81,7 @@ export function clip_note(cfg, run, ppo) {
   if (cfg.loss_type === "cispo") name = `CISPO (ε_max = ${f(eps_high, "g")})`;
   else if (eps_high !== cfg.clip_eps) name = `clip-higher (ε high = ${f(eps_high, "g")})`;
   const hard = mine.hard_at === null ? "never" : `at iteration ${mine.hard_at}`;
-  const text = ` μ = ${cfg.mu} reuses each batch: ${name} ${what} ${f(mine.clip, ".2%")} of answers per step ` +
+  const text = `μ = ${cfg.mu} reuses each batch: ${name} ${what} ${f(mine.clip, ".2%")} of answers per step ` +
     `(${f(mine.peak, ".1%")} at most); the hardest prompt passes p = ${repr(HARD)} ${hard}`; // prettier-ignore
   if (!ppo) return text + ". Try clip-higher or CISPO, which keep the gradient of answers whose ratio rose.";
   const base = clip_summary(ppo, HARD);
@@ -96,46 +90,50 @@ export function clip_note(cfg, run, ppo) {
     `(${f(base.peak, ".1%")} at most) and the hardest prompt passed ${baseHard}.`; // prettier-ignore
 }
 
-export function captions(cfg, run, ppo = null) {
-  const acc = seedMean(run.accuracy);
-  const z = seedMean(run.metrics.frac_reward_zero_std);
-  const H = seedMean(run.entropy);
-  const wrong = seedMean(run.metrics.frac_all_wrong);
-  const right = seedMean(run.metrics.frac_all_correct);
-  // which kind of dead group the chart's stack shows more of at iteration t (t = -1: the last)
-  const side = (t) => {
-    if (wrong.at(t) + right.at(t) === 0) return "";
-    if (wrong.at(t) === right.at(t)) return " (as many all wrong as all correct)";
-    return wrong.at(t) > right.at(t) ? " (mostly all wrong, red)" : " (mostly all correct, green)";
+// Each chart's caption, its numbers read off the chart itself (chart_spec.js read): the mean accuracy line's ends,
+// the top of the zero-gradient stack, seed s's row of the heatmap, the KL and entropy lines. charts: training_charts'
+// five, in order; their `caption` is set here.
+export function caption_charts(cfg, charts) {
+  const [acc, zero, bars, heat, kl] = charts;
+  const mean = "mean of the seeds";
+  acc.caption = `Accuracy ${read(acc, mean, "first", ".2f")} → ${read(acc, mean, "last", ".2f")}. Band: the middle ` +
+    `80% of ${cfg.n_seeds} seeds; thick blue: their mean; dashed black: the exact expected run, drawn in full from the start.`;
+  acc.given = ["80", String(cfg.n_seeds)];
+  // which kind of dead group the stack shows more of at its first or last point
+  const side = (at) => {
+    const w = readValue(zero, "all wrong", at);
+    const r = readValue(zero, "all correct", at);
+    if (w + r === 0) return "";
+    if (w === r) return " (as many all wrong as all correct)";
+    return w > r ? " (mostly all wrong, red)" : " (mostly all correct, green)";
   };
-  const starts = first_above(seedMean(run.p, nd(run.p).shape[2] - 1), HARD);
-  const peak = argmax(H);
-  let entropy;
-  if (peak > 0 && H[peak] > H[0] + 0.005 && last(H) < H[peak]) {
-    entropy = `Entropy first rises, ${f(H[0], ".3f")} → ${f(H[peak], ".3f")} nats by iteration ${peak}, as the many hard ` +
-      "prompts move from p ≈ 0 toward 1/2, where an answer is least certain; then it falls to " +
-      `${f(last(H), ".3f")} as prompts head for p = 1.`; // prettier-ignore
-  } else {
-    entropy = `Entropy goes ${f(H[0], ".3f")} → ${f(last(H), ".3f")} nats.`;
-  }
-  let waits;
-  if (starts !== null) {
-    waits = `The hardest prompt (top row) stays dark, below p = ${repr(HARD)}, until iteration ${starts}: its ` +
-      "groups are all wrong until the shared skill makes it sometimes solvable."; // prettier-ignore
-  } else {
-    waits = `The hardest prompt (top row) never passes p = ${repr(HARD)}: its groups stay all wrong` +
+  const top = (at) => read(zero, "all correct", at, ".0%", { stack: true });
+  zero.caption = `No gradient: ${top("first")} of groups at first${side("first")}, ${top("last")} at the end` +
+    `${side("last")}. Dashed: mean_j p_j^G + (1 − p_j)^G.`;
+  zero.given = ["1"];
+  bars.caption = "Blue: the prompt's group in iteration t had mixed rewards and taught something; grey: all its " +
+    "answers got the same reward (no gradient).";
+  const P = nd(heat.traces[0].z).shape[1];
+  const starts = read(heat, "heatmap", "above", ".0f", { row: P - 1, level: HARD });
+  heat.caption = starts !== null
+    ? `The hardest prompt (top row) stays dark, below p = ${repr(HARD)}, until iteration ${starts}: its groups are all ` +
+      "wrong until the shared skill makes it sometimes solvable."
+    : `The hardest prompt (top row) never passes p = ${repr(HARD)}: its groups stay all wrong` +
       (cfg.lr_w === 0 ? ", and with lr_w = 0 no shared skill lifts it." : "."); // prettier-ignore
+  heat.given = [repr(HARD), "0"];
+  const H = (at) => readValue(kl, "entropy", at);
+  const peak = H("argmax");
+  let entropy;
+  if (peak > 0 && H("max") > H("first") + 0.005 && H("last") < H("max")) {
+    entropy = `Entropy first rises, ${read(kl, "entropy", "first", ".3f")} → ${read(kl, "entropy", "max", ".3f")} nats by ` +
+      `iteration ${read(kl, "entropy", "argmax", ".0f")}, as the many hard prompts move from p ≈ 0 toward 1/2, where an ` +
+      `answer is least certain; then it falls to ${read(kl, "entropy", "last", ".3f")} as prompts head for p = 1.`;
+    kl.given = ["0", "1", "2"];
+  } else {
+    entropy = `Entropy goes ${read(kl, "entropy", "first", ".3f")} → ${read(kl, "entropy", "last", ".3f")} nats.`;
   }
-  return {
-    acc: `Accuracy ${f(acc[0], ".2f")} → ${f(last(acc), ".2f")}. Band: the middle 80% of ${cfg.n_seeds} seeds; thick blue: ` +
-      "their mean; dashed black: the exact expected run, drawn in full from the start.",
-    zero: `No gradient: ${f(z[0], ".0%")} of groups at first${side(0)}, ${f(last(z), ".0%")} at the end${side(-1)}. ` +
-      "Dashed: mean_j p_j^G + (1 − p_j)^G.",
-    bars: "Blue: the prompt's group in iteration t had mixed rewards and taught something; grey: all its " +
-      "answers got the same reward (no gradient).",
-    heat: waits + clip_note(cfg, run, ppo),
-    kl: `KL to the reference rises to ${f(last(seedMean(run.kl_exact)), ".2f")} nats. ${entropy} Dotted: expected.`,
-  }; // prettier-ignore
+  kl.caption = `KL to the reference rises to ${read(kl, "KL(π ‖ π_ref)", "last", ".2f")} nats. ${entropy} Dotted: expected.`;
+  return charts;
 }
 
 // The key numbers of a run, as big metrics above its charts (what a hall reads from the back): accuracy and the
@@ -147,7 +145,7 @@ export function training_metrics(cfg, run) {
   return [
     ["accuracy, first → last", `${f(acc[0], ".2f")} → ${f(last(acc), ".2f")}`],
     ["groups with no gradient", `${f(z[0], ".0%")} → ${f(last(z), ".0%")}`],
-    [`hardest prompt passes p = ${repr(HARD)}`, starts === null ? "never" : `iteration ${starts}`],
+    [`hardest prompt passes p = ${repr(HARD)} (mean of the seeds)`, starts === null ? "never" : `iteration ${starts}`],
     ["KL to the reference, last", `${f(last(seedMean(run.kl_exact)), ".2f")} nats`],
   ];
 }
@@ -156,11 +154,10 @@ export function training_metrics(cfg, run) {
 // pinned run; o.mine = the expected run with a student's advantages; o.big = presenter heights; o.ppo = this
 // setting's run with PPO's symmetric clip, for the clip caption (mu > 1).
 export function training_charts(cfg, run, exp, o = {}) {
-  const { pinned = null, mine = null, big = false, ppo = null } = o;
+  const { pinned = null, mine = null, big = false } = o;
   const G = cfg.group_size;
   const S = cfg.n_seeds;
   const h = big ? HEIGHTS[1] : HEIGHTS[0];
-  const say = captions(cfg, run, ppo);
   const band = seed_band(run.accuracy);
   const m = run.metrics;
   const em = exp.metrics;
@@ -191,19 +188,18 @@ export function training_charts(cfg, run, exp, o = {}) {
     acc.push(Line(seedColumn(mine.accuracy), "expected, your group_advantages", { reveal: "full", color: "#9467bd",
       width: 3, dash: "dashdot" })); // prettier-ignore
   }
-  return [
+  return caption_charts(cfg, [
     Chart(`Mean accuracy over the ${cfg.n_prompts} prompts (G = ${G})`, acc, { y_title: "accuracy  mean_j p_j",
-      y_range: [0, 1], height: h, caption: say.acc }), // prettier-ignore
-    Chart(`Groups with zero gradient (G = ${G})`, zero, { y_title: "fraction of groups", y_range: [0, 1], height: h,
-      caption: say.zero }), // prettier-ignore
+      y_range: [0, 1], height: h }), // prettier-ignore
+    Chart(`Groups with zero gradient (G = ${G})`, zero, { y_title: "fraction of groups", y_range: [0, 1], height: h }),
     Chart("Each prompt's p_j after {t} iterations (seed " + String(cfg.seed) + ")", [
       Bars(seedColumn(run.p), { categories: bar_categories(run, G), colors: ["#9ecae1", COLORS.grey, COLORS.main],
         names: ["no group drawn yet", "all answers equal: no signal", "mixed rewards: taught something"] }),
-    ], { x_title: "prompt j (easy → hard)", y_title: "p_j", y_range: [0, 1], height: h, caption: say.bars }), // prettier-ignore
+    ], { x_title: "prompt j (easy → hard)", y_title: "p_j", y_range: [0, 1], height: h }), // prettier-ignore
     Chart(`p_j over time (seed ${cfg.seed}): hard prompts wait`, [Heatmap(seedColumn(run.p), { colorbar_title: "p_j" })],
-      { y_title: "prompt j (easy → hard)", height: h, caption: say.heat }), // prettier-ignore
-    Chart("KL to the reference and entropy", kl, { y_title: "nats (mean over prompts)", height: h, caption: say.kl }),
-  ];
+      { y_title: "prompt j (easy → hard)", height: h }), // prettier-ignore
+    Chart("KL to the reference and entropy", kl, { y_title: "nats (mean over prompts)", height: h }),
+  ]);
 }
 
 // The page's predict-first question (assets/js/predict.js): when does the hardest prompt pass HARD? null if
@@ -232,7 +228,8 @@ export function pool_charts(cfg, run, exp, reduction, pool_size, o = {}) {
     : `${cfg.n_prompts} quantiles of your ${f(pool_size, ",.0f")} prompts`; // prettier-ignore
   charts[0] = { ...charts[0], title: `Mean accuracy over ${what} (G = ${cfg.group_size})` };
   charts[2] = { ...charts[2], x_title: "prompt j (easy → hard, by the base model's rate)",
-    caption: charts[2].caption + ` The toy's prompts: ${reduction}.` }; // prettier-ignore
+    caption: charts[2].caption + ` The toy's prompts: ${reduction}.`, // the pool's, not the chart's: given
+    given: [...charts[2].given, ...(reduction.match(/\d[\d,]*(\.\d+)?%?/g) || [])] }; // prettier-ignore
   return charts;
 }
 
@@ -254,7 +251,10 @@ export function std_metrics(runs) {
   return Object.entries(runs).map(([name, r]) => [`accuracy, ${name}`, f(last(r.accuracy), ".3f")]);
 }
 
-export function std_words(runs, lr) {
+// Std scaling's words: the intro above its charts (the first steps' sizes), and the caption below them, its numbers
+// read off the charts (std_charts(runs), which it marks)
+export function std_words(runs, lr, charts) {
+  const [acc, hard] = charts;
   const base = runs["with std"];
   const sameLr = runs["without std, same lr"];
   const sameStep = runs["without std, same first step"];
@@ -263,16 +263,23 @@ export function std_words(runs, lr) {
     `times the size of the step with it (lr × mean |A|: ${f(sameLr.step, ".3f")} vs ${f(base.step, ".3f")}), so that ` +
     `comparison mixes step size with weighting. Without std at lr ${f(sameStep.lr, ".2f")} the first step is as ` +
     "large as with std: what differs then is only how the prompts are weighted."; // prettier-ignore
-  const when = (r) => (r.hard_starts === null ? "never within 200 iterations" : `at iteration ${r.hard_starts}`);
-  const gap = Math.abs(last(base.accuracy) - last(sameStep.accuracy));
+  const line = (name) => `${name} (lr ${f(runs[name].lr, ".2f")})`;
+  const T = nd(base.accuracy).v.length - 1;
+  const final = (name) => read(acc, line(name), "last", ".3f");
+  const when = (name) => {
+    const at = read(hard, line(name), "above", ".0f", { level: HARD });
+    return at === null ? `never within ${T} iterations` : `at iteration ${at}`;
+  };
+  const gap = Math.abs(readValue(acc, line("with std"), "last") - readValue(acc, line("without std, same first step"), "last"));
   const caption =
-    `Same toy and seeds; means over ${STD_SEEDS} seeds. With std: accuracy ${f(last(base.accuracy), ".3f")} after 200 ` +
-    `iterations, hardest prompt past p = ${repr(HARD)} ${when(base)}. Without std at the same lr (grey): ` +
-    `${f(last(sameLr.accuracy), ".3f")}, ${when(sameLr)}: smaller steps, not a different weighting. Without std at ` +
-    `the same first step (orange): ${f(last(sameStep.accuracy), ".3f")}, ${when(sameStep)}. What remains between ` +
-    "blue and orange is the reweighting's effect" +
+    `Same toy and seeds; means over ${STD_SEEDS} seeds. With std: accuracy ${final("with std")} after ${T} ` +
+    `iterations, hardest prompt past p = ${repr(HARD)} ${when("with std")}. Without std at the same lr (grey): ` +
+    `${final("without std, same lr")}, ${when("without std, same lr")}: smaller steps, not a different weighting. ` +
+    `Without std at the same first step (orange): ${final("without std, same first step")}, ` +
+    `${when("without std, same first step")}. What remains between blue and orange is the reweighting's effect` +
     (gap < 0.02 ? ": here it is small, because a shared skill lifts every prompt whichever way they are weighted."
       : `: ${f(gap, ".3f")} in final accuracy here.`); // prettier-ignore
+  acc.given = [String(STD_SEEDS), String(T), repr(HARD), f(gap, ".3f")]; // the gap: two of its reads, subtracted
   return [intro, caption];
 }
 
@@ -324,20 +331,24 @@ export function sharpen_metrics(cfg, h) {
     [`pass@${cfg.k_eval}, first → last`, `${f(pk[0], ".3f")} → ${f(last(pk), ".3f")}`]]; // prettier-ignore
 }
 
-export function sharpen_caption(cfg, h) {
+// The sharpening toy's caption, its numbers read off sharpen_charts(cfg, h), which it marks: the strategies' p is the
+// curves' pass@1 (k = 1)
+export function sharpen_caption(cfg, h, charts) {
+  const [passk, entropy, curves] = charts;
   const p = nd(h.p);
   const P = p.shape[1];
-  const [first, end] = [p.v.slice(0, P), p.v.slice(-P)];
-  const cross = crossover_k(KS, mean_pass_at_k_known_p(end, KS), mean_pass_at_k_known_p(first, KS));
-  const e = nd(h.entropy).v;
-  const p1 = nd(h.pass_at_1).v;
-  const pk = nd(h.pass_at_k).v;
-  return `One set of strategy logits is shared by both problems. After ${cfg.iterations} iterations p = ` +
-    `(${f(end[0], ".2f")}, ${f(end[1], ".2f")}) from (${f(first[0], ".2f")}, ${f(first[1], ".2f")}); entropy ` +
-    `${f(e[0], ".2f")} → ${f(last(e), ".2f")} nats; pass@1 ${f(p1[0], ".3f")} → ${f(last(p1), ".3f")}, ` +
-    `pass@64 ${f(pk[0], ".3f")} → ${f(last(pk), ".3f")}` +
+  const cross = crossover_k(KS, mean_pass_at_k_known_p(p.v.slice(-P), KS), mean_pass_at_k_known_p(p.v.slice(0, P), KS));
+  const pk = `pass@${cfg.k_eval}`;
+  const at1 = (problem, when) => read(curves, `problem ${problem}, ${when}`, "first", ".2f");
+  const ends = (chart, name, fmt) => `${read(chart, name, "first", fmt)} → ${read(chart, name, "last", fmt)}`;
+  const text = `One set of strategy logits is shared by both problems. After ${cfg.iterations} iterations p = ` +
+    `(${at1("A", "after RL")}, ${at1("B", "after RL")}) from (${at1("A", "before RL")}, ${at1("B", "before RL")}); ` +
+    `entropy ${ends(entropy, "entropy", ".2f")} nats; pass@1 ${ends(passk, "pass@1", ".3f")}, ${pk} ` +
+    `${ends(passk, pk, ".3f")}` +
     (cross !== null ? `; the curves cross at k ≈ ${f(cross, ".1f")}.` : "; the curves do not cross in this run.") +
     " Watch pass@k at large k and the entropy, not just pass@1."; // prettier-ignore
+  curves.given = [String(cfg.iterations), ...(cross !== null ? [f(cross, ".1f")] : [])]; // where the mean curves cross
+  return text;
 }
 
 // The toy's mean pass@k at iteration 0 and T (p_j (P,) each, from expectedRun of the chapter's defaults): the
@@ -353,11 +364,13 @@ export function toy_curves(p0, pT, T = TOY_T) {
   const before = mean_pass_at_k_known_p(p0, KS);
   const after = mean_pass_at_k_known_p(pT, KS);
   const cross = crossover_k(KS, after, before);
-  const chart = curves_chart(`Toy: mean pass@k at iteration 0 and ${T}`, p0, pT, { names: ["iteration 0", `iteration ${T}`] });
-  const caption = `pass@1 ${f(before[0], ".3f")} → ${f(after[0], ".3f")}, pass@64 ${f(last(before), ".3f")} → ` +
-    `${f(last(after), ".3f")}: ` +
+  const names = ["iteration 0", `iteration ${T}`];
+  const chart = curves_chart(`Toy: mean pass@k at iteration 0 and ${T}`, p0, pT, { names });
+  const caption = `pass@1 ${read(chart, names[0], "first", ".3f")} → ${read(chart, names[1], "first", ".3f")}, pass@64 ` +
+    `${read(chart, names[0], "last", ".3f")} → ${read(chart, names[1], "last", ".3f")}: ` +
     (cross !== null ? `the curves cross at k ≈ ${f(cross, ".1f")}.`
       : "no crossing. In this toy a shared skill lifts every prompt, so coverage grows too. Sharpening needs a " +
         "policy that can lose a rare way of solving, as below."); // prettier-ignore
+  if (cross !== null) chart.given = [f(cross, ".1f")]; // where the two curves cross
   return [chart, caption];
 }

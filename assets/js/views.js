@@ -10,7 +10,7 @@
 // page adds: {app: the app draws its links and lab verdicts, pinned: {label, config} (Training dynamics' Pin),
 // lab: the app's "Use my lab code" numbers for this setting (sim/views/<view>.py lab_extras), or null}.
 
-import { Band, BarSeries, Chart, COLORS, Heatmap, Line, rgba } from "./chart_spec.js";
+import { Band, BarSeries, Chart, COLORS, Heatmap, Line, read, rgba } from "./chart_spec.js";
 import { crossoverK, expectedMeanAbsAdvantage, meanAbsAdvantage, meanPassAtKKnownP, passAtKKnownP, sharpenConfig, STD_SEEDS,
   toyConfig } from "./engine.js";
 import * as X from "./exercises.js";
@@ -60,16 +60,20 @@ function wasted({ p, group_size: G }, ctx = {}) {
   const heat = Chart("P(group teaches nothing) over p and G", [
     Heatmap({ v: z, shape: [PS.length, GS.length] }, { x: PS, y: GS, colorscale: "Reds", colorbar_title: "P" }),
     Line([G], "your setting", { x: [p], reveal: "full", mode: "markers", size: 14, symbol: "x", color: COLORS.main }),
-  ], { x_title: "p (solve rate)", y_title: "group size G", height: 420,
-    caption: `The × is your setting, p = ${f(p, ".2f")} and G = ${G}: ${pct(none)} of its groups teach nothing. Dark at ` +
-      "both edges: too-hard prompts (p ≈ 0) teach nothing, too-easy ones (p ≈ 1) waste compute." }); // prettier-ignore
+  ], { x_title: "p (solve rate)", y_title: "group size G", height: 420, given: [f(p, ".2f"), G, 0, 1] }); // prettier-ignore
+  heat.caption = `The × is your setting, p = ${f(p, ".2f")} and G = ${G}: ${read(heat, "heatmap", "cell", ".1%", { x: p, y: G })} ` +
+    "of its groups teach nothing. Dark at both edges: too-hard prompts (p ≈ 0) teach nothing, too-easy ones (p ≈ 1) " +
+    "waste compute."; // prettier-ignore
+  const mine = `G = ${G} (yours)`;
   const curves = Chart("P(no signal) against p", [
     ...CURVES.filter(([g]) => g !== G) // your G's own curve is "G = G (yours)" below, not a second legend entry
       .map(([g, color]) => Line(PS.map((x) => X.p_no_signal(x, g)), `G = ${g}`, { x: PS, reveal: "full", color })),
-    Line(PS.map((x) => X.p_no_signal(x, G)), `G = ${G} (yours)`, { x: PS, reveal: "full", color: COLORS.main, width: 4 }),
+    Line(PS.map((x) => X.p_no_signal(x, G)), mine, { x: PS, reveal: "full", color: COLORS.main, width: 4 }),
   ], { x_title: "p (solve rate)", y_title: "P(group teaches nothing)", y_range: [0, 1], height: 420, vlines: [[p, ""]],
-    caption: `At p = ${f(p, ".2f")}, a group of ${G} teaches nothing ${pct(none)} of the time, a group of 64 ` +
-      `${pct(X.p_no_signal(p, 64))}. Bigger groups rescue the extremes: the valley of useful prompts widens as G grows.` }); // prettier-ignore
+    given: [f(p, ".2f"), G, 64] }); // prettier-ignore
+  curves.caption = `At p = ${f(p, ".2f")}, a group of ${G} teaches nothing ${read(curves, mine, "x", ".1%", { x: p })} of ` +
+    `the time, a group of 64 ${read(curves, G === 64 ? mine : "G = 64", "x", ".1%", { x: p })}. Bigger groups rescue ` +
+    "the extremes: the valley of useful prompts widens as G grows."; // prettier-ignore
   const tab = X.no_signal_table();
   const rows = tab.p.map((pp, i) => [f(pp, ".2f"), ...tab.p_no_signal[i].map((x) => f(x, ".3f"))]);
   const shown = [
@@ -486,10 +490,11 @@ function exercise(G) {
     Line(wStd.map((w) => w / wStd[50]), "with std", { x: PS, reveal: "full", color: COLORS.main, width: 3 }),
     Line(wNone.map((w) => w / wNone[50]), "without std", { x: PS, reveal: "full", color: COLORS.pin, width: 3 }),
   ], { x_title: "solve rate p of the prompt", y_title: "weight relative to p = 0.5", height: 380,
-    caption: `The reweighting itself: a prompt's expected mean |A| (G = ${G}), scaled so that p = 0.5 counts 1. A prompt ` +
-      `solved 5% of the time counts ${f(wStd[5] / wStd[50], ".2f")} with the std and ${f(wNone[5] / wNone[50], ".2f")} ` +
-      "without: the std division gives hard (and easy) prompts a larger share of the update. Both fall to 0 at p = 0 " +
-      "and 1, where groups are all equal." }); // prettier-ignore
+    given: [G, 0.5, 1, "5%", 0] }); // prettier-ignore
+  weightChart.caption = `The reweighting itself: a prompt's expected mean |A| (G = ${G}), scaled so that p = 0.5 counts ` +
+    `1. A prompt solved 5% of the time counts ${read(weightChart, "with std", "x", ".2f", { x: 0.05 })} with the std ` +
+    `and ${read(weightChart, "without std", "x", ".2f", { x: 0.05 })} without: the std division gives hard (and easy) ` +
+    "prompts a larger share of the update. Both fall to 0 at p = 0 and 1, where groups are all equal."; // prettier-ignore
   const revealed = [charts("std_chart", [stdChart])];
   if (G === 8) {
     revealed.push(note(`At G = 8: 1 correct gives ${f(withStd[1], ".2f")} with std vs ${f(without[1], ".2f")} without; 4 ` +

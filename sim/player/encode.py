@@ -199,7 +199,8 @@ def build_payload(
                              [None if t is None else [str(v) for v in t] for t in c.tick_text]),
                             ("hlines", [[float(y), str(label), dash] for y, label, dash in c.hlines] or None),
                             ("shade", [[float(a), float(b), color] for a, b, color in c.shade] or None),
-                            ("barmode", None if c.barmode == "overlay" else c.barmode)):
+                            ("barmode", None if c.barmode == "overlay" else c.barmode),
+                            ("reads", list(c.reads) or None), ("given", [str(g) for g in c.given] or None)):
             if value is not None:
                 specs[-1][name] = value
     payload = {

@@ -36,8 +36,9 @@ Titles may contain {t} and {T}. All text is shown as plain text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -161,3 +162,60 @@ class Chart:
     hlines: tuple[tuple[float, str, str], ...] = ()  # horizontal markers (y, label, "dash" or "dot")
     shade: tuple[tuple[float, float, str], ...] = ()  # shaded x ranges (x0, x1, fill colour)
     barmode: str = "overlay"  # "group": a BarSeries per category side by side
+    reads: list = field(default_factory=list)  # how its caption's numbers were read off it (read())
+    given: list = field(default_factory=list)  # numbers its caption gives that are not its data (a setting, a constant)
+
+
+READ_FORMAT = re.compile(r"\.\d+[f%]\Z")
+
+
+def read_value(chart: Chart, name: str, at: str, *, row: int | None = None, level: float | None = None,
+               x: float | None = None, y: float | None = None, stack: bool = False) -> float | None:
+    """A number off the chart's own data, as its caption says it (assets/js/chart_spec.js readValue, the same
+    readings; tests/test_player.py runs both on the same charts): the trace `name` (a heatmap: "heatmap"),
+    `at` "first", "last", "max", "min", "argmax" (the x of the largest value), "above" (the first x past `level`;
+    None if never), "x" (the value at x), "cell" (a heatmap's value at x, y); `row`: a heatmap's row over the
+    iterations; `stack`: a stacked line's top."""
+    i = next((k for k, tr in enumerate(chart.traces) if getattr(tr, "name", None) == name
+              or (isinstance(tr, Heatmap) and name == "heatmap")), None)
+    if i is None:
+        raise ValueError(f"read: the chart {chart.title!r} has no trace {name!r}")
+    tr = chart.traces[i]
+    if at == "cell":  # z (n_x, n_y) over x and y: the cell nearest (x, y)
+        i, j = (int(np.abs(np.asarray(axis, float) - v).argmin()) for axis, v in ((tr.x, x), (tr.y, y)))
+        return float(np.asarray(tr.z)[i, j])
+    if isinstance(tr, Heatmap):
+        vals = np.asarray(tr.z, float)[:, row]
+        xs = tr.x0 + np.arange(len(vals), dtype=float)
+    else:
+        vals = np.array(tr.y, float)
+        if stack:
+            for other in chart.traces[:i]:
+                if isinstance(other, Line) and other.stackgroup == tr.stackgroup:
+                    vals = vals + np.asarray(other.y, float)
+        xs = np.asarray(tr.x, float) if tr.x is not None else tr.x0 + np.arange(len(vals), dtype=float)
+    ok = np.flatnonzero(np.isfinite(vals))
+    if not ok.size:
+        return None
+    if at in ("first", "last"):
+        return float(vals[ok[0] if at == "first" else ok[-1]])
+    if at in ("max", "min", "argmax"):
+        best = ok[np.argmin(vals[ok])] if at == "min" else ok[np.argmax(vals[ok])]
+        return float(xs[best] if at == "argmax" else vals[best])
+    if at == "above":
+        past = ok[vals[ok] > level]
+        return float(xs[past[0]]) if past.size else None
+    if at == "x":
+        return float(vals[int(np.abs(xs - x).argmin())])
+    raise ValueError(f"read: unknown reading {at!r}")
+
+
+def read(chart: Chart, name: str, at: str, fmt: str, **where) -> str | None:
+    """read_value(...) as its caption prints it (`fmt`: ".3f", ".1%"), recorded in chart.reads so that the
+    browser tests read it again off what the chart draws; None where there is no such value."""
+    if not READ_FORMAT.match(fmt):
+        raise ValueError(f"read: format {fmt!r} (use .Nf or .N%)")
+    value = read_value(chart, name, at, **where)
+    text = None if value is None else format(value, fmt)
+    chart.reads.append({"trace": name, "at": at, "fmt": fmt, "text": text, **where})
+    return text

@@ -118,8 +118,9 @@ def _valid_row(r) -> bool:
             and all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists))  # fmt: skip
 
 
-def mean_curves(rows: list[dict]) -> dict | None:
-    """Mean, min and max over seeds of the pass@k curves before and after, if every row has them (same n)."""
+def seed_curves(rows: list[dict]) -> dict | None:
+    """Median, min and max over seeds of the pass@k curves before and after, if every row has them (same n). The
+    median, as the captions' figures are medians: at k = 1 and 64 it is their median pass@1 and pass@64."""
     if not all(k in r for r in rows for k in CURVE_FIELDS):
         return None
     if len({len(r[k]) for r in rows for k in CURVE_FIELDS}) != 1:
@@ -127,7 +128,7 @@ def mean_curves(rows: list[dict]) -> dict | None:
     out = {}
     for k in CURVE_FIELDS:
         cols = list(zip(*(r[k] for r in rows), strict=True))
-        out[k] = {"mean": [statistics.fmean(c) for c in cols], "min": [min(c) for c in cols],
+        out[k] = {"median": [statistics.median(c) for c in cols], "min": [min(c) for c in cols],
                   "max": [max(c) for c in cols]}  # fmt: skip
     return out
 
@@ -152,7 +153,7 @@ def load_seed_figures(path: str | Path = SEEDS_ASSET) -> dict | None:
     """The written figures, or None if the file is missing or not in this shape (the page then omits them).
 
     {"runs", "summary", "reading", "command"} as before the presets, plus "side" (side()) and "curves"
-    (mean_curves(), None for an older record without curves)."""
+    (seed_curves(), None for an older record without curves)."""
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError):
@@ -163,7 +164,7 @@ def load_seed_figures(path: str | Path = SEEDS_ASSET) -> dict | None:
         return None
     rows = data["runs"]
     return {"runs": rows, "summary": summarize(rows), "reading": reading(rows), "command": str(data.get("command", "")),
-            "side": side(rows), "curves": mean_curves(rows), "preset": str(data.get("preset", "default"))}  # fmt: skip
+            "side": side(rows), "curves": seed_curves(rows), "preset": str(data.get("preset", "default"))}  # fmt: skip
 
 
 RUN_ASSET = ASSETS / "data" / "tinylm_run.json"  # the default run's live metrics (scripts/record_tinylm_run.py)
@@ -213,10 +214,13 @@ SIDES = {
 }
 
 
-def caption(rows: list[dict], preset: str | None) -> str:
+def caption(rows: list[dict], preset: str | None, chart=None) -> str:
     """Which side these runs show and why, from their numbers: the side (side()), the figures behind it
     (medians over the rows), and the preset's reason (presets.PRESETS[preset].why) when they show the side
-    the preset's records show (a live run with other settings may not)."""
+    the preset's records show (a live run with other settings may not). `chart`: the pass@k chart the caption sits
+    under (sim/views/tinylm.py passk_chart of these rows' median curves, lines "SFT" and "GRPO"): its pass@1 and
+    pass@64 are read off it (sim/player/spec.py read), the same medians."""
+    from sim.player.spec import read
     from sim.tinylm.presets import PRESETS
 
     med = {k: statistics.median(r[k] for r in rows) for k in ROW_FIELDS if k not in ("seed", "crossover_k")}
@@ -225,10 +229,17 @@ def caption(rows: list[dict], preset: str | None) -> str:
         where = f"the curves cross in {len(crossed)} of {len(rows)} seeds"
     else:
         where = f"the curves cross at k ≈ {crossed[0]:.1f}" if crossed else "the curves do not cross"
-    text = (f"{SIDES[side(rows)]}: pass@1 {med['pass_at_1_before']:.3f} → {med['pass_at_1_after']:.3f}, pass@64 "
-            f"{med['pass_at_64_before']:.3f} → {med['pass_at_64_after']:.3f}, never solved "
-            f"{med['never_solved_before']:g} → {med['never_solved_after']:g}"
-            + (" (medians)" if len(rows) > 1 else "") + f", {where}.")  # fmt: skip
+
+    def said(key: str, line: str, at: str) -> str:
+        return read(chart, line, at, ".3f") if chart is not None else f"{med[key]:.3f}"
+
+    text = (f"{SIDES[side(rows)]}: pass@1 {said('pass_at_1_before', 'SFT', 'first')} → "
+            f"{said('pass_at_1_after', 'GRPO', 'first')}, pass@64 {said('pass_at_64_before', 'SFT', 'last')} → "
+            f"{said('pass_at_64_after', 'GRPO', 'last')}, never solved {med['never_solved_before']:g} → "
+            f"{med['never_solved_after']:g}" + (" (medians)" if len(rows) > 1 else "") + f", {where}.")  # fmt: skip
+    if chart is not None:  # what the chart does not draw: the never-solved counts, the seeds, k = 64
+        chart.given.extend([f"{med['never_solved_before']:g}", f"{med['never_solved_after']:g}", str(len(rows)),
+                            str(len(crossed)), "64", *(f"{k:.1f}" for k in crossed)])
     if preset in PRESETS and PRESETS[preset].side == side(rows):
         text += f" Why: {PRESETS[preset].title}: {PRESETS[preset].why}."
     elif preset in PRESETS:

@@ -3,6 +3,7 @@
 //   {op: "call", module: "toy_views", fn: "captions", args: [...]}   any export of assets/js/<module>.js
 //   {op: "doc", view: "wasted", fields: {...}, ctx: {...}}           a view's document, its charts resolved
 //   {op: "live", request: {...}}                                     a live part: the engine's runs, then what it shows
+//   {op: "std_words", runs: {...}, lr}                               Std scaling's words for the engine's comparison
 // An argument {nd: [...], shape: [...]} arrives as {v: Float64Array, shape} (a run's array); NaN and infinities
 // travel as {float: "nan" | "inf" | "-inf"}. Typed arrays come back as lists, a Map as an object, a Set as a list,
 // an error as {error: message}.
@@ -69,6 +70,11 @@ async function run(c) {
     const request = decode(c.request);
     const shown = viewOf(request, viewRuns(request));
     return { ...shown, charts: charts("live", shown.charts, shown.T, 2) };
+  }
+  if (c.op === "std_words") { // Std scaling's words, read off the charts it draws for these runs
+    const V = await import("../../assets/js/toy_views.js");
+    const runs = decode(c.runs);
+    return V.std_words(runs, c.lr, V.std_charts(runs));
   }
   if (c.op === "call") {
     modules[c.module] ??= await import(`../../assets/js/${c.module}.js`);

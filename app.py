@@ -44,7 +44,7 @@ def home() -> None:
     server = served()
     claim(server)  # ?presenter=KEY (ui/presenter.py)
     apply_style()
-    st.title("GRPO Playground")
+    st.title("GRPO Playground", anchor=False)
     show_doc(server, "home", document())
 
 

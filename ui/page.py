@@ -67,7 +67,7 @@ def open_page(server, title: str, intro: str | None = None, specs: list[Spec] = 
     if use_app_navigation():  # a page opened straight from a link before the server set it: go through app.py
         st.rerun()
     apply_style()
-    st.title(title)
+    st.title(title, anchor=False)  # no link icon: on a phone it wrapped to a line of its own under the title
     line = st.session_state[STATUS_KEY] = st.empty()  # every run, so the elements below keep their places
     claim(server)  # ?presenter=KEY: the lecturer's priority for this session; the key leaves the URL (ui/presenter.py)
     admit(server, line)  # the server's gate: a busy server's students queue here, the lecturer does not (ui/work.py)

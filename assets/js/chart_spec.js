@@ -79,7 +79,7 @@ export function Chart(title, traces, o = {}) {
 // o.level; null if it never does), "x" (the value at x = o.x), "cell" (a heatmap's value at o.x, o.y); o.row: a
 // heatmap's row over the iterations; o.stack: a stacked line's top (the stack up to it).
 // A number a caption gives that is not read off the chart (a setting, a constant) is in the chart's `given`.
-export const READ_FORMATS = /^\.\d+[f%]$/;
+export const READ_FORMATS = /^\+?\.\d+[f%]$/;
 export function readValue(chart, name, at, o = {}) {
   const i = chart.traces.findIndex((tr) => tr.name === name || (tr.kind === "heatmap" && name === "heatmap"));
   if (i < 0) throw new Error(`read: the chart "${chart.title}" has no trace "${name}"`);
@@ -102,7 +102,8 @@ export function readValue(chart, name, at, o = {}) {
         if (other.kind === "line" && other.stackgroup === tr.stackgroup) y.forEach((_, k) => (y[k] += other.y.v[k]));
       }
     }
-    x = tr.x ? Float64Array.from(tr.x.v) : Float64Array.from(y, (_, k) => tr.x0 + k);
+    if (tr.kind === "barseries") x = Float64Array.from(tr.x, Number); // a bar's x: a number, or a label (NaN)
+    else x = tr.x ? Float64Array.from(tr.x.v) : Float64Array.from(y, (_, k) => tr.x0 + k);
   }
   const idx = [...y.keys()].filter((k) => Number.isFinite(y[k]));
   if (!idx.length) return null;
@@ -122,7 +123,7 @@ export function readValue(chart, name, at, o = {}) {
 }
 
 export function read(chart, name, at, fmt, o = {}) {
-  if (!READ_FORMATS.test(fmt)) throw new Error(`read: format ${fmt} (use .Nf or .N%)`);
+  if (!READ_FORMATS.test(fmt)) throw new Error(`read: format ${fmt} (use .Nf or .N%, or +.Nf)`);
   const value = readValue(chart, name, at, o);
   const text = value === null ? null : format(value, fmt);
   chart.reads.push({ trace: name, at, fmt, text, ...o });

@@ -58,12 +58,19 @@ const scrollWatch = typeof ResizeObserver !== "undefined" ? new ResizeObserver((
   for (const { target } of entries) markOne(target);
 }) : null; // prettier-ignore
 const markOne = (box) => box.classList.toggle("ls-scrolls", box.scrollWidth > box.clientWidth + 1);
+const watched = new Set(); // the boxes on the page, checked again when a font arrives
 function markScrolling(root) {
   if (!scrollWatch) return;
-  const boxes = [...root.querySelectorAll(".ls-formula, .ls-tablebox")];
-  for (const box of boxes) scrollWatch.observe(box);
-  // a formula grows when KaTeX's fonts arrive, inside a box whose own size does not change
-  if (document.fonts && document.fonts.status !== "loaded") document.fonts.ready.then(() => boxes.forEach(markOne));
+  for (const box of root.querySelectorAll(".ls-formula, .ls-tablebox")) {
+    scrollWatch.observe(box);
+    watched.add(box);
+  }
+}
+// a formula grows when KaTeX's fonts arrive, inside a box whose own size does not change
+if (typeof document !== "undefined" && document.fonts) {
+  document.fonts.addEventListener("loadingdone", () => {
+    for (const box of watched) box.isConnected ? markOne(box) : watched.delete(box);
+  });
 }
 
 export const APP_ONLY = ["verdict"]; // blocks only the app draws: they need its server
@@ -79,7 +86,7 @@ export function rowCaption(blocks, i) {
 function rowCaptionAt(blocks, i) {
   for (let j = i + 1; j < blocks.length; j++) {
     if (blocks[j].kind === "caption") return j;
-    if (blocks[j].kind === "heading" || blocks[j].kind === "charts") break;
+    if (["heading", "charts", "ask"].includes(blocks[j].kind)) break; // a caption after a question is about it
   }
   return null;
 }
@@ -143,7 +150,11 @@ export class DocView {
       return p;
     }
     if (b.kind === "formula") return math(b.latex, b.text, true);
-    if (b.kind === "caption") return el("p", "ls-caption", b.text);
+    if (b.kind === "caption") {
+      const p = el("p", "ls-caption", b.text);
+      if (b.given) p.dataset.given = JSON.stringify(b.given); // numbers no chart above it draws (the browser tests)
+      return p;
+    }
     if (b.kind === "note") return el("div", `ls-box ls-${b.tone}`, b.text);
     if (b.kind === "code") return this.code(b);
     if (b.kind === "link") return this.link(b);

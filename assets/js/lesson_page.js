@@ -63,11 +63,11 @@ function contents(manifest) {
   if (bad) return fail(`This lesson's contents page is damaged (${bad}). ${REBUILD}`);
   const [blocks, problem] = parseDoc($("ls-data").textContent);
   if (problem) return fail(`This lesson's data is damaged (${problem}). ${REBUILD}`);
-  const { values } = readLink(location.search, "");
+  const { values } = readLink(location.search, location.hash); // the hash wins, as on a view's page
   const classroom = isTrue(values.get("classroom"));
   document.body.classList.toggle("ls-classroom", classroom);
   const box = $("ls-page");
   box.classList.toggle("ls-classroom", classroom);
-  new DocView(box, { classroom, pages: manifest.pages, carry: carryQuery(location.search).replace(/^\?/, "") })
-    .show(blocks);
+  const carry = carryQuery(`?${new URLSearchParams([...values].map(([k, v]) => [k, String(v)])).toString()}`);
+  new DocView(box, { classroom, pages: manifest.pages, carry: carry.replace(/^\?/, "") }).show(blocks);
 }

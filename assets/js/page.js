@@ -96,15 +96,16 @@ export class ViewPage {
     this.note.hidden = true;
     const layout = el("div", "ls-layout");
     const view = el("div", "ls-view");
-    if (this.controls.length || m.presets.length) layout.append(this.side());
-    else layout.classList.add("ls-wide");
     this.tools = el("div", "ls-tools");
     this.tools.hidden = true;
+    if (this.controls.length || m.presets.length) layout.append(this.side(narrow));
+    else layout.classList.add("ls-wide");
     this.error = el("div", "ls-error");
     this.error.setAttribute("role", "alert");
     this.error.hidden = true;
     const docBox = el("div", "ls-doc-box");
-    view.append(this.tools, this.error, docBox);
+    if (!this.tools.isConnected) view.append(this.tools);
+    view.append(this.error, docBox);
     layout.append(view);
     this.root.append(this.note, layout);
     parent.append(this.root);
@@ -112,13 +113,15 @@ export class ViewPage {
       plotly_url: this.host.plotly_url, plotly_help: this.host.plotly_help, app: !!this.host.app }); // prettier-ignore
   }
 
-  // The settings: presets first, then each control, then the share links; folded on a phone
-  side() {
+  // The settings: presets first, then each control, then the share links; folded on a phone, where the tools (Pin,
+  // New seed, the exports) are folded with them, so that the first chart is on the first screen
+  side(narrow) {
     const aside = el("aside", "ls-side");
     aside.setAttribute("aria-label", "Settings");
     const fold = el("details", "ls-settings");
-    fold.open = !(window.matchMedia && window.matchMedia(NARROW).matches);
+    fold.open = !narrow;
     fold.append(el("summary", "ls-side-title", "Settings"));
+    if (narrow) fold.append(this.tools);
     this.presetRow = el("div", "ls-presets");
     this.presetRow.setAttribute("role", "group");
     this.presetRow.setAttribute("aria-label", "Presets");

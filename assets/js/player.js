@@ -11,6 +11,8 @@ window.grpoPlayers = window.grpoPlayers || {}; // key -> counters, read by the b
 const SPEEDS = [1, 2, 5, 10, 16, 20, 30, 45, 60, 120]; // iterations per second
 const DISPLAY_FPS = 60; // up to this speed every iteration is drawn
 const MIN_CHART_PX = 300; // a chart is never narrower: fewer columns first (a phone: one chart per row)
+const NARROW_GRID_PX = 500; // a grid this narrow is a phone's: its charts are at most PHONE_CHART_PX high
+const PHONE_CHART_PX = 280;
 // Plotly's toolbar is left out everywhere: it covered the colour bar's title and the labels at a chart's top edge.
 // Drag still zooms and a double click zooms back out, as Plotly does without it.
 const PLOT_CONFIG = { displaylogo: false, displayModeBar: false, responsive: false };
@@ -127,6 +129,8 @@ export class Player {
   apply(data) {
     const arrays = data.arrays.map(decode);
     const style = this.style(data.classroom);
+    // a phone's charts are at most PHONE_CHART_PX high, so that the first one fits its first screen
+    style.maxHeight = (this.grid.clientWidth || window.innerWidth) < NARROW_GRID_PX ? PHONE_CHART_PX : Infinity;
     const T = data.T;
     const shape = JSON.stringify(data.charts.map((c) => c.span)); // other changes are Plotly.react's job
     this.root.classList.toggle("gp-classroom", !!data.classroom);

@@ -205,7 +205,7 @@ export class ChartView {
     // With no legend and no automargin, nothing moves the plot area between frames (a heatmap's colour bar pushes
     // the right margin once, at its first draw).
     return {
-      height: s.height,
+      height: Math.min(s.height, style.maxHeight ?? Infinity),
         // room for the tick labels at the ends of both axes ("1" at the top, "200" at the right), and above the plot
       // for the labels beside points near its top ("GRPO 0.998")
       margin: { l: style.tick * 4 + 14, r: Math.round(style.tick * 1.6), t: Math.round(style.tick * (labelled ? 2 : 0.8)),

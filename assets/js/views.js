@@ -23,7 +23,8 @@ const heading = (text, level = 2) => ({ kind: "heading", text, level });
 const text = (t, md = null) => ({ kind: "text", text: t, md });
 const formula = (latex, t) => ({ kind: "formula", latex, text: t });
 const link = (page, label) => ({ kind: "link", page, label }); // the app only: another of its pages
-const caption = (t) => ({ kind: "caption", text: t });
+// a caption; `given`: its numbers that no chart above it draws (the chapter's, a setting), for the browser tests
+const caption = (t, given = null) => ({ kind: "caption", text: t, ...(given ? { given: given.map(String) } : {}) });
 const note = (t, tone = "info") => ({ kind: "note", text: t, tone });
 const metrics = (items) => ({ kind: "metrics", items: items.map((i) => i.map(String)) });
 const charts = (key, list, columns = 1) => ({ kind: "charts", key, charts: list, columns, T: 1 });
@@ -133,16 +134,18 @@ const LOSS_WORDS = "At ratio 1 the loss is the mean advantage, which is 0 by con
 const CISPO_WORDS = `CISPO's cap here is ε_max = ${f(X.CISPO_CAP, "g")} (ScaleRL's value, TRL's epsilon_high). Left ` +
   "unset, TRL caps the weight at epsilon = 0.2 itself, so every weight below would be 0.2 times as large."; // prettier-ignore
 
-function advantage_words(rewards, chapter, trl, scale) {
-  const adv = chapter.advantages;
+// what the advantage chart shows, read off its bars (the chapter's and TRL's)
+function advantage_words(rewards, chart, scale) {
   if (rewards.every((r) => r === rewards[0])) {
     return "Every answer got the same reward, so every advantage is 0: this group teaches nothing.";
   }
-  const said = `Right answers get ${f(Math.max(...adv), "+.3f")}, wrong ones ${f(Math.min(...adv), "+.3f")}; the ` +
-    "advantages sum to zero. "; // prettier-ignore
+  const [chapter, trl] = ["population std (chapter)", "sample std (TRL)"];
+  const said = `Right answers get ${read(chart, chapter, "max", "+.3f")}, wrong ones ${read(chart, chapter, "min", "+.3f")}; ` +
+    "the advantages sum to zero. "; // prettier-ignore
   if (scale === "group") {
+    chart.given = ["1"];
     return said + "TRL divides by the sample std (G - 1 in the denominator), which is larger, so its advantages are " +
-      `smaller: ${f(Math.max(...trl.advantages), "+.3f")} and ${f(Math.min(...trl.advantages), "+.3f")}.`; // prettier-ignore
+      `smaller: ${read(chart, trl, "max", "+.3f")} and ${read(chart, trl, "min", "+.3f")}.`; // prettier-ignore
   }
   return said + "Without the std division both conventions give the same advantages.";
 }
@@ -185,7 +188,6 @@ function one_group(fields, ctx = {}) {
     clip_eps_high: loss_type === "cispo" ? X.CISPO_CAP : null }); // prettier-ignore
   const effect = X.length_effect(responses, rewards, { scale, eps: TINY });
   const credit = X.credit_table(responses, weights);
-  const said = advantage_words(rewards, chapter, trl, scale);
   const adv = chapter.advantages;
   const xs = rewards.map((_, i) => i + 1);
   const colors = rewards.map((r) => (r > 0 ? COLORS.good : COLORS.bad));
@@ -199,6 +201,9 @@ function one_group(fields, ctx = {}) {
       symbols: mine.wrong.map((w) => (w ? "x" : "diamond")), marker_colors: mine.wrong.map((w) => (w ? COLORS.bad : "#000000")),
       outline: "white" })); // prettier-ignore
   }
+  const advChart = Chart("Advantage of each answer", bars, { x_title: "answer i", y_title: "advantage", height: 360,
+    barmode: "group" }); // prettier-ignore
+  const said = advantage_words(rewards, advChart, scale);
   const doc = warn ? [warn] : [];
   doc.push(
     formula(...ADVANTAGE[scale]),
@@ -206,8 +211,7 @@ function one_group(fields, ctx = {}) {
     metrics([["correct", `${rewards.reduce((s, r) => s + r, 0)} / ${G}`], ["mean(r)", f(chapter.mean, ".3f")],
       ["std, population (chapter)", f(chapter.std_population, ".3f")], ["std, sample (TRL)", f(chapter.std_sample, ".3f")],
       ["sum of advantages", f(round(adv.reduce((s, a) => s + a, 0), 6), "+.3f")]]), // prettier-ignore
-    charts("adv_chart", [Chart("Advantage of each answer", bars, { x_title: "answer i", y_title: "advantage", height: 360,
-      barmode: "group" })]), // prettier-ignore
+    charts("adv_chart", [advChart]),
     ...slot(ctx, "after_chart"),
     caption(said.startsWith("Every") ? said : `${ADVANTAGE_LEGEND} ${said}`),
     heading("Loss value vs gradient"),
@@ -309,7 +313,7 @@ function clip({ p_old, p_new }, view, ctx) {
       "ρ = π_θ / π_old,   s = min(ρA, clip(ρ, 1 − ε, 1 + ε) A)"),
     charts("clip_charts", list, 2),
     caption("Where the curve is flat there is no gradient: a positive-advantage token past 1 + ε, or a negative one " +
-      "below 1 − ε, stops being pushed. At ρ = 1 the clip is inert and the gradient is plain REINFORCE."), // prettier-ignore
+      "below 1 − ε, stops being pushed. At ρ = 1 the clip is inert and the gradient is plain REINFORCE.", [1]), // prettier-ignore
     ask("clip", `After one inner step a token's probability went ${f(p_old, ".2f")} → ${f(p_new, ".2f")}; its advantage is ` +
       `positive and ε = ${f(eps, ".2f")}. On the next inner step, is the token still pushed up?`, ex.clipped ? stopped : pushed,
       { kind: "choice", options: [pushed, stopped] }, [
@@ -340,7 +344,11 @@ function weights({ p_old, p_new }, view) {
       y_range: [-2.7, 2.7], legend: false, vlines: [[token.ratio, ""]] }); // prettier-ignore
   });
   const w = token.weights;
-  const [ppo, hi, cispo, sapo, gspo] = ["PPO clip (grpo)", "clip-higher (DAPO)", "CISPO", "SAPO", "GSPO (sequence ratio)"].map((k) => w[k].pos);
+  // the caption's weights and ratio, read off each panel's marker for the token (A = +1)
+  const panel = Object.fromEntries(Object.keys(X.objectives(view)).map((name, i) => [name, panels[i]]));
+  const [ppo, hi, cispo, sapo, gspo] = ["PPO clip (grpo)", "clip-higher (DAPO)", "CISPO", "SAPO", "GSPO (sequence ratio)"]
+    .map((k) => read(panel[k], "your token, A = +1", "first", ".3f")); // prettier-ignore
+  const ratio = read(panel["PPO clip (grpo)"], "your token, A = +1", "argmax", ".3f");
   return [
     heading("The clip and what came after it: the gradient weight a token gets"),
     text("Each panel is one objective from TRL 1.16.0 (loss_type, importance_sampling_level): the weight " +
@@ -355,13 +363,13 @@ function weights({ p_old, p_new }, view) {
     charts("weight_charts", panels, 3),
     table("weights_at_token", ["objective", "weight, A = +1", "weight, A = −1"],
       Object.keys(w).map((name) => [names[name], round(w[name].pos, 3), round(w[name].neg, 3)])), // prettier-ignore
-    caption(`Your token, ratio ${f(token.ratio, ".3f")}, A > 0: PPO's clip gives weight ${f(ppo, ".3f")}` +
-      (ppo === 0 ? " (silenced: the clip is flat past 1 + ε)" : "") +
-      `; clip-higher ${f(hi, ".3f")}; CISPO keeps it at ${f(cispo, ".3f")}, a clipped weight but never a zero gradient (the ` +
-      `“wait” tokens PPO's clip silences); SAPO's soft gate gives ${f(sapo, ".3f")}; GSPO's one ratio for the whole ` +
-      `response is ${f(token.sequence_ratio, ".3f")} (${X.RESPONSE_LENGTH} tokens), so it gives ${f(gspo, ".3f")}, and real ` +
-      "GSPO runs clip with ε around 3e-4. For A < 0 the two-sided δ stops the ever larger push down past " +
-      `ρ = ${f(view.delta, ".1f")}, where PPO's weight grows without bound.`), // prettier-ignore
+    caption(`Your token, ratio ${ratio}, A > 0: PPO's clip gives weight ${ppo}` +
+      (Number(ppo) === 0 ? " (silenced: the clip is flat past 1 + ε)" : "") +
+      `; clip-higher ${hi}; CISPO keeps it at ${cispo}, a clipped weight but never a zero gradient (the “wait” tokens ` +
+      `PPO's clip silences); SAPO's soft gate gives ${sapo}; GSPO's one ratio for the whole response is ` +
+      `${f(token.sequence_ratio, ".3f")} (${X.RESPONSE_LENGTH} tokens), so it gives ${gspo}, and real GSPO runs clip with ` +
+      `ε around 3e-4. For A < 0 the two-sided δ stops the ever larger push down past ρ = ${f(view.delta, ".1f")}, where ` +
+      "PPO's weight grows without bound.", [f(token.sequence_ratio, ".3f"), X.RESPONSE_LENGTH, f(view.delta, ".1f"), 1, 0]), // prettier-ignore
   ];
 }
 
@@ -396,9 +404,10 @@ function sampling({ pi, pi_ref, n }) {
       `negative in ${f(one[name].frac_negative[0], ".0%")} of estimates`])), // prettier-ignore
     caption(`Shaded: the middle 80% of the ${REPEATS} estimates. The exact KL here is ${f(mc.exact, ".4f")}. k1 (grey) is right ` +
       `on average but noisy, and with one token it is negative ${f(mc.k1.frac_negative[0], ".0%")} of the time. k2 (orange) ` +
-      `is never negative but biased: its mean stays at ${f(mc.k2.mean.at(-1), ".4f")} however many tokens (the bias grows ` +
-      `as π and π_ref move apart). k3 (blue) is unbiased and never negative, with a spread of ${f(mc.k3.std[0], ".4f")} ` +
-      `from one token against k1's ${f(mc.k1.std[0], ".4f")}: that is why GRPO uses it.`), // prettier-ignore
+      `is never negative but biased: its mean stays at ${read(chart, `k2: mean of ${REPEATS} estimates`, "last", ".4f")} ` +
+      "however many tokens (the bias grows as π and π_ref move apart). k3 (blue) is unbiased and never negative, with a " +
+      `spread of ${f(mc.k3.std[0], ".4f")} from one token against k1's ${f(mc.k1.std[0], ".4f")}: that is why GRPO uses it.`,
+    [f(mc.k1.frac_negative[0], ".0%"), f(mc.k3.std[0], ".4f"), f(mc.k1.std[0], ".4f")]), // the spreads: not drawn (std, not the band) // prettier-ignore
   ];
 }
 
@@ -441,7 +450,15 @@ function estimator({ n, c, k }) {
 function problems() {
   const s = sharpening_summary();
   const [[a0, b0], [a1, b1]] = [CHAPTER_P_BEFORE, CHAPTER_P_AFTER];
-  const [aB, aA, bB, bA] = [a0, a1, b0, b1].map((p) => passAtKKnownP(p, 64));
+  const chart = curves_chart("pass@k of problems A and B, and their mean", CHAPTER_P_BEFORE, CHAPTER_P_AFTER,
+    { per_problem: ["A", "B"] }); // prettier-ignore
+  const at64 = (name) => read(chart, name, "last", ".3f"); // k = 64, the curves' last point
+  const perProblem = `Per problem: A is solved within 64 tries either way (pass@64 ${at64("problem A, before RL")} → ` +
+    `${at64("problem A, after RL")}), while B's pass@64 collapses from ${at64("problem B, before RL")} to ` +
+    `${at64("problem B, after RL")}; the mean falls ${at64("mean, before RL")} → ${at64("mean, after RL")}. RL helped ` +
+    "at k = 1 (through A) and hurt at k = 64 (all through B): it sharpened the common strategy, and the rare one that " +
+    "cracked B faded."; // prettier-ignore
+  chart.given = ["64", "1"];
   return [
     heading("The chapter's two problems"),
     caption("Chapter 15, “Does RL teach new reasoning?”: a toy example of how RL can sharpen and narrow coverage."),
@@ -451,12 +468,8 @@ function problems() {
       `Averaged over the two problems, pass@1 rises ${f(s["pass@1_before"], ".3f")} → ${f(s["pass@1_after"], ".3f")}.`), // prettier-ignore
     ask("two_problems", `Before RL the mean pass@64 is ${f(s["pass@64_before"], ".3f")}. What is it after RL?`,
       pyRound(s["pass@64_after"], 3), { tolerance: 0.03, lo: 0, hi: 1, explain: `The curves cross near k = ${f(s.crossover_k, ".1f")}.` }, [
-        charts("chapter_passk_chart", [curves_chart("pass@k of problems A and B, and their mean", CHAPTER_P_BEFORE,
-          CHAPTER_P_AFTER, { per_problem: ["A", "B"] })]),
-        caption(`Per problem: A is solved within 64 tries either way (pass@64 ${f(aB, ".3f")} → ${f(aA, ".3f")}), while B's ` +
-          `pass@64 collapses from ${f(bB, ".3f")} to ${f(bA, ".3f")}; the mean falls ${f(s["pass@64_before"], ".3f")} → ` +
-          `${f(s["pass@64_after"], ".3f")}. RL helped at k = 1 (through A) and hurt at k = 64 (all through B): it ` +
-          "sharpened the common strategy, and the rare one that cracked B faded."),
+        charts("chapter_passk_chart", [chart]),
+        caption(perProblem),
       ]), // prettier-ignore
   ];
 }
@@ -476,7 +489,7 @@ function passk(fields) {
 }
 
 // ---- Std scaling (sim/views/std_scaling.py) ----
-function exercise(G) {
+function exercise(G, predict = false) {
   const cs = Array.from({ length: G + 1 }, (_, c) => c);
   const withStd = meanAbsAdvantage(G, { scale: "group" });
   const without = meanAbsAdvantage(G, { scale: "none" });
@@ -501,21 +514,21 @@ function exercise(G) {
       `correct gives ${f(withStd[4], ".2f")} vs ${f(without[4], ".2f")} (the chapter's 0.66 vs 1.0 and 0.22 vs 0.5).`, "success")); // prettier-ignore
   }
   const half = Math.floor(G / 2);
-  return [columns(
-    [caption("Exercise 15.4: the mean |A| of a group, with and without the std division."),
-      ask("ex15_4", `A group of G = ${G} has 1 correct answer. With the std division, what is its mean |A|? (A group ` +
-        `with ${half} correct has ${f(withStd[half], ".2f")}.)`, pyRound(withStd[1], 2), { tolerance: 0.05, lo: 0,
-        explain: `Without the std it would be ${f(without[1], ".2f")}.` }, revealed)], // prettier-ignore
-    [charts("weight_chart", [weightChart])],
-  )];
+  const question = (then) => ask("ex15_4", `A group of G = ${G} has 1 correct answer. With the std division, what is its ` +
+    `mean |A|? (A group with ${half} correct has ${f(withStd[half], ".2f")}.)`, pyRound(withStd[1], 2), { tolerance: 0.05,
+    lo: 0, explain: `Without the std it would be ${f(without[1], ".2f")}.` }, then); // prettier-ignore
+  const source = caption("Exercise 15.4: the mean |A| of a group, with and without the std division.", ["15.4"]);
+  // asked first, the chart waits for the guess; otherwise it comes first, the question and its answer below it
+  const left = predict ? [source, question(revealed)] : [...revealed.slice(0, 1), source, question(revealed.slice(1))];
+  return [columns(left, [charts("weight_chart", [weightChart])])];
 }
 
-function std_scaling(fields) {
+function std_scaling(fields, ctx = {}) {
   const cfg = toyConfig({ group_size: fields.group_size, lr: fields.lr, seed: fields.seed, n_seeds: STD_SEEDS });
   return [
     formula(String.raw`\overline{|\hat A|}(c) = \frac{1}{G}\sum_i \left|\frac{r_i - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}\right| \quad\text{vs}\quad \frac{1}{G}\sum_i |r_i - \operatorname{mean}(r)|`,
       "mean |A|(c) = (1/G) Σ_i |r_i − mean(r)| / (std(r) + ε)   vs   (1/G) Σ_i |r_i − mean(r)|"),
-    ...exercise(cfg.group_size),
+    ...exercise(cfg.group_size, !!ctx.predict),
     heading("What it does to training: two comparisons"),
     live("std_scaling", { view: "std", config: cfg, columns: 2, classroom_columns: 2 }),
   ];

@@ -166,7 +166,7 @@ class Chart:
     given: list = field(default_factory=list)  # numbers its caption gives that are not its data (a setting, a constant)
 
 
-READ_FORMAT = re.compile(r"\.\d+[f%]\Z")
+READ_FORMAT = re.compile(r"\+?\.\d+[f%]\Z")
 
 
 def read_value(chart: Chart, name: str, at: str, *, row: int | None = None, level: float | None = None,

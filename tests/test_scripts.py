@@ -137,6 +137,7 @@ RUN_ELSEWHERE = {  # script -> the test that runs it
     "lock_requirements.py": "tests/test_docker.py::test_the_lock_script_writes_each_wheel_with_its_hash",
     "bench_your_data.py": "tests/test_your_data_cli.py::test_bench_your_data_tiny",
     "record_example_pool.py": "tests/test_your_data_cli.py::test_record_example_pool_tiny",
+    "build_tinylm_wasm.py": "tests/test_tinylm_js.py::test_the_wasm_bytes_are_what_the_build_produces",
 }
 
 

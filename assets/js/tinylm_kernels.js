@@ -3,7 +3,8 @@
 // sum to float32 in the same order, so both give the same bits (tests/test_tinylm_js.py checks it).
 //
 //   const k = await createKernels(nFloats);          // k.f32: the arena; k.simd: which one runs
-//   k.matmul(M, N, K, x, w, bias, y, acc)            // Y[M,N] = bias + X[M,K] W[K,N]  (acc: Y += X W)
+//   k.matmul(M, N, K, x, w, bias, y, flags)          // Y[M,N] = (Y if flags & ACC) + bias + X[M,K] W[K,N],
+//                                                    //   max(0, .) if flags & RELU
 //   k.matmulTN(M, N, K, x, d, g)                     // G[K,N] += X[M,K]^T D[M,N]
 //
 // Arguments are float offsets into k.f32, at or above k.base (below it lies the WebAssembly code's stack); bias 0
@@ -23,14 +24,18 @@ function bytesOf(base64) {
   return out;
 }
 
+export const ACC = 1; // matmul's flags: start from Y
+export const RELU = 2; // store max(0, .)
+
 // The plain-JavaScript twin of tinylm_kernels.c: the same sums in the same order, each step rounded to float32.
-function jsMatmul(a, M, N, K, x, w, bias, y, acc) {
+function jsMatmul(a, M, N, K, x, w, bias, y, flags) {
   for (let m = 0; m < M; m++) {
     const xr = x + m * K, yr = y + m * N;
     for (let n = 0; n < N; n++) {
-      let s = acc ? a[yr + n] : bias ? a[bias + n] : 0;
+      let s = flags & ACC ? a[yr + n] : 0;
+      if (bias) s = f32(s + a[bias + n]);
       for (let k = 0, wk = w + n; k < K; k++, wk += N) s = f32(s + f32(a[xr + k] * a[wk]));
-      a[yr + n] = s;
+      a[yr + n] = flags & RELU && !(s > 0) ? 0 : s;
     }
   }
 }
@@ -65,7 +70,7 @@ export async function createKernels(nFloats, { simd = true } = {}) {
       simd: true,
       base: RESERVED / 4,
       f32: a,
-      matmul: (M, N, K, x, w, bias, y, acc) => wasm.matmul(M, N, K, 4 * x, 4 * w, 4 * bias, 4 * y, acc ? 1 : 0),
+      matmul: (M, N, K, x, w, bias, y, flags) => wasm.matmul(M, N, K, 4 * x, 4 * w, 4 * bias, 4 * y, flags),
       matmulTN: (M, N, K, x, d, g) => wasm.matmul_tn(M, N, K, 4 * x, 4 * d, 4 * g),
     };
   }
@@ -74,7 +79,7 @@ export async function createKernels(nFloats, { simd = true } = {}) {
     simd: false,
     base: RESERVED / 4,
     f32: a,
-    matmul: (M, N, K, x, w, bias, y, acc) => jsMatmul(a, M, N, K, x, w, bias, y, acc),
+    matmul: (M, N, K, x, w, bias, y, flags) => jsMatmul(a, M, N, K, x, w, bias, y, flags),
     matmulTN: (M, N, K, x, d, g) => jsMatmulTN(a, M, N, K, x, d, g),
   };
 }

@@ -19,6 +19,8 @@
 // contiguous; `wT` holds torch's orientation of the same weights for the backward product dX = dY W^T
 // (syncWeights() refreshes it after theta changes). `grad` has theta's layout.
 
+import { ACC, RELU } from "./tinylm_kernels.js";
+
 const LN_EPS = 1e-5; // torch.nn.LayerNorm's default
 
 // [{name, shape (torch's), size, linear}] in torch's state_dict order for a ModelConfig.
@@ -123,7 +125,10 @@ export class TinyLM {
     this.KMAX = cfg.block_size; // most keys a query sees
     this.cap = { prompts, rows };
     this.spec = paramSpec(cfg);
+    this.where = Object.fromEntries(this.spec.map((p) => [p.name, p.off])); // a parameter's offset in theta
     this.n = nParams(cfg);
+    this.keys = new Int32Array(cfg.block_size); // the key offsets of one query (attention)
+    this.dkeys = new Int32Array(cfg.block_size);
     this.theta = arena.alloc(this.n);
     this.grad = arena.alloc(this.n);
     this.wT = {}; // torch-oriented copies of the Linear weights, by name
@@ -140,7 +145,7 @@ export class TinyLM {
     const layers = [];
     for (let l = 0; l < this.cfg.n_layer; l++) {
       layers.push({ xhat1: a(N * C), rstd1: a(N), h1: a(N * C), qkv: a(N * 3 * C), probs: a(N * this.H * this.KMAX),
-        att: a(N * C), xhat2: a(N * C), rstd2: a(N), h2: a(N * C), u: a(N * 4 * C), r: a(N * 4 * C) }); // prettier-ignore
+        att: a(N * C), xhat2: a(N * C), rstd2: a(N), h2: a(N * C), r: a(N * 4 * C) }); // prettier-ignore
     }
     return { N, F, layers, x: a(N * C), xhatf: a(F * C), rstdf: a(F), hf: a(F * C), logits: a(F * this.V),
       dx: a(N * C), dh: a(N * C), dqkv: a(N * 3 * C), datt: a(N * C), du: a(N * 4 * C), dlogits: a(F * this.V) }; // prettier-ignore
@@ -148,7 +153,7 @@ export class TinyLM {
 
   // ---- parameters ----
   off(name) {
-    return this.theta + this.spec.find((p) => p.name === name).off;
+    return this.theta + this.where[name];
   }
 
   params() {
@@ -182,10 +187,8 @@ export class TinyLM {
       for (let j = 0; j < this.Tp; j++) this.embed(s.x + (p * this.Tp + j) * C, prompts[p * this.Tp + j], j);
     }
     for (let l = 0; l < this.cfg.n_layer; l++) this.blockForward(s, l, 0, P * this.Tp, null);
-    for (let p = 0; p < P; p++) { // the final LayerNorm of the last positions, packed (P, C)
-      this.layerNorm(s.x + (p * this.Tp + this.Tp - 1) * C, "ln_f", s.xhatf + p * C, s.rstdf + p, s.hf + p * C);
-    }
-    this.k.matmul(P, this.V, C, s.hf, this.off("head.weight"), 0, s.logits, false);
+    this.layerNorm(P, s.x + (this.Tp - 1) * C, this.Tp * C, "ln_f", s.xhatf, s.rstdf, s.hf); // last positions, packed
+    this.k.matmul(P, this.V, C, s.hf, this.off("head.weight"), 0, s.logits, 0);
     return f.subarray(s.logits, s.logits + P * this.V);
   }
 
@@ -202,8 +205,8 @@ export class TinyLM {
     }
     const a = t0 * R, b = t1 * R;
     for (let l = 0; l < this.cfg.n_layer; l++) this.blockForward(s, l, a, b, this.pre);
-    for (let i = a; i < b; i++) this.layerNorm(s.x + i * C, "ln_f", s.xhatf + i * C, s.rstdf + i, s.hf + i * C);
-    this.k.matmul(b - a, this.V, C, s.hf + a * C, this.off("head.weight"), 0, s.logits + a * this.V, false);
+    this.layerNorm(b - a, s.x + a * C, C, "ln_f", s.xhatf + a * C, s.rstdf + a, s.hf + a * C);
+    this.k.matmul(b - a, this.V, C, s.hf + a * C, this.off("head.weight"), 0, s.logits + a * this.V, 0);
   }
 
   // Logits (V floats, an offset into this.f) predicting row r's response token s.
@@ -217,54 +220,54 @@ export class TinyLM {
     for (let c = 0; c < C; c++) f[x + c] = f[te + c] + f[pe + c];
   }
 
-  // LayerNorm of one token's C values at x with parameters `name`: xhat, rstd, out.
-  layerNorm(x, name, xhat, rstd, out) {
+  // LayerNorm `name` of n tokens, token i's C values at x + i stride: xhat (n, C), rstd (n), out (n, C).
+  layerNorm(n, x, stride, name, xhat, rstd, out) {
     const f = this.f, C = this.C, g = this.off(name + ".weight"), b = this.off(name + ".bias");
-    let mean = 0;
-    for (let c = 0; c < C; c++) mean += f[x + c];
-    mean /= C;
-    let v = 0;
-    for (let c = 0; c < C; c++) v += (f[x + c] - mean) ** 2;
-    const rs = 1 / Math.sqrt(v / C + LN_EPS);
-    f[rstd] = rs;
-    for (let c = 0; c < C; c++) {
-      const xh = (f[x + c] - mean) * rs;
-      f[xhat + c] = xh;
-      f[out + c] = xh * f[g + c] + f[b + c];
+    for (let i = 0; i < n; i++, x += stride, xhat += C, out += C) {
+      let mean = 0;
+      for (let c = 0; c < C; c++) mean += f[x + c];
+      mean /= C;
+      let v = 0;
+      for (let c = 0; c < C; c++) v += (f[x + c] - mean) ** 2;
+      const rs = 1 / Math.sqrt(v / C + LN_EPS);
+      f[rstd + i] = rs;
+      for (let c = 0; c < C; c++) {
+        const xh = (f[x + c] - mean) * rs;
+        f[xhat + c] = xh;
+        f[out + c] = xh * f[g + c] + f[b + c];
+      }
     }
   }
 
   // Block l on tokens a..b-1 of segment s (x updated in place); `past` is the prefix whose keys the
   // continuation's rows also see (null for the prefix itself).
   blockForward(s, l, a, b, past) {
-    const k = this.k, f = this.f, C = this.C, L = s.layers[l], n = b - a, pre = `blocks.${l}.`;
-    for (let i = a; i < b; i++) this.layerNorm(s.x + i * C, pre + "ln1", L.xhat1 + i * C, L.rstd1 + i, L.h1 + i * C);
+    const k = this.k, C = this.C, L = s.layers[l], n = b - a, pre = `blocks.${l}.`;
+    this.layerNorm(n, s.x + a * C, C, pre + "ln1", L.xhat1 + a * C, L.rstd1 + a, L.h1 + a * C);
     k.matmul(n, 3 * C, C, L.h1 + a * C, this.off(pre + "attn.qkv.weight"), this.off(pre + "attn.qkv.bias"),
-      L.qkv + a * 3 * C, false); // prettier-ignore
+      L.qkv + a * 3 * C, 0); // prettier-ignore
     if (past) this.attendContinuation(L, past.layers[l], a, b);
     else this.attendPrefix(L, a, b);
-    // x += proj(att): the residual added by the product itself (acc), after the bias
+    // x += proj(att) and x += fc2(relu(fc1(ln2(x)))): each product adds itself to the residual stream (ACC); fc1's
+    // output is stored after its ReLU (RELU), and its backward reads the ReLU's mask from it (r > 0 where u > 0)
     k.matmul(n, C, C, L.att + a * C, this.off(pre + "attn.proj.weight"), this.off(pre + "attn.proj.bias"),
-      s.dh + a * C, false); // prettier-ignore
-    for (let i = a * C; i < b * C; i++) f[s.x + i] += f[s.dh + i];
-    for (let i = a; i < b; i++) this.layerNorm(s.x + i * C, pre + "ln2", L.xhat2 + i * C, L.rstd2 + i, L.h2 + i * C);
+      s.x + a * C, ACC); // prettier-ignore
+    this.layerNorm(n, s.x + a * C, C, pre + "ln2", L.xhat2 + a * C, L.rstd2 + a, L.h2 + a * C);
     k.matmul(n, 4 * C, C, L.h2 + a * C, this.off(pre + "mlp.0.weight"), this.off(pre + "mlp.0.bias"),
-      L.u + a * 4 * C, false); // prettier-ignore
-    for (let i = a * 4 * C; i < b * 4 * C; i++) f[L.r + i] = f[L.u + i] > 0 ? f[L.u + i] : 0;
+      L.r + a * 4 * C, RELU); // prettier-ignore
     k.matmul(n, C, 4 * C, L.r + a * 4 * C, this.off(pre + "mlp.2.weight"), this.off(pre + "mlp.2.bias"),
-      s.dh + a * C, false); // prettier-ignore
-    for (let i = a * C; i < b * C; i++) f[s.x + i] += f[s.dh + i];
+      s.x + a * C, ACC); // prettier-ignore
   }
 
-  // Softmax attention of query q (offset of its C values) over `nk` keys given by keyAt(j) (offset of key j's q/k/v
-  // triple), for every head: att at out, probabilities at probs (H x KMAX).
-  attendOne(q, keyAt, nk, out, probs) {
-    const f = this.f, C = this.C, hd = this.hd, scale = 1 / Math.sqrt(hd), sc = this.scores;
+  // Softmax attention of query q (offset of its q/k/v triple) over the nk keys whose triples start at this.keys[0..nk),
+  // for every head: the attention output at out, the probabilities at probs (H x KMAX).
+  attendOne(q, nk, out, probs) {
+    const f = this.f, C = this.C, hd = this.hd, scale = 1 / Math.sqrt(hd), sc = this.scores, keys = this.keys;
     for (let h = 0; h < this.H; h++) {
       const qh = q + h * hd;
       let max = -Infinity;
       for (let j = 0; j < nk; j++) {
-        const kj = keyAt(j) + C + h * hd;
+        const kj = keys[j] + C + h * hd;
         let d = 0;
         for (let e = 0; e < hd; e++) d += f[qh + e] * f[kj + e];
         sc[j] = d * scale;
@@ -277,7 +280,7 @@ export class TinyLM {
       for (let j = 0; j < nk; j++) {
         const p = sc[j] / z;
         f[pr + j] = p;
-        const vj = keyAt(j) + 2 * C + h * hd;
+        const vj = keys[j] + 2 * C + h * hd;
         for (let e = 0; e < hd; e++) f[o + e] += p * f[vj + e];
       }
     }
@@ -287,21 +290,24 @@ export class TinyLM {
     return (this._scores ??= new Float64Array(this.cfg.block_size));
   }
 
+  // Token i of the prefix sees its prompt's tokens up to itself.
   attendPrefix(L, a, b) {
-    const C3 = 3 * this.C, Tp = this.Tp;
+    const C3 = 3 * this.C, Tp = this.Tp, keys = this.keys;
     for (let i = a; i < b; i++) {
-      const first = i - (i % Tp); // the prompt's first token
-      this.attendOne(L.qkv + i * C3, (j) => L.qkv + (first + j) * C3, (i % Tp) + 1, L.att + i * this.C,
-        L.probs + i * this.H * this.KMAX); // prettier-ignore
+      const first = i - (i % Tp), nk = (i % Tp) + 1;
+      for (let j = 0; j < nk; j++) keys[j] = L.qkv + (first + j) * C3;
+      this.attendOne(L.qkv + i * C3, nk, L.att + i * this.C, L.probs + i * this.H * this.KMAX);
     }
   }
 
+  // Continuation token (t, r) sees its prompt's 6 tokens (the prefix P's keys), then its row's tokens up to itself.
   attendContinuation(L, P, a, b) {
-    const C3 = 3 * this.C, Tp = this.Tp, R = this.R, G = this.G;
+    const C3 = 3 * this.C, Tp = this.Tp, R = this.R, G = this.G, keys = this.keys;
     for (let i = a; i < b; i++) {
       const t = Math.floor(i / R), r = i - t * R, p = Math.floor(r / G);
-      const keyAt = (j) => (j < Tp ? P.qkv + (p * Tp + j) * C3 : L.qkv + ((j - Tp) * R + r) * C3);
-      this.attendOne(L.qkv + i * C3, keyAt, Tp + t + 1, L.att + i * this.C, L.probs + i * this.H * this.KMAX);
+      for (let j = 0; j < Tp; j++) keys[j] = P.qkv + (p * Tp + j) * C3;
+      for (let j = 0; j <= t; j++) keys[Tp + j] = L.qkv + (j * R + r) * C3;
+      this.attendOne(L.qkv + i * C3, Tp + t + 1, L.att + i * this.C, L.probs + i * this.H * this.KMAX);
     }
   }
 
@@ -316,14 +322,12 @@ export class TinyLM {
     // the head and the final LayerNorm
     k.matmulTN(Nc, V, C, con.hf, con.dlogits, gHead);
     k.matmulTN(P, V, C, pre.hf, pre.dlogits, gHead);
-    k.matmul(Nc, C, V, con.dlogits, this.wT["head.weight"], 0, con.dh, false);
-    k.matmul(P, C, V, pre.dlogits, this.wT["head.weight"], 0, pre.dh, false);
+    k.matmul(Nc, C, V, con.dlogits, this.wT["head.weight"], 0, con.dh, 0);
+    k.matmul(P, C, V, pre.dlogits, this.wT["head.weight"], 0, pre.dh, 0);
     f.fill(0, con.dx, con.dx + Nc * C);
     f.fill(0, pre.dx, pre.dx + Np * C);
-    for (let i = 0; i < Nc; i++) this.layerNormBack("ln_f", con.dh + i * C, con.xhatf + i * C, con.rstdf + i, con.dx + i * C);
-    for (let p = 0; p < P; p++) {
-      this.layerNormBack("ln_f", pre.dh + p * C, pre.xhatf + p * C, pre.rstdf + p, pre.dx + (p * this.Tp + this.Tp - 1) * C);
-    }
+    this.layerNormBack(Nc, "ln_f", con.dh, con.xhatf, con.rstdf, con.dx, C);
+    this.layerNormBack(P, "ln_f", pre.dh, pre.xhatf, pre.rstdf, pre.dx + (this.Tp - 1) * C, this.Tp * C);
     for (let l = this.cfg.n_layer - 1; l >= 0; l--) {
       // the continuation's queries add to the prefix's key and value gradients, then the prefix's own
       f.fill(0, pre.dqkv, pre.dqkv + Np * 3 * C);
@@ -350,25 +354,28 @@ export class TinyLM {
   }
 
   gradOff(name) {
-    return this.grad + this.spec.find((p) => p.name === name).off;
+    return this.grad + this.where[name];
   }
 
-  // dx += LayerNorm's input gradient for output gradient dh; its weight and bias gradients accumulate.
-  layerNormBack(name, dh, xhat, rstd, dx) {
+  // LayerNorm `name` backward over n tokens: dx (token i at dx + i stride) += the input gradient for output gradients
+  // dh (n, C); its weight and bias gradients accumulate.
+  layerNormBack(n, name, dh, xhat, rstd, dx, stride) {
     const f = this.f, C = this.C, g = this.off(name + ".weight");
     const gg = this.gradOff(name + ".weight"), gb = this.gradOff(name + ".bias");
-    let m1 = 0, m2 = 0;
-    for (let c = 0; c < C; c++) {
-      const d = f[dh + c] * f[g + c];
-      m1 += d;
-      m2 += d * f[xhat + c];
-      f[gg + c] += f[dh + c] * f[xhat + c];
-      f[gb + c] += f[dh + c];
+    for (let i = 0; i < n; i++, dh += C, xhat += C, dx += stride) {
+      let m1 = 0, m2 = 0;
+      for (let c = 0; c < C; c++) {
+        const d = f[dh + c] * f[g + c];
+        m1 += d;
+        m2 += d * f[xhat + c];
+        f[gg + c] += f[dh + c] * f[xhat + c];
+        f[gb + c] += f[dh + c];
+      }
+      m1 /= C;
+      m2 /= C;
+      const rs = f[rstd + i];
+      for (let c = 0; c < C; c++) f[dx + c] += rs * (f[dh + c] * f[g + c] - m1 - f[xhat + c] * m2);
     }
-    m1 /= C;
-    m2 /= C;
-    const rs = f[rstd];
-    for (let c = 0; c < C; c++) f[dx + c] += rs * (f[dh + c] * f[g + c] - m1 - f[xhat + c] * m2);
   }
 
   // Linear backward over n rows: weight and bias gradients accumulate; dX (n, in) = dY W^T written at dx.
@@ -377,7 +384,7 @@ export class TinyLM {
     k.matmulTN(n, nOut, nIn, x, dy, this.gradOff(name + ".weight"));
     const gb = this.gradOff(name + ".bias");
     for (let i = 0; i < n; i++) for (let o = 0; o < nOut; o++) f[gb + o] += f[dy + i * nOut + o];
-    k.matmul(n, nIn, nOut, dy, this.wT[name + ".weight"], 0, dx, false);
+    k.matmul(n, nIn, nOut, dy, this.wT[name + ".weight"], 0, dx, 0);
   }
 
   // Block l of segment s backward over its N tokens: s.dx holds the gradient of the block's output and becomes that
@@ -387,26 +394,26 @@ export class TinyLM {
     const f = this.f, C = this.C, L = s.layers[l], pre = `blocks.${l}.`;
     // the MLP: x_out = x_mid + fc2(relu(fc1(ln2(x_mid))))
     this.linearBack(pre + "mlp.2", N, 4 * C, C, L.r, s.dx, s.du);
-    for (let i = 0; i < N * 4 * C; i++) if (!(f[L.u + i] > 0)) f[s.du + i] = 0;
+    for (let i = 0; i < N * 4 * C; i++) if (!(f[L.r + i] > 0)) f[s.du + i] = 0;
     this.linearBack(pre + "mlp.0", N, C, 4 * C, L.h2, s.du, s.dh);
-    for (let i = 0; i < N; i++) this.layerNormBack(pre + "ln2", s.dh + i * C, L.xhat2 + i * C, L.rstd2 + i, s.dx + i * C);
+    this.layerNormBack(N, pre + "ln2", s.dh, L.xhat2, L.rstd2, s.dx, C);
     // attention: x_mid = x_in + proj(attend(qkv(ln1(x_in))))
     this.linearBack(pre + "attn.proj", N, C, C, L.att, s.dx, s.datt);
     if (past) this.attendContinuationBack(L, s, past.layers[l], past.dqkv, N);
     else this.attendPrefixBack(L, s, N);
     this.linearBack(pre + "attn.qkv", N, C, 3 * C, L.h1, s.dqkv, s.dh);
-    for (let i = 0; i < N; i++) this.layerNormBack(pre + "ln1", s.dh + i * C, L.xhat1 + i * C, L.rstd1 + i, s.dx + i * C);
+    this.layerNormBack(N, pre + "ln1", s.dh, L.xhat1, L.rstd1, s.dx, C);
   }
 
-  // The gradient of one query's attention (see attendOne): dq into dq, dk and dv into the key's slots given by
-  // dkeyAt(j) (offset of its d q/k/v triple), reading keys through keyAt(j).
-  attendOneBack(q, dq, keyAt, dkeyAt, nk, datt, probs) {
+  // The gradient of one query's attention (see attendOne): dq into dq, dk and dv into the triples at this.dkeys.
+  attendOneBack(q, dq, nk, datt, probs) {
     const f = this.f, C = this.C, hd = this.hd, scale = 1 / Math.sqrt(hd), dp = this.scores;
+    const keys = this.keys, dkeys = this.dkeys;
     for (let h = 0; h < this.H; h++) {
       const pr = probs + h * this.KMAX, da = datt + h * hd;
       let dot = 0;
       for (let j = 0; j < nk; j++) {
-        const vj = keyAt(j) + 2 * C + h * hd, dvj = dkeyAt(j) + 2 * C + h * hd, p = f[pr + j];
+        const vj = keys[j] + 2 * C + h * hd, dvj = dkeys[j] + 2 * C + h * hd, p = f[pr + j];
         let d = 0;
         for (let e = 0; e < hd; e++) {
           d += f[da + e] * f[vj + e];
@@ -418,7 +425,7 @@ export class TinyLM {
       const qh = q + h * hd, dqh = dq + h * hd;
       for (let j = 0; j < nk; j++) {
         const ds = f[pr + j] * (dp[j] - dot) * scale;
-        const kj = keyAt(j) + C + h * hd, dkj = dkeyAt(j) + C + h * hd;
+        const kj = keys[j] + C + h * hd, dkj = dkeys[j] + C + h * hd;
         for (let e = 0; e < hd; e++) {
           f[dqh + e] += ds * f[kj + e];
           f[dkj + e] += ds * f[qh + e];
@@ -428,22 +435,30 @@ export class TinyLM {
   }
 
   attendPrefixBack(L, s, N) {
-    const C3 = 3 * this.C, Tp = this.Tp;
+    const C3 = 3 * this.C, Tp = this.Tp, keys = this.keys, dkeys = this.dkeys;
     for (let i = 0; i < N; i++) {
-      const first = i - (i % Tp);
-      this.attendOneBack(L.qkv + i * C3, s.dqkv + i * C3, (j) => L.qkv + (first + j) * C3,
-        (j) => s.dqkv + (first + j) * C3, (i % Tp) + 1, s.datt + i * this.C, L.probs + i * this.H * this.KMAX); // prettier-ignore
+      const first = i - (i % Tp), nk = (i % Tp) + 1;
+      for (let j = 0; j < nk; j++) {
+        keys[j] = L.qkv + (first + j) * C3;
+        dkeys[j] = s.dqkv + (first + j) * C3;
+      }
+      this.attendOneBack(L.qkv + i * C3, s.dqkv + i * C3, nk, s.datt + i * this.C, L.probs + i * this.H * this.KMAX);
     }
   }
 
   attendContinuationBack(L, s, P, dP, N) {
-    const C3 = 3 * this.C, Tp = this.Tp, R = this.R, G = this.G;
+    const C3 = 3 * this.C, Tp = this.Tp, R = this.R, G = this.G, keys = this.keys, dkeys = this.dkeys;
     for (let i = 0; i < N; i++) {
       const t = Math.floor(i / R), r = i - t * R, p = Math.floor(r / G);
-      const keyAt = (j) => (j < Tp ? P.qkv + (p * Tp + j) * C3 : L.qkv + ((j - Tp) * R + r) * C3);
-      const dkeyAt = (j) => (j < Tp ? dP + (p * Tp + j) * C3 : s.dqkv + ((j - Tp) * R + r) * C3);
-      this.attendOneBack(L.qkv + i * C3, s.dqkv + i * C3, keyAt, dkeyAt, Tp + t + 1, s.datt + i * this.C,
-        L.probs + i * this.H * this.KMAX); // prettier-ignore
+      for (let j = 0; j < Tp; j++) {
+        keys[j] = P.qkv + (p * Tp + j) * C3;
+        dkeys[j] = dP + (p * Tp + j) * C3;
+      }
+      for (let j = 0; j <= t; j++) {
+        keys[Tp + j] = L.qkv + (j * R + r) * C3;
+        dkeys[Tp + j] = s.dqkv + (j * R + r) * C3;
+      }
+      this.attendOneBack(L.qkv + i * C3, s.dqkv + i * C3, Tp + t + 1, s.datt + i * this.C, L.probs + i * this.H * this.KMAX);
     }
   }
 }

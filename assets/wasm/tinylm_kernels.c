@@ -23,8 +23,25 @@ void* memset(void* dst, int c, unsigned long n) {
 
 static inline v128_t madd(v128_t acc, v128_t a, v128_t b) { return wasm_f32x4_add(acc, wasm_f32x4_mul(a, b)); }
 
-// One row block of Y = Y0 + X W for `rows` (1..4) rows: Y0 is the bias (or 0, or Y itself when acc).
-static void row_block(int rows, int N, int K, const float* X, const float* W, const float* bias, float* Y, int acc) {
+#define ACC 1   // start from Y: Y += ...
+#define RELU 2  // store max(0, result)
+
+static inline v128_t start(const float* y, const float* bias, int flags) {
+  v128_t a = (flags & ACC) ? wasm_v128_load(y) : wasm_f32x4_splat(0.0f);
+  return bias ? wasm_f32x4_add(a, wasm_v128_load(bias)) : a;
+}
+
+static inline float start1(const float* y, const float* bias, int flags) {
+  float a = (flags & ACC) ? *y : 0.0f;
+  return bias ? a + *bias : a;
+}
+
+static inline v128_t finish(v128_t a, int flags) {
+  return (flags & RELU) ? wasm_f32x4_max(a, wasm_f32x4_splat(0.0f)) : a;
+}
+
+// One row block of Y = (Y if ACC) + bias + X W, ReLU'd if RELU, for `rows` (1..4) rows.
+static void row_block(int rows, int N, int K, const float* X, const float* W, const float* bias, float* Y, int flags) {
   const float* x[4];
   float* y[4];
   for (int r = 0; r < 4; r++) {
@@ -36,15 +53,8 @@ static void row_block(int rows, int N, int K, const float* X, const float* W, co
   for (; n + 8 <= N; n += 8) {
     v128_t a[4][2];
     for (int r = 0; r < 4; r++) {
-      if (acc) {
-        a[r][0] = wasm_v128_load(y[r] + n);
-        a[r][1] = wasm_v128_load(y[r] + n + 4);
-      } else if (bias) {
-        a[r][0] = wasm_v128_load(bias + n);
-        a[r][1] = wasm_v128_load(bias + n + 4);
-      } else {
-        a[r][0] = a[r][1] = wasm_f32x4_splat(0.0f);
-      }
+      a[r][0] = start(y[r] + n, bias ? bias + n : 0, flags);
+      a[r][1] = start(y[r] + n + 4, bias ? bias + n + 4 : 0, flags);
     }
     const float* w = W + n;
     for (int k = 0; k < K; k++, w += N) {
@@ -56,35 +66,35 @@ static void row_block(int rows, int N, int K, const float* X, const float* W, co
       }
     }
     for (int r = 0; r < rows; r++) {
-      wasm_v128_store(y[r] + n, a[r][0]);
-      wasm_v128_store(y[r] + n + 4, a[r][1]);
+      wasm_v128_store(y[r] + n, finish(a[r][0], flags));
+      wasm_v128_store(y[r] + n + 4, finish(a[r][1], flags));
     }
   }
   for (; n + 4 <= N; n += 4) {
     v128_t a[4];
-    for (int r = 0; r < 4; r++)
-      a[r] = acc ? wasm_v128_load(y[r] + n) : bias ? wasm_v128_load(bias + n) : wasm_f32x4_splat(0.0f);
+    for (int r = 0; r < 4; r++) a[r] = start(y[r] + n, bias ? bias + n : 0, flags);
     const float* w = W + n;
     for (int k = 0; k < K; k++, w += N) {
       v128_t w0 = wasm_v128_load(w);
       for (int r = 0; r < 4; r++) a[r] = madd(a[r], wasm_f32x4_splat(x[r][k]), w0);
     }
-    for (int r = 0; r < rows; r++) wasm_v128_store(y[r] + n, a[r]);
+    for (int r = 0; r < rows; r++) wasm_v128_store(y[r] + n, finish(a[r], flags));
   }
   for (; n < N; n++) {
     for (int r = 0; r < rows; r++) {
-      float s = acc ? y[r][n] : bias ? bias[n] : 0.0f;
+      float s = start1(y[r] + n, bias ? bias + n : 0, flags);
       for (int k = 0; k < K; k++) s += x[r][k] * W[k * N + n];
-      y[r][n] = s;
+      y[r][n] = (flags & RELU) && !(s > 0.0f) ? 0.0f : s;
     }
   }
 }
 
-// Y[M,N] = b + X[M,K] W[K,N] (b null: 0; acc: Y += X W). A linear layer's forward with W stored (in, out), and its
-// input gradient dX = dY W^T with W^T stored (out, in).
+// Y[M,N] = (Y if flags & ACC) + b + X[M,K] W[K,N] (b null: none), ReLU'd if flags & RELU. A linear layer's forward
+// with W stored (in, out) (ACC: the residual stream's update in place), and its input gradient dX = dY W^T with W^T
+// stored (out, in).
 EXPORT("matmul")
-void matmul(int M, int N, int K, const float* X, const float* W, const float* bias, float* Y, int acc) {
-  for (int m = 0; m < M; m += 4) row_block(M - m < 4 ? M - m : 4, N, K, X + m * K, W, bias, Y + m * N, acc);
+void matmul(int M, int N, int K, const float* X, const float* W, const float* bias, float* Y, int flags) {
+  for (int m = 0; m < M; m += 4) row_block(M - m < 4 ? M - m : 4, N, K, X + m * K, W, bias, Y + m * N, flags);
 }
 
 // G[K,N] += X[M,K]^T D[M,N]: a linear layer's weight gradient, summed over the M rows in order.

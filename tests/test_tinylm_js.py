@@ -35,7 +35,7 @@ from sim.tinylm import browser
 from sim.tinylm.checkpoint import load_checkpoint
 from sim.tinylm.data import completion_mask, prompt_tokens, split
 from sim.tinylm.evaluate import expected_pass_at_1, passk_eval
-from sim.tinylm.grpo_train import GRPOConfig, GRPOTrainer
+from sim.tinylm.grpo_train import METRICS, GRPOConfig, GRPOTrainer
 from sim.tinylm.model import DTYPE, expand_cache, response_logprobs
 from sim.tinylm.optim import FlatAdamW
 from sim.tinylm.story import never_solved
@@ -137,6 +137,15 @@ def test_the_shipped_weights_are_the_checkpoint_in_float32():
         "tinylm_data.js is out of date: run python -m sim.tinylm.browser"
     heldout = json.loads(re.search(r'"heldout": (\[.*\])', browser.DATA_MODULE.read_text()).group(1))
     assert heldout == split()[1].tolist()
+
+
+def test_the_trainer_adds_at_most_one_and_a_half_megabytes_to_a_lesson():
+    """Issue 44's budget: the modules the trainer brings into a bundle that the lesson's does not already hold."""
+    from scripts.bench_tinylm_browser import GROWTH_LIMIT, lesson_growth
+
+    growth, sizes = lesson_growth()
+    assert "tinylm_sft.js" in sizes and "engine.js" not in sizes
+    assert growth <= GROWTH_LIMIT == 1_500_000
 
 
 def test_the_wasm_module_is_its_sources_build():
@@ -312,6 +321,35 @@ def test_the_evaluation_samples_what_sim_samples():
     assert res["never_solved_before"] == never_solved(heldout, want["correct"])
     assert res["crossover_k"] is None
     assert abs(out["pass_at_1"][0][1] - expected_pass_at_1(model, heldout)) < 1e-6
+
+
+def test_the_pages_bundle_runs_the_same_run(tmp_path):
+    """Through the page's bundle (sim/player/bundle.py: what a lesson and the app load) and its API, on one thread:
+    the run the modules give, its snapshot in job.py's keys, every metric named, the result in run_story's keys.
+    (A module the bundler misread, say a second name in one `export const`, would change it.)"""
+    from sim.tinylm.browser import write_page
+
+    settings = {"iterations": 3, "eval_every": 2, "eval_samples": 2, "seed": 9, "beta": 0.04, "mu": 2}
+    write_page(tmp_path)
+    snap, direct = probe([{"op": "bundle", "script": str(tmp_path / "tinylm.js"), "settings": settings},
+                          {"op": "eval", "settings": settings}])
+    assert snap["state"] == "done" and snap["where"] == "page" and snap["error"] is None
+    assert snap["pass_at_1"] == direct["pass_at_1"] and len(snap["pass_at_1"]) == 3
+    res = snap["result"]
+    for k in ("pass_at_1_before", "pass_at_1_after", "pass_at_k_before", "pass_at_k_after", "never_solved_before",
+              "never_solved_after", "crossover_k"):
+        assert res[k] == direct["result"][k], k
+    assert set(res) == {"pass_at_1_before", "pass_at_1_after", "pass_at_k_before", "pass_at_k_after",
+                        "never_solved_before", "never_solved_after", "crossover_k", "exact_pass_at_1", "sft",
+                        "grpo_seconds", "eval_seconds", "wall_seconds", "iterations", "eval_samples",
+                        "heldout_problems", "config"}
+    assert {"state", "iteration", "history", "pass_at_1", "groups", "result", "error", "checkpoint_error", "viewers",
+            "paused", "queue_position", "iterations"} <= set(snap)
+    assert [m["iteration"] for m in snap["history"]] == [1, 2, 3]
+    assert set(snap["history"][0]) == set(METRICS) | {"iteration", "clip_ratio/low_mean", "clip_ratio/high_mean"}
+    assert "pass_at_1" in snap["history"][1] and len(snap["groups"]) == 8
+    assert all(len(g["responses"]) == 8 and all(isinstance(r, str) for r in g["responses"]) for g in snap["groups"])
+    assert res["config"]["grpo"]["mu"] == 2 and res["config"]["eval_samples"] == 2
 
 
 # ---- the pieces, one by one (tests/js/harness.mjs) ----

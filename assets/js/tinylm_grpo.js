@@ -16,7 +16,12 @@ import { SFT } from "./tinylm_sft.js";
 import { TINYLM } from "./tinylm_data.js";
 
 const TK = TINYLM.tokens;
-export const EOS = TK.eos, PAD = TK.pad, T = TK.max_new_tokens, PROMPT_LEN = TK.prompt_len, V = TK.vocab_size;
+// One declaration per export: sim/player/bundle.py exports only the first name of `export const A = 1, B = 2`.
+export const EOS = TK.eos;
+export const PAD = TK.pad;
+export const T = TK.max_new_tokens;
+export const PROMPT_LEN = TK.prompt_len;
+export const V = TK.vocab_size;
 export const METRICS = TINYLM.metrics;
 export const HELDOUT = TINYLM.heldout; // the 300 held-out problems [a, b], as sim/tinylm/data.py's split() draws them
 const STREAM = { prompts: 3, tokens: 4, eval: 5 }; // sim/rng.py: TINYLM_PROMPTS, TINYLM_TOKENS, TINYLM_EVAL

@@ -12,7 +12,7 @@ import { crossoverK } from "./engine.js";
 import {
   AdamW, HELDOUT, METRICS, SHARDS, Shard, T, clipGrad, groupAdvantages, learningRate, lossMetrics, meanPassAtK,
   promptIndices, responseText, sftTheta, tinylmConfig, trainProblems,
-} from "./tinylm_grpo.js"; // prettier-ignore
+} from "./tinylm_grpo.js";
 
 export { METRICS };
 

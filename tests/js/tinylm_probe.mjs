@@ -8,6 +8,8 @@
 //   {op: "adamw", theta, grads: [...], lrs, options}          theta after AdamW steps with these gradients
 //   {op: "first", settings, iterations}                      the trainer's first iterations: metrics, groups, thetas
 //   {op: "eval", settings}                                   a whole run: its pass@1 checks, then the evaluation
+//   {op: "bundle", script, settings}                         the same through the page's bundle (a classic script at
+//                                                            path `script`) and its API, on this thread: the snapshot
 import { readFileSync } from "node:fs";
 import { createKernels } from "../../assets/js/tinylm_kernels.js";
 import { AdamW, V, lossMetrics, policyLossGrad, sftTheta } from "../../assets/js/tinylm_grpo.js";
@@ -32,9 +34,11 @@ async function kernelsOp() {
     for (const k of [a, b]) for (let i = 0; i < 200000; i++) k.f32[k.base + i] = Math.sin(i * 1.37) * (i % 7);
     const X = a.base, W = X + M * K + 4, B = W + K * N + 8, Y = B + N + 4, G = Y + M * N + 4;
     for (const k of [a, b]) {
-      k.matmul(M, N, K, X, W, B, Y, false);
-      k.matmul(M, N, K, X, W, 0, Y, true);
+      k.matmul(M, N, K, X, W, B, Y, 0);
+      k.matmul(M, N, K, X, W, B, Y, 1); // ACC
+      k.matmul(M, N, K, X, W, 0, Y, 3); // ACC | RELU
       k.matmulTN(M, N, K, X, Y, G);
+      k.matmul(M, N, K, X, W, B, Y, 2); // RELU
     }
     for (let i = 0; i < M * N; i++, checked++) if (a.f32[Y + i] !== b.f32[Y + i]) differ++;
     for (let i = 0; i < K * N; i++, checked++) if (a.f32[G + i] !== b.f32[G + i]) differ++;
@@ -118,7 +122,17 @@ async function evalOp(q) {
   return { pass_at_1: tr.passAt1, result: await tr.evaluate() };
 }
 
-const ops = { kernels: kernelsOp, model: modelOp, loss: lossOp, adamw: adamwOp, first: firstOp, eval: evalOp };
+async function bundleOp(q) {
+  const window = {};
+  new Function("window", readFileSync(q.script, "utf8"))(window); // eslint-disable-line no-new-func
+  return await new Promise((resolve) => {
+    const run = window.grpoTinyLM.startTinyLM(q.settings, {
+      onMessage: (msg) => ["done", "error"].includes(msg.type) && resolve(run.snapshot()),
+    });
+  });
+}
+
+const ops = { bundle: bundleOp, kernels: kernelsOp, model: modelOp, loss: lossOp, adamw: adamwOp, first: firstOp, eval: evalOp };
 const request = JSON.parse(readFileSync(0, "utf8"));
 const replies = [];
 for (const q of [request].flat()) replies.push(await ops[q.op](q));

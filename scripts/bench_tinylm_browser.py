@@ -116,32 +116,40 @@ START = """([settings, workers]) => {
 }"""
 
 
-def chromium_runs(page_file: Path, settings: dict, workers_list: list[int], limit_s: float, kernels: bool) -> dict:
-    from playwright.sync_api import sync_playwright
+class Chromium:
+    """One headless Chromium on the page, for several runs."""
 
-    from tests.fixtures.serve import launch_chromium
+    def __init__(self, pw, page_file: Path):
+        from tests.fixtures.serve import launch_chromium
 
-    out: dict = {}
-    with sync_playwright() as pw:
-        browser = launch_chromium(pw)
-        try:
-            page = browser.new_page()
-            page.goto(page_file.as_uri())
-            out["kernels"] = page.evaluate(f"async () => await ({KERNELS})(window.grpoTinyLMKernels)") if kernels \
-                else None
-            for workers in workers_list:
-                assert page.evaluate(START, [settings, workers])
-                t0 = time.time()
-                while not page.evaluate("window.tinylmBench.done") and time.time() - t0 < limit_s:
-                    time.sleep(0.25)
-                bench = page.evaluate("window.tinylmBench")
-                snap = page.evaluate("window.tinylmRun.snapshot()")
-                if snap["state"] != "done":
-                    raise RuntimeError(f"the run in Chromium ended {snap['state']}: {snap['error']}")
-                out[workers] = {"bench": bench, "snap": snap, "stall_ms": page.evaluate("window.tinylmStall")}
-        finally:
-            browser.close()
-    return out
+        self.browser = launch_chromium(pw)
+        self.page = self.browser.new_page()
+        self.page.goto(page_file.as_uri())
+
+    def kernels(self) -> dict:
+        return self.page.evaluate(f"async () => await ({KERNELS})(window.grpoTinyLMKernels)")
+
+    def run(self, settings: dict, workers: int, limit_s: float) -> dict:
+        """One run to its end: the page's marks, the snapshot's figures, the main thread's longest stall."""
+        page = self.page
+        assert page.evaluate(START, [settings, workers])
+        t0 = time.time()
+        while not page.evaluate("window.tinylmBench.done") and time.time() - t0 < limit_s:
+            time.sleep(0.25)
+        bench = page.evaluate("window.tinylmBench")
+        snap = page.evaluate("window.tinylmRun.snapshot()")
+        if snap["state"] != "done":
+            raise RuntimeError(f"the run in Chromium ended {snap['state']}: {snap['error']}")
+        steps = [m["step_time"] for m in snap["history"]]
+        return {"workers": snap["workers"], "simd": snap["simd"], "reached": bench["reached"],
+                "reached_s": bench["reached"][1] / 1000 if bench["reached"] else None,
+                "iterations": len(snap["history"]), "grpo_seconds": snap["result"]["grpo_seconds"],
+                "eval_seconds": snap["result"]["eval_seconds"], "wall_seconds": snap["result"]["wall_seconds"],
+                "median_step_ms": 1000 * statistics.median(steps), "pass_at_1": snap["pass_at_1"][-1],
+                "pass_at_1_after": snap["result"]["pass_at_1_after"], "stall_ms": page.evaluate("window.tinylmStall")}
+
+    def close(self) -> None:
+        self.browser.close()
 
 
 def torch_run(settings: dict) -> dict:
@@ -153,16 +161,17 @@ def torch_run(settings: dict) -> dict:
 
     torch.set_num_threads(1)
     grpo = GRPOConfig(**{k: v for k, v in settings.items() if k != "eval_samples"}, rng="philox")
-    marks = {"reached": None}
+    marks = {"reached": None, "reached_s": None}
     t0 = time.perf_counter()
 
     def on_step(trainer, m):
         if marks["reached"] is None and m.get("pass_at_1", 0.0) >= 0.8:
             marks["reached"] = [m["iteration"], time.perf_counter() - t0]
+            marks["reached_s"] = marks["reached"][1]
 
     story = StoryConfig(grpo=grpo, eval_samples=settings.get("eval_samples", 64))
     res = run_story(story, on_step=on_step)
-    return {"reached": marks["reached"], "grpo_seconds": res["grpo_seconds"], "eval_seconds": res["eval_seconds"],
+    return {**marks, "grpo_seconds": res["grpo_seconds"], "eval_seconds": res["eval_seconds"],
             "wall_seconds": time.perf_counter() - t0, "pass_at_1": res["exact_pass_at_1"],
             "pass_at_1_after": res["pass_at_1_after"]}
 
@@ -177,76 +186,86 @@ def lesson_growth() -> tuple[int, dict]:
     return sum(new.values()), new
 
 
+def median_of(runs: list[dict], key: str):
+    values = [r[key] for r in runs]
+    return None if any(v is None for v in values) else statistics.median(values)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tiny", action="store_true", help="a few iterations of each (checks that the script runs)")
     p.add_argument("--workers", default="2,1", help="the Chromium runs' Worker counts (default 2,1)")
+    p.add_argument("--repeats", type=int, default=3, help="runs of each, interleaved (default 3; 1 with --check)")
     add_arguments(p)
     a = p.parse_args(argv)
+    if a.repeats < 1:
+        p.error("--repeats must be at least 1")
     settings = {"seed": 0}
     if a.tiny:
         settings |= {"iterations": 4, "eval_samples": 2, "eval_every": 2}
     workers = [int(w) for w in a.workers.split(",")]
+    repeats = 1 if a.check or a.tiny else a.repeats
     if a.check or a.tiny:
         workers = workers[:1]
+    from playwright.sync_api import sync_playwright
+
     from sim.tinylm.browser import write_page
 
-    out: dict = {"loadavg_start": os.getloadavg(), "settings": settings}
-    with tempfile.TemporaryDirectory() as tmp:
-        page = write_page(Path(tmp))
-        chrome = chromium_runs(page, settings, workers, limit_s=300 if not a.tiny else 120, kernels=not a.tiny)
-    out["torch"] = torch_run(settings)
+    out: dict = {"loadavg_start": os.getloadavg(), "settings": settings, "repeats": repeats}
+    runs: dict = {w: [] for w in workers} | {"torch": []}
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+        chrome = Chromium(pw, write_page(Path(tmp)))
+        try:
+            out["kernels_chromium"] = None if a.tiny else chrome.kernels()
+            for _ in range(repeats):  # interleaved, so that a busy minute costs each the same
+                for w in workers:
+                    runs[w].append(chrome.run(settings, w, limit_s=300))
+                runs["torch"].append(torch_run(settings))
+        finally:
+            chrome.close()
     out["kernels_node"] = None if a.tiny else kernels_node()
     growth, sizes = lesson_growth()
     out["lesson_growth_bytes"], out["module_bytes"] = growth, sizes
-    out["chromium"] = {}
-    for w in workers:
-        run = chrome[w]
-        snap, bench = run["snap"], run["bench"]
-        steps = [m["step_time"] for m in snap["history"]]
-        out["chromium"][w] = {"workers": snap["workers"], "simd": snap["simd"], "reached": bench["reached"],
-                              "grpo_seconds": snap["result"]["grpo_seconds"],
-                              "eval_seconds": snap["result"]["eval_seconds"],
-                              "wall_seconds": snap["result"]["wall_seconds"],
-                              "median_step_ms": 1000 * statistics.median(steps),
-                              "pass_at_1": snap["pass_at_1"][-1], "pass_at_1_after": snap["result"]["pass_at_1_after"],
-                              "stall_ms": run["stall_ms"]}
+    out["runs"] = {str(k): v for k, v in runs.items()}
     out["loadavg_end"] = os.getloadavg()
     print(json.dumps(out, indent=1))
 
     report = Report("tinylm-browser", "TinyLM trained in the browser (assets/js/tinylm_run.js) beside torch")
-    t = out["torch"]
-    torch_reach = t["reached"][1] if t["reached"] else None
+    torch_reach = median_of(runs["torch"], "reached_s")
+    reached_at = lambda rs: rs[0]["reached"][0] if rs[0]["reached"] else "-"  # noqa: E731 (the same in every run)
     for w in workers:
-        c = out["chromium"][w]
-        reach = c["reached"][1] / 1000 if c["reached"] else None
-        label = f"{c['workers']} Worker{'s' if c['workers'] > 1 else ''}"
-        report.add(f"Chromium, {label}: held-out pass@1 >= 0.80 first reached (iteration "
-                   f"{c['reached'][0] if c['reached'] else '-'})", None if reach is None else round(reach, 1), "s",
-                   target=TARGET_S if not a.tiny else None)
-        report.add(f"Chromium, {label}: GRPO, {len(snap['history'])} iterations", round(c["grpo_seconds"], 1), "s")
-        report.add(f"Chromium, {label}: one iteration (median)", round(c["median_step_ms"], 1), "ms")
-        report.add(f"Chromium, {label}: pass@k evaluation of both models", round(c["eval_seconds"], 1), "s")
+        rs = runs[w]
+        label = f"{rs[0]['workers']} Worker{'s' if rs[0]['workers'] > 1 else ''}"
+        reach = median_of(rs, "reached_s")
+        report.add(f"Chromium, {label}: held-out pass@1 >= 0.80 first reached (iteration {reached_at(rs)})",
+                   None if reach is None else round(reach, 1), "s", target=None if a.tiny else TARGET_S)
+        report.add(f"Chromium, {label}: GRPO, {rs[0]['iterations']} iterations",
+                   round(median_of(rs, "grpo_seconds"), 1), "s")
+        report.add(f"Chromium, {label}: one iteration", round(median_of(rs, "median_step_ms"), 1), "ms")
+        report.add(f"Chromium, {label}: pass@k evaluation of both models", round(median_of(rs, "eval_seconds"), 1), "s")
         if reach is not None and torch_reach:
             report.add(f"Chromium, {label}: time to 0.80, ratio to torch", round(reach / torch_reach, 2), "×")
-        report.add(f"Chromium, {label}: the page's longest stall while it trains", round(c["stall_ms"]), "ms")
-    report.add(f"torch, 1 thread: held-out pass@1 >= 0.80 first reached (iteration "
-               f"{t['reached'][0] if t['reached'] else '-'})", None if torch_reach is None else round(torch_reach, 1),
-               "s")
-    report.add("torch, 1 thread: GRPO", round(t["grpo_seconds"], 1), "s")
-    report.add("torch, 1 thread: pass@k evaluation of both models", round(t["eval_seconds"], 1), "s")
-    if out["kernels_node"] and chrome.get("kernels"):
-        for host, k in (("node", out["kernels_node"]), ("Chromium", chrome["kernels"])):
+        report.add(f"Chromium, {label}: the page's longest stall while it trains (the most of the runs)",
+                   round(max(r["stall_ms"] for r in rs)), "ms")
+    rs = runs["torch"]
+    report.add(f"torch, 1 thread: held-out pass@1 >= 0.80 first reached (iteration {reached_at(rs)})",
+               None if torch_reach is None else round(torch_reach, 1), "s")
+    report.add("torch, 1 thread: GRPO", round(median_of(rs, "grpo_seconds"), 1), "s")
+    report.add("torch, 1 thread: pass@k evaluation of both models", round(median_of(rs, "eval_seconds"), 1), "s")
+    for host, k in (("node", out["kernels_node"]), ("Chromium", out["kernels_chromium"])):
+        if k:
             shape = "480x64x256"
             report.add(f"{host}: matrix product {shape}, WebAssembly SIMD", round(k[shape]["wasm"], 1), "GFLOP/s")
             report.add(f"{host}: matrix product {shape}, plain JavaScript", round(k[shape]["js"], 1), "GFLOP/s")
     report.add("what the trainer adds to a lesson (weights, kernels, code)", round(growth / 1e6, 2), "MB",
                target=GROWTH_LIMIT / 1e6)
-    report.note("Wall clock from Start, the default preset (seed 0, 300 iterations, 300 x 64 pass@k samples) from the "
-                "shipped checkpoint; held-out pass@1 is exact and checked every 10 iterations. torch runs sim's "
-                "story on one thread with rng=\"philox\", the browser's random stream, so both sample the same "
-                "completions until a float32 rounding flips a token. The stall is the main thread's longest delay "
-                "of a 10 ms timer during the run.")
+    report.note(f"Wall clock from Start, median of {repeats} runs of each (interleaved): the default preset (seed 0, "
+                "300 iterations, 300 x 64 pass@k samples) from the shipped checkpoint; held-out pass@1 is exact and "
+                "checked every 10 iterations. torch runs sim's story on one thread with rng=\"philox\", the "
+                "browser's random stream, so both sample the same completions until a float32 rounding flips a "
+                "token. The stall is the main thread's longest delay of a 10 ms timer during a run. The matrix "
+                "product: 480 tokens x 64 -> 256, the trainer's WebAssembly kernel against the best plain-JavaScript "
+                "loop tried (4 x 4 register blocks).")
     return report.finish(a)
 
 

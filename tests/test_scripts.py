@@ -83,7 +83,7 @@ def test_bench_tinylm_browser_tiny():
     done = run("bench_tinylm_browser.py", "--tiny", "--check")
     assert done.returncode in (0, 1), done.stderr[-3000:]  # 1: a target missed by over 2x (not this test's job)
     out = json_out(done)
-    assert out["chromium"]["2"]["workers"] == 2 and out["chromium"]["2"]["simd"] is True
+    assert out["runs"]["2"][0]["workers"] == 2 and out["runs"]["2"][0]["simd"] is True
     assert "Chromium, 2 Workers: GRPO, 4 iterations" in done.stdout and "torch, 1 thread: GRPO" in done.stdout
     assert "what the trainer adds to a lesson" in done.stdout and "check: " in done.stdout
 

@@ -269,11 +269,16 @@ def test_adamw_steps_match_flat_adamw():
 
 # ---- the trainer ----
 
-def test_the_first_iterations_sample_sims_completions():
+@pytest.mark.parametrize("settings", [
+    {"seed": 3, "keep_groups": 16, "eval_every": 2},
+    {"seed": 4, "keep_groups": 16, "eval_every": 2, "prompts_per_iter": 3, "group_size": 5, "mu": 3, "beta": 0.1,
+     "loss_type": "luspo", "importance_sampling_level": "sequence", "temperature": 0.7, "scale": "batch"},
+], ids=["default", "odd-shards-mu3-beta-gspo"])
+def test_the_first_iterations_sample_sims_completions(settings):
     """With the same seed, sim's trainer with rng="philox" and the browser's sample the same prompts and
     completions in iterations 1 and 2 (so the same rewards and advantages), with the same metrics; the first
-    update agrees (see below) and the second iteration's gradient norm too."""
-    settings = {"seed": 3, "keep_groups": 16, "eval_every": 2}
+    update agrees (see below) and the second iteration's gradient norm too. Also with 3 prompts (shards of 1 and
+    2), mu = 3 (off-policy ratios), beta > 0, GSPO's sequence ratio, a temperature and the batch's std."""
     out = probe({"op": "first", "settings": settings, "iterations": 2})
     trainer = GRPOTrainer(sft32(), GRPOConfig(rng="philox", **settings))
     theta0 = trainer.opt.flat.numpy().copy()
@@ -291,7 +296,7 @@ def test_the_first_iterations_sample_sims_completions():
     for g, h in zip(trainer.latest_groups, js_groups, strict=True):
         assert (g["prompt"], g["responses"], g["rewards"]) == (h["prompt"], h["responses"], h["rewards"])
         np.testing.assert_allclose(h["advantages"], g["advantages"], rtol=1e-12)
-    assert groups and len(js_groups) == 16
+    assert groups and len(js_groups) == min(16, settings.get("prompts_per_iter", 16))
     assert abs(out["pass_at_1"][-1][1] - trainer.pass_at_1[-1][1]) < 1e-5
     # the first update, theta1 - theta0: Adam divides each gradient by its own size, so a parameter whose gradient
     # is 0 in exact arithmetic (the attention keys' bias: softmax ignores a shift) moves by float noise, +-lr in

@@ -33,6 +33,14 @@ The project's counter layout (assets/js/engine.js uses the same; docs/browser-en
         key = seed, c3 = KL (2), c1 = the sample size n, c2 = the token v (0..V-2)
         repeat r: uniform r draws how many of the n tokens not yet assigned are token v (a binomial, by the
         inverse CDF: the tokens' counts are a chain of conditional binomials, a multinomial)
+    TinyLM with GRPOConfig.rng = "philox" (sim/tinylm/sampling.py; the browser's trainer, assets/js/tinylm_grpo.js),
+    its seed = seed, key = seed:
+        c3 = TINYLM_PROMPTS (3), c1 = the GRPO iteration t (0-based), c2 = 0: uniform j picks prompt j of the
+             batch, floor(U N) of the N training problems (at most N - 1)
+        c3 = TINYLM_TOKENS (4), c1 = t, c2 = the batch row r (p G + g): uniform s picks its response token s
+        c3 = TINYLM_EVAL (5), c1 = the held-out problem q (0..299), c2 = its sample j: uniform s its token s
+        A token is the inverse CDF of the softmax at U: the number of cumulative probabilities at or below
+        U * (their total), at most V - 1 (sim/tinylm/sampling.py: inverse_cdf).
 
 Since a toy seed's key is seed + s, seed s of a band does not depend on how many seeds are run, and "seed 7"
 of a band from seed 0 is the 1-seed run with seed 7 (so bands from seeds 0 and 1 share 15 of 16 runs).
@@ -50,6 +58,7 @@ M0, M1 = 0xD2511F53, 0xCD9E8D57  # Philox4x32's multipliers
 W0, W1 = 0x9E3779B9, 0xBB67AE85  # its Weyl constants (the key schedule)
 ROUNDS = 10
 TOY, SHARPEN, KL = 0, 1, 2  # c3 of each simulation's streams
+TINYLM_PROMPTS, TINYLM_TOKENS, TINYLM_EVAL = 3, 4, 5
 MAX_KEY = 2**64 - 1
 
 _MASK = np.uint64(0xFFFFFFFF)

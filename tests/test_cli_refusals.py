@@ -302,3 +302,11 @@ def test_a_bad_memory_cap_stops_the_cli_in_one_line(tmp_path):
     res = subprocess.run([sys.executable, "-m", "sim", "tinylm"], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 2 and "TINYLM_MEMORY_CAP_MB=abc is not a number" in one_line_error(res.stderr)
+
+
+@pytest.mark.parametrize("flag", ["--checkpoint", "--save-sft", "--out", "--loss-type", "--seed"])
+def test_a_flag_given_double_dash_as_its_value_is_one_line(flag, capsys, no_training):
+    """argparse reads `--checkpoint=--` as the value [] (found by tests/test_cli_fuzz.py): one line, exit 2."""
+    assert tinylm_cli.main([f"{flag}=--"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"error: argument {flag}: expected one argument") and err.count("\n") == 1

@@ -77,6 +77,17 @@ def test_bench_engine_tiny():
     assert "≤ 25 ms" in done.stdout and "check: " in done.stdout
 
 
+@pytest.mark.e2e
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing")
+def test_bench_tinylm_browser_tiny():
+    done = run("bench_tinylm_browser.py", "--tiny", "--check")
+    assert done.returncode in (0, 1), done.stderr[-3000:]  # 1: a target missed by over 2x (not this test's job)
+    out = json_out(done)
+    assert out["runs"]["2"][0]["workers"] == 2 and out["runs"]["2"][0]["simd"] is True
+    assert "Chromium, 2 Workers: GRPO, 4 iterations" in done.stdout and "torch, 1 thread: GRPO" in done.stdout
+    assert "what the trainer adds to a lesson" in done.stdout and "check: " in done.stdout
+
+
 @pytest.mark.integration
 def test_bench_cold_start_refuses_a_bad_flag():
     """Its run is tests/test_browser.py::test_first_chart_on_a_cold_start (the same function)."""
@@ -126,7 +137,8 @@ def test_screenshot(tmp_path):
 
 
 RUN_HERE = {"bench_tinylm.py", "bench_tinylm_class.py", "bench_player.py", "bench_toy.py", "bench_cold_start.py",
-            "test.sh", "bench_lab.py", "bench_lesson.py", "record_tinylm_run.py", "bench_engine.py", "screenshot.py"}
+            "test.sh", "bench_lab.py", "bench_lesson.py", "record_tinylm_run.py", "bench_engine.py", "screenshot.py",
+            "bench_tinylm_browser.py"}
 RUN_ELSEWHERE = {  # script -> the test that runs it
     "bench_classroom.py": "tests/test_bench_classroom.py::test_a_short_class",
     "bench_cold_start.py": "tests/test_browser.py::test_first_chart_on_a_cold_start",
@@ -137,6 +149,7 @@ RUN_ELSEWHERE = {  # script -> the test that runs it
     "lock_requirements.py": "tests/test_docker.py::test_the_lock_script_writes_each_wheel_with_its_hash",
     "bench_your_data.py": "tests/test_your_data_cli.py::test_bench_your_data_tiny",
     "record_example_pool.py": "tests/test_your_data_cli.py::test_record_example_pool_tiny",
+    "build_tinylm_wasm.py": "tests/test_tinylm_js.py::test_the_wasm_bytes_are_what_the_build_produces",
 }
 
 

@@ -593,3 +593,30 @@ def test_every_loss_type_and_importance_level_trains():
             ran.add((loss_type, level))
     assert {t for t, _ in ran} == set(LOSS_TYPES)
     assert {level for _, level in ran} == set(IMPORTANCE_SAMPLING_LEVELS)
+
+
+def test_the_portable_stream_samples_each_token_with_its_probability_and_names_each_draw():
+    """rng="philox" (sim/tinylm/sampling.py): the inverse CDF at evenly spread uniforms picks each token as often as
+    its probability says and never one of probability 0; a row's uniforms depend only on its counter (the first rows
+    of a batch draw the same however many rows follow), the prompts too, and evaluation rows are problem-major."""
+    from sim.tinylm.sampling import eval_uniforms, inverse_cdf, prompt_indices, token_uniforms
+
+    probs = torch.tensor([[0.5, 0.0, 0.25, 0.125, 0.125]], dtype=torch.float64).repeat(1000, 1)
+    u = (torch.arange(1000, dtype=torch.float64) + 0.5) / 1000
+    picks = inverse_cdf(probs, u)[:, 0]
+    assert torch.bincount(picks, minlength=5).tolist() == [500, 0, 250, 125, 125]
+    assert inverse_cdf(torch.tensor([[0.3, 0.3, 0.3]], dtype=torch.float64), torch.tensor([0.9999])).item() == 2
+    assert torch.equal(token_uniforms(7, 3, 128)[:16], token_uniforms(7, 3, 16))
+    assert not torch.equal(token_uniforms(7, 3, 16), token_uniforms(7, 4, 16))
+    assert prompt_indices(7, 0, 7800, 32)[:16].tolist() == prompt_indices(7, 0, 7800, 16).tolist()
+    assert prompt_indices(7, 0, 7800, 500).max() < 7800
+    ev = eval_uniforms(7, 3, 4)  # (12, 4): problem 1's samples at rows 4..7
+    assert ev.shape == (12, 4) and torch.equal(eval_uniforms(7, 2, 4), ev[:8])
+
+
+def test_the_portable_stream_trains_reproducibly():
+    """A GRPO run with rng="philox" is the same run twice and another run than torch's stream."""
+    cfg = GRPOConfig(iterations=2, prompts_per_iter=4, group_size=4, rng="philox")
+    strip = lambda h: [{k: v for k, v in m.items() if k != "step_time"} for m in h]  # noqa: E731
+    assert strip(_grpo(cfg)[1]) == strip(_grpo(cfg)[1])
+    assert strip(_grpo(cfg)[1]) != strip(_grpo(GRPOConfig(iterations=2, prompts_per_iter=4, group_size=4))[1])

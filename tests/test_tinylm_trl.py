@@ -60,6 +60,7 @@ def test_missing_trl_exits_2_with_what_to_install(monkeypatch, capsys):
     (["--trainer", "trl", "--out", "/tmp"], "--out /tmp: /tmp is a directory"),
     (["--trainer", "trl", "--baseline", "loo"], "--baseline loo: TRL's GRPOTrainer always subtracts the group mean"),
     (["--trainer", "trl", "--eps", "0"], "--eps 0: TRL's GRPOTrainer adds a fixed 0.0001"),
+    (["--trainer", "trl", "--rng", "philox"], "--rng philox: TRL's GRPOTrainer samples with its own generator"),
     (["--trainer", "trl", "--prompts", "3", "--max-seconds", "-1"], "--max-seconds must be > 0"),
     (["--max-seconds", "10"], "--max-seconds applies to --trainer trl only"),
     (["--keep-trainer-state", "state.json"], "--keep-trainer-state applies to --trainer trl only"),

@@ -232,6 +232,12 @@ function buildConfig(fields, values, what) {
   return cfg;
 }
 
+// A config of another engine (assets/js/tinylm_grpo.js) checked as buildConfig checks the toy's: `fields` its
+// declarations (as DECLARATIONS holds them), `what` the dataclass's name for an unknown key's message.
+export function checkedConfig(fields, values, what) {
+  return buildConfig(fields, values, what);
+}
+
 // Python's format(x, ",.0f"): rounded half to even, thousands separated by commas.
 function thousands(x) {
   let n = Math.round(x);

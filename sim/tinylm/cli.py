@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """The flags, with --preset's settings as the defaults that the other flags override."""
     p = build_parser()
+    for arg in argv:  # argparse reads `--checkpoint=--` as the value [] (it drops "--"), which no flag can take
+        if arg.startswith("--") and arg.endswith("=--"):
+            p.error(f"argument {arg[:-3]}: expected one argument")
     p.set_defaults(**preset_changes(p.parse_known_args(argv)[0].preset))
     return p.parse_args(argv)
 

@@ -17,6 +17,7 @@ import torch
 from sim.passk import crossover_k, mean_pass_at_k
 from sim.tinylm.data import answer_tokens, prompt_tokens, rewards
 from sim.tinylm.model import TinyLM, generate, response_logprobs
+from sim.tinylm.sampling import eval_uniforms
 from sim.tinylm.tokens import PAD
 
 
@@ -39,30 +40,35 @@ def sample_correct_counts(
     model: TinyLM,
     problems: np.ndarray,
     n: int,
-    generator: torch.Generator,
+    generator: torch.Generator | torch.Tensor,
     *,
     temperature: float = 1.0,
     batch_size: int = 8192,
 ) -> np.ndarray:
-    """Sample n responses per problem; return the number correct per problem, shape (P,)."""
+    """Sample n responses per problem; return the number correct per problem, shape (P,). `generator`: torch's, or
+    the (P*n, 4) uniforms of the problem-major rows (sim/tinylm/sampling.py: eval_uniforms)."""
     if n < 1:
         raise ValueError(f"n (samples per problem) must be >= 1, got {n}")
     rep = np.repeat(problems, n, axis=0)  # (P*n, 2), problem-major
     prompts = prompt_tokens(rep)
     correct = torch.empty(len(rep))
     for s in range(0, len(rep), batch_size):
-        resp = generate(model, prompts[s : s + batch_size], generator, temperature=temperature)
+        draws = generator if isinstance(generator, torch.Generator) else generator[s : s + batch_size]
+        resp = generate(model, prompts[s : s + batch_size], draws, temperature=temperature)
         correct[s : s + batch_size] = rewards(resp, rep[s : s + batch_size])
     return correct.view(len(problems), n).sum(dim=1).long().numpy()
 
 
-def passk_eval(model: TinyLM, problems: np.ndarray, n: int = 64, seed: int = 0, batch_size: int = 8192) -> dict:
-    """Sample n responses per problem and summarise: counts, pass@k curve for k = 1..n, never solved.
+def passk_eval(model: TinyLM, problems: np.ndarray, n: int = 64, seed: int = 0, batch_size: int = 8192,
+               rng: str = "torch") -> dict:
+    """Sample n responses per problem and summarise: counts, pass@k curve for k = 1..n, never solved. rng: "torch"
+    (torch's generator seeded with `seed`) or "philox" (sim/tinylm/sampling.py's stream, the browser's).
 
     Returns {"n", "correct" (P,) ints, "pass_at_k" (n,) with pass_at_k[k-1] = pass@k,
     "pass_at_1" (fraction of correct samples), "never_solved" (problems with c = 0)}.
     """
-    c = sample_correct_counts(model, problems, n, torch.Generator().manual_seed(seed), batch_size=batch_size)
+    draws = torch.Generator().manual_seed(seed) if rng == "torch" else eval_uniforms(seed, len(problems), n)
+    c = sample_correct_counts(model, problems, n, draws, batch_size=batch_size)
     curve = mean_pass_at_k(n, c)  # (n,)
     return {
         "n": n,

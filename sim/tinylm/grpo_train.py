@@ -32,6 +32,7 @@ from sim.tinylm.data import completion_mask, prompt_text, prompt_tokens, respons
 from sim.tinylm.evaluate import expected_pass_at_1
 from sim.tinylm.model import DTYPE, TinyLM, generate, response_logprobs
 from sim.tinylm.optim import FlatAdamW, clip_grad
+from sim.tinylm.sampling import RNGS, prompt_indices, token_uniforms
 from sim.tinylm.teacher import ripple_carry
 from sim.tinylm.tokens import MAX_NEW_TOKENS
 
@@ -81,6 +82,9 @@ class GRPOConfig(GRPOSettings):
                             hi=100_000, integer=True)
     keep_groups: int = setting(8, "groups kept for the completions table", lo=0, hi=4096, integer=True)
     seed: int = setting(0, "prompt order and sampling", lo=0, hi=2**63 - 1, integer=True, step=1, label="Seed")
+    rng: str = setting("torch", "the random stream of prompts and samples: torch (numpy's and torch's generators, "
+                       "sim's recorded runs) or philox (sim/rng.py's portable one, the browser trainer's: the same "
+                       "seed samples the same completions there)", choices=RNGS)
     threads: int = setting(1, "torch threads", lo=1, hi=256, integer=True)
 
     def __post_init__(self):
@@ -144,12 +148,17 @@ class GRPOTrainer:
         """One GRPO iteration; returns its metrics (TRL names, plus "iteration" and maybe "pass_at_1")."""
         cfg, G = self.cfg, self.cfg.group_size
         t0 = time.perf_counter()
-        unique = self.rng.integers(0, len(self.train_problems), size=cfg.prompts_per_iter)  # (P,)
+        if cfg.rng == "torch":
+            unique = self.rng.integers(0, len(self.train_problems), size=cfg.prompts_per_iter)  # (P,)
+            draws = self.gen
+        else:  # the portable stream: prompts and tokens named by (iteration, row), as the browser draws them
+            unique = prompt_indices(cfg.seed, self.iteration, len(self.train_problems), cfg.prompts_per_iter)
+            draws = token_uniforms(cfg.seed, self.iteration, cfg.prompts_per_iter * G)
         idx = np.repeat(unique, G)  # (P*G,)
         problems = self.train_problems[idx]  # (P*G, 2), grouped: G copies of each prompt in a row
         prompts = self.train_prompts[torch.from_numpy(unique)]  # (P, 6), each read once for its G responses
         self.policy.eval()
-        responses = generate(self.policy, prompts, self.gen, temperature=cfg.temperature, group_size=G)  # (P*G, T)
+        responses = generate(self.policy, prompts, draws, temperature=cfg.temperature, group_size=G)  # (P*G, T)
         self.policy.train()
         mask = completion_mask(responses)  # (P*G, T)
         r = rewards(responses, problems).to(DTYPE)  # (P*G,), float64 like everything the loss sees

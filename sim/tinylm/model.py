@@ -24,6 +24,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from sim.tinylm.sampling import inverse_cdf
 from sim.tinylm.tokens import MAX_NEW_TOKENS, PROMPT_LEN, VOCAB_SIZE
 from sim.validate import check_number
 
@@ -153,7 +154,7 @@ def expand_cache(cache: KVCache, group_size: int) -> KVCache:
 def generate(
     model: TinyLM,
     prompts: torch.Tensor,
-    generator: torch.Generator,
+    generator: torch.Generator | torch.Tensor,
     *,
     temperature: float = 1.0,
     max_new_tokens: int = MAX_NEW_TOKENS,
@@ -165,11 +166,18 @@ def generate(
     Each prompt is read once and its cache copied G times (the G rows would compute the same thing).
     Every row runs all steps (batched lockstep); whatever follows a row's first <eos> is ignored by
     the verifier and masked in the loss. temperature=0 means greedy.
+
+    `generator` is torch's generator (torch.multinomial), or a (P*G, max_new_tokens) tensor of uniforms, one per
+    row and token, each turned into a token by the inverse CDF (sim/tinylm/sampling.py: the portable stream).
     """
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
     if group_size < 1:
         raise ValueError(f"group_size must be >= 1, got {group_size}")
+    uniforms = None if isinstance(generator, torch.Generator) else generator
+    if uniforms is not None and tuple(uniforms.shape) != (len(prompts) * group_size, max_new_tokens):
+        raise ValueError(f"uniforms must have shape {(len(prompts) * group_size, max_new_tokens)}, "
+                         f"got {tuple(uniforms.shape)}")
     logits, cache = model(prompts)  # (P, 6, V)
     logits = logits[:, -1].repeat_interleave(group_size, dim=0)  # (P*G, V)
     if group_size > 1:
@@ -180,7 +188,10 @@ def generate(
             nxt = logits.argmax(dim=-1, keepdim=True)  # (P*G, 1)
         else:
             probs = F.softmax(logits / temperature, dim=-1)  # (P*G, V)
-            nxt = torch.multinomial(probs, 1, generator=generator)  # (P*G, 1)
+            if uniforms is None:
+                nxt = torch.multinomial(probs, 1, generator=generator)  # (P*G, 1)
+            else:
+                nxt = inverse_cdf(probs, uniforms[:, t])  # (P*G, 1)
         out.append(nxt)
         if t + 1 < max_new_tokens:
             logits, cache = model(nxt, cache)

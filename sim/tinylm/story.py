@@ -116,8 +116,8 @@ def run_story(
     # (With independent streams the same model's two evaluations differ by ~0.003 at pass@64 and +-1
     # never-solved problem, and their curves can "cross".)
     n, seed = cfg.eval_samples, cfg.grpo.seed
-    before = passk_eval(model, heldout, n=n, seed=seed)
-    after = passk_eval(trainer.policy, heldout, n=n, seed=seed)
+    before = passk_eval(model, heldout, n=n, seed=seed, rng=cfg.grpo.rng)
+    after = passk_eval(trainer.policy, heldout, n=n, seed=seed, rng=cfg.grpo.rng)
     t3 = time.perf_counter()
     return {
         "pass_at_1_before": before["pass_at_1"],

@@ -63,6 +63,9 @@ def check_translatable(cfg) -> None:
                          "(TRL has RLOOTrainer for leave-one-out); use --trainer sim")  # fmt: skip
     if cfg.eps != TRL_EPS:
         raise ValueError(f"--eps {cfg.eps:g}: TRL's GRPOTrainer adds a fixed {TRL_EPS:g} to the std; use --trainer sim")
+    if cfg.rng != "torch":
+        raise ValueError(f"--rng {cfg.rng}: TRL's GRPOTrainer samples with its own generator and prompt order; use "
+                         "--trainer sim")
 
 
 def load_trainer():

@@ -14,7 +14,8 @@ rate schedule (warmup lr * t / warmup, sim's lr * (t + 1) / (warmup + 1)), and i
 already uses).
 
 Settings with no GRPOTrainer counterpart: a baseline other than the group mean and an eps other than TRL's
-fixed 1e-4 are refused (trl_bridge.check_translatable, before TRL is imported); kl_every and keep_groups are
+fixed 1e-4 are refused (trl_bridge.check_translatable, before TRL is imported), and so is sim's portable random
+stream (rng="philox": TRL samples with its own generator); kl_every and keep_groups are
 sim's bookkeeping (TRL logs the KL only when beta > 0); the std is TRL's sample std whatever ddof says (noted
 in the summary's trl_notes).
 

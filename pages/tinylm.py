@@ -1,7 +1,8 @@
-"""TinyLM: a real GRPO run on a small transformer that learns two-digit addition (sim/views/tinylm.py declares the
-view; ui/tinylm.py draws the trainer's controls and the live run)."""
+"""TinyLM: GRPO on a small transformer that learns two-digit addition, trained in the reader's browser
+(sim/views/tinylm.py declares it; assets/js/tinylm_views.js draws it)."""
 
+from sim.views.tinylm import VIEW
 from ui.host import page_server
-from ui.tinylm import tinylm_page
+from ui.view import show_view
 
-tinylm_page(page_server())
+show_view(VIEW, page_server())

@@ -11,13 +11,12 @@ import re
 from html import escape
 from pathlib import Path
 
-import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from sim.lesson import cli
 from sim.views.catalog import view, views
-from sim.views.doc import chart_payload, to_json
+from sim.views.doc import to_json
 from tests.fixtures.lesson import SMALL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,9 +50,14 @@ def test_every_page_carries_its_views_declaration(everything):
         want = {**v.manifest(), "kind": v.lesson, "plotly": m["plotly"]}
         want["tools"] = [t for t in v.tools if t != "exports"]  # an export needs the app's server
         if v.lesson == "recorded":
-            want |= {"controls": [], "presets": []}  # TinyLM's controls train on the app's server
+            want |= {"controls": [], "presets": []}  # the lab's: its checks need the app's server
+        if v.trainer:
+            want["trainer_script"] = "tinylm-trainer.js"  # TinyLM's trainer, beside its page
         assert m == want, v.name
-        assert (script_json(page, "ls-data") is None) == (v.lesson == "page"), v.name
+        data = script_json(page, "ls-data")
+        assert (data is None) == (v.lesson == "page" and v.data is None), v.name
+        if v.data is not None:
+            assert data == json.loads(json.dumps(v.data())), v.name  # what sim read for the page, as plain JSON
         html = page.read_text(encoding="utf-8")
         assert f"<h1>{escape(v.title)}</h1>" in html and '<script src="lesson.js"></script>' in html
         assert '<script src="katex-0.19.1.min.js"></script>' in html and 'href="katex-0.19.1.css"' in html
@@ -88,7 +92,7 @@ def test_the_contents_page_lists_every_view_and_says_which_need_the_app(everythi
 def test_the_contents_page_is_the_chapters_workbook(everything):
     """Every exercise and lab task of the chapter, with the page that works it and, where the page asks it
     first, its question-mode link; the lab's tasks on their own page."""
-    from sim.views.catalog import EXERCISES, view
+    from sim.views.catalog import EXERCISES
 
     rows = [link for link in contents_links(everything) if link["before"]]
     assert len(rows) == len(EXERCISES)
@@ -100,63 +104,27 @@ def test_the_contents_page_is_the_chapters_workbook(everything):
     assert "python -m sim lab check my-lab/tasks.py" in lab
 
 
-def test_tinylms_page_holds_the_document_sim_computes_from_the_records(everything):
-    """TinyLM cannot train in a page: its lesson page is the recorded part the app shows (both presets over seeds,
-    the default run replayed), computed by sim at build time, inline JSON the page parses and never runs."""
-    from sim.player.encode import decode_array
+def test_tinylms_page_trains_in_the_page_from_the_records_and_the_trainer_beside_it(everything):
+    """TinyLM's lesson page is computed in the page like the others: its trainer is the lesson's tinylm-trainer.js
+    (sim/player/bundle.py trainer_bundle, only this page loads it), its records the data sim read, inline JSON the
+    page parses and never runs (drawn by assets/js/tinylm_views.js: tests/test_views_tinylm.py). The lesson grows by
+    at most 1.5 MB for it."""
+    from sim.player.bundle import trainer_bundle
     from sim.tinylm import figures
 
-    tinylm = view("tinylm")
-    data = script_json(everything / "tinylm.html", "ls-data")
-    assert data == json.loads(json.dumps(to_json(tinylm.document(), charts=chart_payload)))
+    assert (everything / "tinylm-trainer.js").read_bytes() == trainer_bundle()[1]
+    pages = [p.read_text(encoding="utf-8") for p in everything.glob("*.html")]
+    assert sum("tinylm-trainer.js" in p for p in pages) == 1  # no other page carries the weights
+    grown = (everything / "tinylm-trainer.js").stat().st_size + len(script_json(everything / "tinylm.html", "ls-data")
+                                                                     .__repr__())
+    assert grown < 1_500_000, grown
     record = figures.load_run_record()
     assert record is not None and len(record["iterations"]) == 300  # StoryConfig() defaults
-    replay = next(b for b in data if b["kind"] == "charts" and b["key"] == "tinylm_run")
-    pay = replay["payload"]
-    assert pay["T"] == 300 and pay.get("bar", True) and pay["charts"][0]["traces"][0]["x0"] == 1
-    reward = decode_array(pay["arrays"][pay["charts"][0]["traces"][0]["y"]])
-    np.testing.assert_allclose(reward, record["metrics"]["reward"], rtol=1e-6)  # float32 in the page
-    held = decode_array(pay["arrays"][pay["charts"][1]["traces"][0]["y"]])  # (T+1,) pass@1 at the last check
-    checks = dict(record["pass_at_1"])
-    assert [held[i] for i in (0, 15, 300)] == [np.float32(checks[i]) for i in (0, 10, 300)]
-    kl = decode_array(pay["arrays"][pay["charts"][3]["traces"][1]["y"]])
-    logged = [(i, v) for i, v in zip(record["iterations"], record["metrics"]["kl"], strict=True) if v is not None]
-    assert np.isnan(kl[0]) and all(kl[i] == np.float32(v) for i, v in logged)
-    this = next(b for b in data if b["kind"] == "table" and b["key"] == "tinylm_run_passk")
-    assert this["rows"][-1] == [64, f"{record['pass_at_k_before'][63]:.3f}", f"{record['pass_at_k_after'][63]:.3f}"]
-    # pass@1 said once: the exact figure of the chart and of the text, not a second, sampled one
-    text = next(b["text"] for b in data if b["kind"] == "text" and "The shipped default run" in b["text"])
-    first, last = f"{checks[0]:.3f}", f"{checks[300]:.3f}"
-    assert this["rows"][0] == ["1 (exact)", first, last] and f"pass@1 {first} at the start, {last} at" in text
-    loaded = figures.load_preset_figures()
-    tables = {b["key"]: b for col in next(b for b in data if b["kind"] == "columns" and
-                                           any(x["kind"] == "table" for c in b["columns"] for x in c))["columns"]
-              for b in col if b["kind"] == "table"}
-    first = loaded["default"]["runs"][0]
-    assert tables["tl_seeds_default"]["rows"][0][:2] == [first["seed"], f"{first['pass_at_1_before']:.3f} → "
-                                                                       f"{first['pass_at_1_after']:.3f}"]
     damaged = everything.parent / "run.json"
     for text in ("{", "[]", json.dumps({**record, "iterations": record["iterations"][1:]}),
                  json.dumps({**record, "metrics": {**record["metrics"], "reward": ["x"] * 300}})):
         damaged.write_text(text)
         assert figures.load_run_record(damaged) is None
-
-
-@pytest.mark.integration
-def test_the_controls_are_worded_and_defaulted_as_the_page():
-    """The lesson's controls are the app page's widgets: the same keys, labels, ranges, steps and defaults (both
-    come from the view's declaration; this checks the app draws it as declared)."""
-    for name in ("training", "std_scaling", "passk", "wasted", "kl_clip", "one_group"):
-        v = view(name)
-        at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=60).run()
-        widgets = {w.key: w for w in [*at.slider, *at.radio, *at.toggle]}
-        for c in v.controls:
-            if c.key not in widgets:  # One group's picks: pills, checked in tests/test_app.py
-                continue
-            w = widgets[c.key]
-            assert w.label == c.label and w.value == pytest.approx(c.default), (name, c.key)
-            if hasattr(w, "min"):
-                assert (w.min, w.max, w.step) == pytest.approx((c.lo, c.hi, c.step)), (name, c.key)
 
 
 def run(argv, capsys) -> tuple[int, str, str]:

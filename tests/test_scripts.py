@@ -43,7 +43,7 @@ def test_bench_tinylm_class_tiny():
     out = json_out(run("bench_tinylm_class.py", "--students", "1", "--iterations", "1", "--eval-samples", "4",
                        "--window", "0.1", "--timeout", "120"))
     assert out["errors"] == 0, out["error_examples"]
-    assert out["first_chart_after_click"]["n"] == 1 and out["finished_run_after_click"]["n"] == 1
+    assert out["first_iteration_after_start"]["n"] == 1 and out["finished_run_after_start"]["n"] == 1
 
 
 @pytest.mark.e2e

@@ -98,26 +98,29 @@ class Request:
 def test_routes_serve_plotly_katex_and_the_bundle_gzipped_once():
     """app.py's server serves Plotly.js, KaTeX (its CSS with the fonts inside) and the bundle of the app's renderer
     itself: compressed once, cacheable, nothing written to disk."""
-    from sim.player.bundle import app_bundle
+    from sim.player.bundle import app_bundle, trainer_bundle
     from sim.player.katex import KATEX_CSS_NAME, KATEX_JS, KATEX_JS_NAME, katex_css
 
     name, raw = app_bundle()
     s = server.Server()
     assert s.plotly_url() is None and s.route_url(name) is None  # a bare server (AppTest): no route
-    plotly, bundle, katex_js, katex_style, lesson, *pages = s.routes()
+    plotly, bundle, katex_js, katex_style, trainer, lesson, *rest = s.routes()
+    assert trainer.path == s.route_url(trainer_bundle()[0])  # TinyLM's trainer, for its page only
     assert lesson.path == s.route_url("grpo-lesson.zip") == "/assets/grpo-lesson.zip"  # ui/lesson_download.py
+    api, pages = rest[:4], rest[4:]
+    assert [r.path for r in api] == [f"/api/tinylm/{a}" for a in ("start", "snapshot", "pause", "leave")]
     assert [r.path for r in pages] == ["/", *(f"/{n}" for n in NAMES)]  # ui/index_page.py
     assert s.plotly_url() == plotly.path and plotly.path.startswith("/assets/plotly-")
     assert s.route_url(name) == bundle.path == f"/assets/{name}"
     assert (s.route_url(KATEX_JS_NAME), s.route_url(KATEX_CSS_NAME)) == (katex_js.path, katex_style.path)
     for route, original in ((plotly, PLOTLY_JS.read_bytes()), (bundle, raw), (katex_js, KATEX_JS.read_bytes()),
-                            (katex_style, katex_css().encode())):
+                            (trainer, trainer_bundle()[1]), (katex_style, katex_css().encode())):
         packed = asyncio.run(route.endpoint(Request("gzip, deflate, br")))
         plain = asyncio.run(route.endpoint(Request("identity")))
         assert packed.headers["content-encoding"] == "gzip" and gzip.decompress(packed.body) == original
         assert plain.body == original and "content-encoding" not in plain.headers
         assert "immutable" in packed.headers["cache-control"]
-        if route is not katex_style:  # the fonts inside are woff2, compressed already
+        if route not in (katex_style, trainer):  # KaTeX's fonts are woff2, the trainer's weights float32 in base64
             assert len(packed.body) < len(original) / 2
     assert plain.media_type == "text/css"
 
@@ -201,7 +204,7 @@ def test_app_builds_one_server_with_the_route(monkeypatch):
         assert app.served() is app.server and app.server.plotly_url() is not None and app.server.gated
         served = [getattr(r, "path", None) for r in app.app._user_routes]
         assert served[:len(app.server.route_paths)] == list(app.server.route_paths.values())
-        assert served[len(app.server.route_paths):] == ["/", *(f"/{n}" for n in NAMES)]  # ui/index_page.py
+        assert served[-len(NAMES) - 1:] == ["/", *(f"/{n}" for n in NAMES)]  # ui/index_page.py
     finally:
         sys.modules.pop("app", None)
 

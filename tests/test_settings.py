@@ -152,7 +152,8 @@ def test_every_view_offers_each_setting_under_its_declared_key_and_label():
 
 
 def test_todays_links_open_the_same_settings():
-    """The URL keys older links used reach the same fields (the keys are the declarations' now)."""
+    """The URL keys older links used reach the same fields (the keys are the declarations' now). TinyLM's trainer
+    switch (tinylm_on) is gone, since the page trains in the browser: an old link's tinylm_on is said and ignored."""
     from sim.views.catalog import view
 
     old = {
@@ -168,7 +169,7 @@ def test_todays_links_open_the_same_settings():
         "kl_clip": {"pi": "pi", "pi_ref": "pi_ref", "eps": "clip_eps", "eps_high": "clip_eps_high", "delta": "delta",
                     "tau_pos": "sapo_temperature_pos", "tau_neg": "sapo_temperature_neg", "p_old": "p_old",
                     "p_new": "p_new", "n": "n"},
-        "tinylm": {"tinylm_on": "on", "tl_preset": "preset", "tl_iters": "iterations", "tl_P": "prompts_per_iter",
+        "tinylm": {"tl_trl": "trl", "tl_preset": "preset", "tl_iters": "iterations", "tl_P": "prompts_per_iter",
                    "tl_G": "group_size", "tl_lr": "lr", "tl_beta": "beta", "tl_mu": "mu", "tl_scale": "scale",
                    "tl_baseline": "baseline", "tl_loss": "loss_type", "tl_is_level": "importance_sampling_level",
                    "tl_clip": "clip_eps", "tl_seed": "seed", "tl_eval": "eval_samples"},

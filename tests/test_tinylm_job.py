@@ -16,7 +16,6 @@ from sim.tinylm import job as job_module
 from sim.tinylm.grpo_train import GRPOConfig
 from sim.tinylm.job import TinyLMRuns
 from sim.tinylm.story import StoryConfig
-from ui.tinylm_runs import poll_interval
 
 LONG = StoryConfig(grpo=GRPOConfig(iterations=20_000, prompts_per_iter=2, group_size=2, eval_every=1000),
                    eval_samples=2)  # long enough that only Stop ends it, even on a quiet machine
@@ -143,12 +142,6 @@ def test_sixty_sessions_joining_at_once_share_one_run():
     assert wait_for(lambda: not job.running)
 
 
-@pytest.mark.integration
-def test_polls_slow_down_with_viewers_but_stay_inside_the_heartbeat():
-    assert poll_interval(1) == 0.5 and poll_interval(60) == 6.0
-    assert poll_interval(10_000) == job_module.HEARTBEAT_S / 3
-
-
 # ---- the line -------------------------------------------------------------
 
 
@@ -190,27 +183,26 @@ def test_a_queued_run_nobody_watches_is_not_started():
 
 
 @pytest.mark.integration
-def test_words_match_the_state():
-    """Row 12: no "place 0 in line" on an idle server's first Start; no "0 session(s) still watching"."""
-    from ui.tinylm_runs import left_text, queue_text
-
+def test_snapshots_say_the_place_in_line_and_who_watches():
+    """What the page's line is written from (assets/js/tinylm_views.js status_text, tested under node): no place
+    0 in line on an idle server's first Start, places 1 and 2 behind it; the viewers left after a Stop."""
     runs = TinyLMRuns(max_concurrent=1)
     first = runs.join(other_seed(LONG, 40), "alice")
     snap = first.snapshot("alice")
-    assert snap["state"] == "starting" and queue_text(snap) == "Starting the trainer…"
+    assert snap["state"] == "starting" and snap["queue_position"] == 0
     second = runs.join(other_seed(LONG, 41), "bob")
     third = runs.join(other_seed(LONG, 42), "carol")
-    assert queue_text(second.snapshot("bob")) == "Waiting for a free trainer: next in line."
-    assert queue_text(third.snapshot("carol")) == "Waiting for a free trainer: place 2 in line (1 run ahead)."
-    assert runs.join(other_seed(LONG, 40), "dave") is first
+    assert [j.snapshot(v)["queue_position"] for j, v in ((second, "bob"), (third, "carol"))] == [1, 2]
+    assert runs.join(other_seed(LONG, 40), "dave") is first and runs.watched_by("dave") is first
+    assert runs.waiting() == 2
     first.leave("alice")
-    assert left_text(first.snapshot()) == "You left this run; it goes on for the other session watching it."
+    assert first.snapshot()["viewers"] == 1
     first.leave("dave")
-    assert left_text(first.snapshot()) == "You stopped this run: nobody else was watching it."
+    assert first.snapshot()["viewers"] == 0
     for job, name in ((third, "carol"), (second, "bob")):
         job.leave(name)
     assert wait_for(lambda: not first.running and not second.running)
-    assert all("place 0" not in (queue_text(j.snapshot()) or "") for j in (first, second, third))
+    assert all(j.snapshot()["queue_position"] == 0 for j in (first, second, third))
 
 
 # ---- one run per visitor -------------------------------------------------------------------------------------

@@ -372,9 +372,12 @@ def test_the_toys_pass_at_k_captions_say_whether_the_curves_cross():
 # ---------------------------------------------------------------- the declarations and the app's additions
 
 def test_every_view_the_browser_computes_has_its_document():
+    """Every view of the catalog a page computes (sim/views/catalog.py: no list here) has its document in
+    assets/js/views.js SHOW, at its defaults, with the data sim reads for it (TinyLM's records)."""
     page = [v for v in catalog.views() if v.lesson == "page"]
-    assert {v.name for v in page} == {"one_group", "training", "wasted", "std_scaling", "passk", "kl_clip"}
-    out = js([{"op": "doc", "view": v.name, "fields": fields_of(v.name)} for v in page])
+    assert page
+    out = js([{"op": "doc", "view": v.name, "fields": fields_of(v.name),
+               "ctx": {"data": v.data() if v.data is not None else None}} for v in page])
     for v, blocks in zip(page, out, strict=True):
         assert isinstance(blocks, list) and blocks, (v.name, blocks)
         fields = {c.field for c in v.controls}

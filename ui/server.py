@@ -176,16 +176,17 @@ class Server:
         memory and cacheable for a year (the file names carry the version or the hash, so a cached copy is never
         stale). Nothing is written into the checkout and no CPU is spent per visitor on compression: a class of 60
         opening the page at once would otherwise cost the server 60 gzip runs of 1.5 MB."""
-        from sim.player.bundle import app_bundle
+        from sim.player.bundle import app_bundle, trainer_bundle
         from sim.player.katex import KATEX_CSS_NAME, KATEX_JS, KATEX_JS_NAME, katex_css
         from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
         from sim.views.catalog import NAMES
         from ui.index_page import index_routes
+        from ui.tinylm_api import api_routes
 
         return [self._route(PLOTLY_JS_NAME, PLOTLY_JS.read_bytes()), self._route(*app_bundle()),
                 self._route(KATEX_JS_NAME, KATEX_JS.read_bytes()),
-                self._route(KATEX_CSS_NAME, katex_css().encode("utf-8"), "text/css"), self._lesson_route(),
-                *index_routes(NAMES)]
+                self._route(KATEX_CSS_NAME, katex_css().encode("utf-8"), "text/css"), self._route(*trainer_bundle()),
+                self._lesson_route(), *api_routes(self), *index_routes(NAMES)]
 
     def _lesson_route(self):
         from ui.lesson_download import ZIP_NAME

@@ -49,6 +49,18 @@ def urls(server) -> dict:
             "katex_url": server.route_url(KATEX_JS_NAME) or "", "katex_css": server.route_url(KATEX_CSS_NAME) or ""}
 
 
+def trainer_urls(view: View, server) -> dict:
+    """Where a view with a trainer (TinyLM's) loads the trainer's script and asks the server for a run."""
+    if not view.trainer:
+        return {}
+    from sim.player.bundle import trainer_bundle
+    from ui.tinylm_api import PREFIX
+
+    base = (st.get_option("server.baseUrlPath") or "").strip("/")
+    return {"trainer_url": server.route_url(trainer_bundle()[0]) or "",
+            "tinylm_api": f"/{base}{PREFIX}" if base else PREFIX}
+
+
 def show_view(view: View, server, *, lab_extras: Callable | None = None, export: Callable | None = None) -> None:
     """The page of a view the browser computes: title (Streamlit's), then the component. `lab_extras(values, lab)`:
     the student's numbers for a setting ("Use my lab code"); `export(kind, values)`: {"filename", "mime", "text",
@@ -57,7 +69,8 @@ def show_view(view: View, server, *, lab_extras: Callable | None = None, export:
     key = f"view_{view.name}"
     lab = lab_switch(server) if lab_extras is not None else None
     data = {"mode": "view", "manifest": view.manifest(), **urls(server), "classroom": presenter(),
-            "lab_live": lab is not None, "lab": None, "result": st.session_state.pop(_result_key(key), None)}
+            "lab_live": lab is not None, "lab": None, "result": st.session_state.pop(_result_key(key), None),
+            "data": view.data() if view.data is not None else None, **trainer_urls(view, server)}
     if lab is not None:
         values = _values(view, key)
         try:

@@ -63,6 +63,9 @@ function viewPage(parent, data, setStateValue, setTriggerValue) {
     write: (search, hash) => history.replaceState(history.state, "", `${location.pathname}${search}${hash}`),
     report: (state) => m.report(state),
     action: (request) => setTriggerValue("action", { ...request, id: ++asked }),
+    data: data.data || null, // what sim read for the view's document (TinyLM's records)
+    trainer_url: data.trainer_url || "", // TinyLM's trainer script; its runs on this server
+    tinylm_api: data.tinylm_api || "",
   };
   m.data = data;
   m.page = new ViewPage(parent, data.manifest, host);

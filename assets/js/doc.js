@@ -93,11 +93,12 @@ function rowCaptionAt(blocks, i) {
 
 export class DocView {
   constructor(parent, { classroom = false, predict = false, plotly_url = "", plotly_help = "", app = false, pages = null,
-    carry = "" } = {}) {
+    carry = "", Trainer = null, trainer_url = "", api = "" } = {}) {
     this.root = el("div", "ls-doc");
     parent.appendChild(this.root);
-    // pages: the pages a lesson has (a link to another is named as text); carry: flags its links keep (?hide=...)
-    this.o = { classroom, predict, plotly_url, plotly_help, app, pages, carry };
+    // pages: the pages a lesson has (a link to another is named as text); carry: flags its links keep (?hide=...);
+    // Trainer, trainer_url, api: what draws a `trainer` block (TinyLM's page: assets/js/tinylm_trainer_view.js)
+    this.o = { classroom, predict, plotly_url, plotly_help, app, pages, carry, Trainer, trainer_url, api };
     this.kept = new Map(); // key -> {node, player | live | box}: what survives a new setting
     this.stats = (window.grpoDoc = window.grpoDoc || { shows: 0, charts: 0 });
   }
@@ -112,6 +113,7 @@ export class DocView {
       if (k.player) k.player.destroy();
       if (k.live) k.live.destroy();
       if (k.box) k.box.ask(null);
+      if (k.trainer) k.trainer.destroy();
       this.kept.delete(key);
     }
     this.blocks = blocks;
@@ -173,6 +175,7 @@ export class DocView {
     if (b.kind === "charts") return this.charts(b, rowCaption);
     if (b.kind === "ask") return this.ask(b);
     if (b.kind === "live") return this.live(b);
+    if (b.kind === "trainer") return this.trainer(b);
     if (b.kind === "columns") {
       const row = el("div", "ls-columns");
       row.style.gridTemplateColumns = `repeat(${b.columns.length}, minmax(0, 1fr))`;
@@ -326,10 +329,23 @@ export class DocView {
     return k.node;
   }
 
+  // A trainer (TinyLM's run in the page or on the app's server): kept while the settings change, told the new ones
+  trainer(b) {
+    const k = this.keep(`trainer:${b.key}`, () => {
+      const node = el("div", "ls-trainer");
+      const { classroom, app, plotly_url, plotly_help, trainer_url, api } = this.o;
+      if (!this.o.Trainer) return { node: el("p", "ls-error", "This page cannot train: its trainer is not loaded.") };
+      return { node, trainer: new this.o.Trainer(node, { classroom, app, plotly_url, plotly_help, trainer_url, api }) };
+    });
+    if (k.trainer) k.trainer.update(b);
+    return k.node;
+  }
+
   destroy() {
     for (const k of this.kept.values()) {
       if (k.player) k.player.destroy();
       if (k.live) k.live.destroy();
+      if (k.trainer) k.trainer.destroy();
     }
     this.root.remove();
   }

@@ -52,7 +52,14 @@ export function main() {
     const [blocks, problem] = parseDoc($("ls-data").textContent);
     if (problem) return fail(`This lesson's data is damaged (${problem}). ${REBUILD}`);
     host.blocks = blocks;
+  } else if ($("ls-data")) { // what sim read for a view computed in the page (TinyLM's records): its ctx.data
+    try {
+      host.data = JSON.parse($("ls-data").textContent);
+    } catch (e) {
+      return fail(`This lesson's data is damaged (it is not JSON). ${REBUILD}`);
+    }
   }
+  if (typeof manifest.trainer_script === "string") host.trainer_url = manifest.trainer_script; // beside this page
   new ViewPage($("ls-page"), manifest, host);
 }
 

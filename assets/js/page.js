@@ -13,7 +13,9 @@
 //     plotly_url, plotly_help,
 //     report(state)?,                    // the app in lab mode: the server computes the student's numbers for it
 //     action(request)?,                  // the app: an export, computed by the server on a click
-//     blocks?,                           // a recorded document (TinyLM's runs, the lab's tasks): drawn as it is
+//     blocks?,                           // a recorded document (the lab's tasks): drawn as it is
+//     data?,                             // what sim read for the view's document (TinyLM's records): ctx.data
+//     trainer_url?, tinylm_api?,         // TinyLM's trainer script; the app's routes for a run on its server
 //   }
 //   page.update({lab, result})           // the app's extras, new with every script run
 //
@@ -24,6 +26,7 @@ import { configOf, stateFromLink, urlText, valueText } from "./control_rules.js"
 import { DocView, inline } from "./doc.js";
 import { hideNames, isTrue, linkText, picksFromLink, readLink } from "./lesson_rules.js";
 import { el } from "./player_charts.js";
+import { TrainerView } from "./tinylm_trainer_view.js";
 import { SHOW } from "./views.js";
 
 export const PICKS_MAX = 1024; // a Picks control's numbers in a link: 1 .. this (the page keeps those up to its count)
@@ -110,7 +113,8 @@ export class ViewPage {
     this.root.append(this.note, layout);
     parent.append(this.root);
     this.doc = this.state.doc = new DocView(docBox, { classroom: this.flags.classroom, predict: this.flags.predict,
-      plotly_url: this.host.plotly_url, plotly_help: this.host.plotly_help, app: !!this.host.app }); // prettier-ignore
+      plotly_url: this.host.plotly_url, plotly_help: this.host.plotly_help, app: !!this.host.app, Trainer: TrainerView,
+      trainer_url: this.host.trainer_url || "", api: this.host.tinylm_api || "" }); // prettier-ignore
   }
 
   // The settings: presets first, then each control, then the share links; folded on a phone, where the tools (Pin,
@@ -376,7 +380,7 @@ export class ViewPage {
   context(state) {
     const lab = this.extras.lab;
     const ctx = { app: !!this.host.app, lab: lab && same(lab.for, this.labKey(state)) ? lab : null, pinned: null,
-      predict: this.flags.predict }; // prettier-ignore
+      predict: this.flags.predict, data: this.host.data || null }; // prettier-ignore
     if (this.pinned) {
       ctx.pinned = { label: pinLabel(this.controls, this.pinned, state), config: configOf(this.controls, this.pinned) };
     }

@@ -10,32 +10,18 @@
 // page adds: {app: the app draws its links and lab verdicts, pinned: {label, config} (Training dynamics' Pin),
 // lab: the app's "Use my lab code" numbers for this setting (sim/views/<view>.py lab_extras), or null}.
 
+import { ask, caption, charts, columns, formula, heading, link, live, metrics, note, table, text } from "./blocks.js";
 import { Band, BarSeries, Chart, COLORS, Heatmap, Line, read, rgba } from "./chart_spec.js";
 import { crossoverK, expectedMeanAbsAdvantage, meanAbsAdvantage, meanPassAtKKnownP, passAtKKnownP, sharpenConfig, STD_SEEDS,
   toyConfig } from "./engine.js";
 import * as X from "./exercises.js";
 import { linspace } from "./numpy.js";
 import { format as f, repr } from "./pyformat.js";
+import { tinylm } from "./tinylm_views.js";
 import { curves_chart } from "./toy_views.js";
 
-// ---- blocks (sim/views/doc.py) ----
-const heading = (text, level = 2) => ({ kind: "heading", text, level });
-const text = (t, md = null) => ({ kind: "text", text: t, md });
-const formula = (latex, t) => ({ kind: "formula", latex, text: t });
-const link = (page, label) => ({ kind: "link", page, label }); // the app only: another of its pages
-// a caption; `given`: its numbers that no chart above it draws (the chapter's, a setting), for the browser tests
-const caption = (t, given = null) => ({ kind: "caption", text: t, ...(given ? { given: given.map(String) } : {}) });
-const note = (t, tone = "info") => ({ kind: "note", text: t, tone });
-const metrics = (items) => ({ kind: "metrics", items: items.map((i) => i.map(String)) });
-const charts = (key, list, columns = 1) => ({ kind: "charts", key, charts: list, columns, T: 1 });
-const table = (key, columns, rows, title = null) => ({ kind: "table", key, title, columns, rows });
-const columns = (...cols) => ({ kind: "columns", columns: cols });
-const live = (key, request) => ({ kind: "live", key, request });
 // the blocks the app's lab numbers put at a place of a document (sim/views/<view>.py lab_extras), none without them
 const slot = (ctx, name) => (ctx && ctx.lab && ctx.lab.slots && ctx.lab.slots[name]) || [];
-export const QUESTION = { kind: "number", options: [], tolerance: null, unit: null, explain: null, fmt: "{:.4g}",
-  lo: null, hi: null }; // prettier-ignore
-const ask = (key, question, answer, o, then) => ({ kind: "ask", key, question: { ...QUESTION, question, answer, ...o }, then });
 
 const pct = (x, digits = 1) => f(x, `.${digits}%`);
 const r4 = (x) => Number(f(x, ".4f")) + 0.0; // a table's number: round(x, 4), never -0
@@ -541,4 +527,4 @@ function training(fields, ctx = {}) {
     table: (lab && lab.table) || null, columns: 2, classroom_columns: 3 })]; // prettier-ignore
 }
 
-export const SHOW = { wasted, one_group, kl_clip, passk, std_scaling, training };
+export const SHOW = { wasted, one_group, kl_clip, passk, std_scaling, training, tinylm };

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from sim.lesson.html import contents_page, inline_json, view_page
 from sim.paths import JS
-from sim.player.bundle import classic_script
+from sim.player.bundle import classic_script, trainer_bundle
 from sim.player.katex import KATEX_CSS_NAME, KATEX_JS, KATEX_JS_NAME, katex_css
 from sim.player.plotly_js import PLOTLY_JS, PLOTLY_JS_NAME
 from sim.runtime.files import OutputPathError, check_folder, shown_path
@@ -39,6 +39,7 @@ OLD_FILES = ("index.html", "lesson.js", "player.js", "live.js", "lesson.css", "p
 ALIASES = {"passk_estimator": "passk", "passk_problems": "passk", "sharpen": "passk", "tinylm_run": "tinylm"}
 TAGS = {"page": "computed in your browser", "recorded": "recorded runs"}
 STYLES = ("player.css", "doc.css", "lesson.css")  # the shared renderer's styles, then the lesson's own
+TRAINER_JS = "tinylm-trainer.js"  # TinyLM's trainer (sim/player/bundle.py trainer_bundle), loaded by its page only
 
 
 class LessonError(ValueError):
@@ -150,12 +151,18 @@ def swap_in(tmp: Path, real: Path) -> None:
 
 
 def page(view: View, plotly: str) -> tuple[str, int]:
-    """A view's page and the bytes of its data (a recorded view's document)."""
+    """A view's page and the bytes of its data (a recorded view's document, or what sim read for a view's document
+    computed in the page: TinyLM's records). A view with a trainer loads the trainer's script from the folder."""
     manifest = {**view.manifest(), "kind": view.lesson, "plotly": plotly}
     manifest["tools"] = [t for t in view.tools if t != "exports"]  # an export is computed by the app's server
-    if view.lesson == "recorded":  # its controls train on the app's server: the page has the records only
+    if view.trainer:
+        manifest["trainer_script"] = TRAINER_JS
+    if view.lesson == "recorded":  # its controls need the app's server: the page has the records only
         manifest |= {"controls": [], "presets": []}
         data = to_json(view.document(), charts=chart_payload)
+        return view_page(manifest, data), len(inline_json(data))
+    if view.data is not None:
+        data = view.data()
         return view_page(manifest, data), len(inline_json(data))
     return view_page(manifest), 0
 
@@ -189,6 +196,8 @@ def build(out: Path, views: list[View], *, force: bool = False, summary: str = "
         (tmp / "lesson.js").write_text(lesson_script(), encoding="utf-8")
         for name in STYLES:
             shutil.copyfile(JS / name, tmp / name)
+        if any(v.trainer and v.lesson != "app" for v in views):
+            (tmp / TRAINER_JS).write_bytes(trainer_bundle()[1])
         data = 0
         for i, v in enumerate(views):
             if v.lesson != "app":

@@ -32,11 +32,12 @@ def head(title: str) -> str:
     return HEAD.format(title=escape(title), katex_css=KATEX_CSS_NAME)
 
 
-def view_page(manifest: dict, data: list | None = None) -> str:
+def view_page(manifest: dict, data: list | dict | None = None) -> str:
     """A view: its title, then the page the lesson's script draws into #ls-page with the app's own renderer
     (assets/js/page.js: the intro, the settings beside the view, the document computed in the page for the setting
     the controls hold, assets/js/views.js), or a recorded view's document from `data` (the document sim computed
-    when the lesson was built, parsed, never run)."""
+    when the lesson was built, parsed, never run); for a view computed in the page, `data` is what sim read for its
+    document (TinyLM's records), parsed as JSON, never run."""
     from sim.player.katex import KATEX_JS_NAME
 
     block = "" if data is None else f'<script type="application/json" id="ls-data">{inline_json(data)}</script>\n'

@@ -142,6 +142,16 @@ def module_script(entries: list[str], default: str, folder: Path = JS) -> str:
 
 
 @functools.cache
+def trainer_bundle() -> tuple[str, bytes]:
+    """TinyLM's trainer (assets/js/tinylm_run.js and what it imports, the SFT weights and the WebAssembly inside) as
+    a script of its own, `window.grpoTinyLM`, and its hashed name: the app serves it from a route and a lesson writes
+    it into its folder; TinyLM's page loads it (assets/js/tinylm_trainer_view.js), so no other page carries its
+    0.55 MB of weights. Its Workers are built from its own code."""
+    raw = classic_script(["tinylm_run.js"], 'window.grpoTinyLM = __m["tinylm_run.js"];').encode("utf-8")
+    return f"grpo-tinylm-{hashlib.sha256(raw).hexdigest()[:12]}.js", raw
+
+
+@functools.cache
 def app_bundle() -> tuple[str, bytes]:
     """The app's renderer as one script (assets/js/app_view.js and what it imports), and the name the server serves
     it under: its hash is in the name, so a browser may keep it for a year (ui/server.py, ui/view.py)."""

@@ -276,6 +276,16 @@ class TinyLMRuns:
         with self._lock:
             return self._jobs.get(cfg)
 
+    def watched_by(self, viewer: str) -> TrainingJob | None:
+        """The run `viewer` joined last (live or not), or None."""
+        with self._lock:
+            return self._watching.get(viewer)
+
+    def waiting(self) -> int:
+        """How many runs wait in line for a slot."""
+        with self._lock:
+            return len(self._line)
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._jobs)

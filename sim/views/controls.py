@@ -171,6 +171,40 @@ def build_config(config: type, specs: Sequence[Spec], values: Mapping[str, objec
     return config(**fields, **fixed)
 
 
+def checked_fields(specs: Sequence[Spec], fields: Mapping[str, object]) -> dict[str, object]:
+    """Values a browser sent by field name (assets/js/control_rules.js configOf), held to what the page offers:
+    each control's field present, a number in its range and on its steps (not a bool), a choice among its options,
+    a flag true or false; no other field. ValueError naming the first field that is not, as the page would say it.
+    Returns the values as their fields' types."""
+    if not isinstance(fields, Mapping):
+        raise ValueError("settings must be an object of the page's fields")
+    known = {s.field: s for s in specs}
+    extra = sorted(str(k)[:40] for k in fields if k not in known)
+    if extra:
+        raise ValueError(f"{extra[0]!r} is not a setting of this page")
+    out = {}
+    for field, spec in known.items():
+        if field not in fields:
+            raise ValueError(f"{field} is missing")
+        v = fields[field]
+        if isinstance(spec, Flag):
+            ok = isinstance(v, bool)
+        elif isinstance(spec, Num):
+            ok = (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                  and spec.lo <= v <= spec.hi and math.isclose(spec.snap(v), v, rel_tol=0, abs_tol=1e-9)
+                  and (not spec.integer or float(v).is_integer()))  # fmt: skip
+        elif isinstance(spec, Choice):
+            ok = any(v == o and type(v) is type(o) or (isinstance(o, float) and isinstance(v, int)
+                                                         and not isinstance(v, bool) and v == o)
+                     for o in spec.options)  # fmt: skip
+        else:
+            ok = isinstance(v, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+        if not ok:
+            raise ValueError(f"{field} must be {spec.describe()}, got {str(v)[:40]!r}")
+        out[field] = _value(spec, v)
+    return out
+
+
 def defaults(specs: Sequence[Spec]) -> dict[str, object]:
     """{key: default}: what a page's controls show when its URL carries nothing."""
     return {s.key: s.default for s in specs}

@@ -163,6 +163,9 @@ class View:
                 `show()` computes when the lesson is built) or "app" (the app only: it needs a visitor's file or the
                 server; `why_app_only` says which)
     show        for a recorded view: values (by URL key) -> its document, computed by sim
+    data        for a view computed in the page: what sim reads for its document (TinyLM's records), as plain JSON
+                (both hosts give it to the page: ctx.data)
+    trainer     its document has a trainer (TinyLM's run in the page): the host loads the trainer's script
     """
 
     name: str
@@ -176,6 +179,8 @@ class View:
     fold_intro: bool = False
     why_app_only: str = ""  # for lesson "app": why (the lesson's contents page says so)
     tools: Sequence[str] = ()
+    data: Callable | None = None
+    trainer: bool = False
 
     def __post_init__(self):
         keys = [c.key for c in self.controls]
@@ -206,7 +211,7 @@ class View:
         return {"view": self.name, "title": self.title, "intro": None if intro is None else intro.text,
                 "intro_md": None if intro is None else intro.md, "fold_intro": self.fold_intro,
                 "controls": [control_json(c) for c in self.controls], "tools": list(self.tools),
-                "presets": [{"name": n, "values": dict(v)} for n, v in self.presets.items()]}
+                "trainer": self.trainer, "presets": [{"name": n, "values": dict(v)} for n, v in self.presets.items()]}
 
 
 # ---- the document as data (what a renderer receives) ----

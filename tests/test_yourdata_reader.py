@@ -17,7 +17,8 @@ POOL = b"prompt,correct,samples\n<b>a</b>,1,8\n=1+1,0,8\nc,8,8\n"
 
 
 def same_log(a, b) -> None:
-    assert (a.source, a.name, a.settings, a.notes, a.step_kind) == (b.source, b.name, b.settings, b.notes, b.step_kind)
+    assert (a.source, a.name, a.settings, a.notes, a.step_kind, a.spelled, a.gaps, a.not_grpo) == (
+        b.source, b.name, b.settings, b.notes, b.step_kind, b.spelled, b.gaps, b.not_grpo)
     np.testing.assert_array_equal(a.steps, b.steps)
     assert a.metrics.keys() == b.metrics.keys()
     for k in a.metrics:
@@ -37,8 +38,12 @@ def test_the_wire_format_round_trips_in_the_types_procs_decodes():
     from sim.runtime.procs import _Unpickler
 
     log = load_run_log(trl_bytes(), "trainer_state.json")
+    verl = load_run_log(b'{"step": 1, "data": {"critic/score/mean": 0.5, "actor/pg_loss": null}}\n'
+                        b'{"step": 2, "data": {"critic/score/mean": 0.6, "actor/pg_loss": NaN}}\n', "m.jsonl")
+    assert verl.gaps and verl.spelled  # what the file has no number for, and its own names, travel too
+    sft = load_run_log(b'{"log_history": [{"step": 1, "loss": 1.0}]}', "sft.json")
     pool = load_pool(POOL, "p.csv")
-    for obj, same in ((log, same_log), (pool, same_pool)):
+    for obj, same in ((log, same_log), (verl, same_log), (sft, same_log), (pool, same_pool)):
         wire = pickle.loads(pickle.dumps(to_wire(obj)))
         same(from_wire(wire), obj)
         _Unpickler(io.BytesIO(pickle.dumps(("msg", to_wire(obj))))).load()  # no class the server would refuse

@@ -86,7 +86,8 @@ def to_wire(obj: RunLog | PromptPool) -> dict:
     if isinstance(obj, RunLog):
         return {"type": "run", "source": obj.source, "name": obj.name, "steps": obj.steps,
                 "metrics": dict(obj.metrics), "settings": dict(obj.settings), "notes": list(obj.notes),
-                "step_kind": obj.step_kind}
+                "step_kind": obj.step_kind, "spelled": dict(obj.spelled), "gaps": obj.gaps,
+                "not_grpo": obj.not_grpo}
     return {"type": "pool", "name": obj.name, "rate": obj.rate, "correct": obj.correct, "samples": obj.samples,
             "ids": None if obj.ids is None else _column(obj.ids), "lines": np.asarray(obj.lines, dtype=np.int64),
             "notes": list(obj.notes)}
@@ -96,7 +97,7 @@ def from_wire(d: dict) -> RunLog | PromptPool:
     """to_wire's dict back as the object."""
     if d["type"] == "run":
         return RunLog(d["source"], d["name"], d["steps"], d["metrics"], d["settings"], tuple(d["notes"]),
-                      d["step_kind"])
+                      d["step_kind"], d["spelled"], d["gaps"], d["not_grpo"])
     ids = None if d["ids"] is None else TextColumn(d["ids"]["blob"], d["ids"]["offsets"])
     return PromptPool(d["name"], d["rate"], d["correct"], d["samples"], ids, d["lines"], tuple(d["notes"]))
 

@@ -193,7 +193,7 @@ def test_live_checks_stay_quiet_on_a_healthy_run_and_name_each_sick_one(tmp_path
     from tests.fixtures.runlogs import SICK, trl_state
 
     expected = {"truncation": "Answers cut at the length cap", "hacking": "reasoning_steps rises",
-                "spikes": "Spikes: grad_norm", "eval_falls": "The eval reward falls",
+                "spikes": None, "eval_falls": "The eval reward falls",
                 "entropy_collapse": "Entropy falls", "length_drift": "Completions grow while the reward is flat",
                 "hard_accuracy": "accuracy is 0/1"}
     args = grpo_args(tmp_path, num_generations=16, per_device_train_batch_size=16)
@@ -201,7 +201,7 @@ def test_live_checks_stay_quiet_on_a_healthy_run_and_name_each_sick_one(tmp_path
         said = []
         entries = [e for e in trl_state(sick=sick)["log_history"] if "train_runtime" not in e]
         feed(DiagnoseCallback(None, every=10, max_share=1.0, echo=said.append), args, entries)
-        if sick is None:
-            assert said == [], said
+        if sick is None or expected[sick] is None:  # two spikes the run came back from at once: information
+            assert said == [], (sick, said)
         else:
-            assert said and expected[sick] in said[0], (sick, said)
+            assert any(expected[sick] in line for line in said), (sick, said)

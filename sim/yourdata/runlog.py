@@ -124,8 +124,11 @@ def _choose(p: Parsed) -> tuple[dict[str, str], list[str], set]:
     for row in p.rows:
         keys.update(row)
         if len(keys) > MAX_NAMES:
-            raise DataError(f"{p.label}: more than {MAX_NAMES:,} distinct metric names; a training log has a few "
-                            "dozen (TRL about 40, verl about 120)")
+            funcs = sum(1 for k in keys if str(k).startswith("rewards/"))
+            raise DataError(f"{p.label}: more than {MAX_NAMES:,} distinct metric names"
+                            + (f", {funcs:,} of them reward functions' (at most {MAX_REWARD_FUNCS} functions are read)"
+                               if funcs > 2 * MAX_REWARD_FUNCS else "")
+                            + "; a training log has a few dozen (TRL about 40, verl about 120)")
     groups: dict[str, list[str]] = {}
     for k in keys:
         hit = canonical(str(k))

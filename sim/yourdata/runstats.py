@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.exercises import p_no_signal
-
 
 def rolling_mean(x: np.ndarray, window: int) -> np.ndarray:
     """(T,) the mean of the last `window` entries of x up to each step, NaN entries skipped (NaN where the
@@ -48,7 +46,10 @@ def segments(x: np.ndarray) -> tuple[int, np.ndarray]:
 
 def jensen_floor(reward, group_size: int) -> np.ndarray:
     """r^G + (1 - r)^G: the least E[frac_reward_zero_std] can be when prompts' solve rates average r (0/1
-    rewards). It is sim.exercises.p_no_signal at the mean rate."""
+    rewards). It is sim.exercises.p_no_signal at the mean rate (imported here: sim.exercises brings torch and
+    scipy, seconds a command line that refuses a file, or reads a log with no zero-std share, need not pay)."""
+    from sim.exercises import p_no_signal
+
     return p_no_signal(np.clip(reward, 0.0, 1.0), group_size)
 
 

@@ -282,10 +282,12 @@ def metric_cells(table: Table, col: str) -> tuple[np.ndarray, np.ndarray]:
     """(R,) the column as floats and (R,) where a cell held a non-finite number (NaN, inf, -Infinity: as pandas and
     W&B write a step that diverged). Both an empty cell and a non-finite one are NaN here; the mask tells them
     apart. Refused as number_cells refuses: text, numbers too large for a float."""
+    try:  # the common case: every cell a number or empty, read in one pass
+        return number_cells(table, col, empty_ok=True), np.zeros(len(table.rows), dtype=bool)
+    except DataError:
+        pass
     cells = [c.strip(" ") for c in table.column(col)]
     bad = np.array([bool(c) and NONFINITE.fullmatch(c) is not None for c in cells], dtype=bool)  # (R,)
-    if not bad.any():
-        return number_cells(table, col, empty_ok=True), bad
     kept = Table(table.name, (col,), [["" if b else c] for c, b in zip(cells, bad, strict=True)], table.lines)
     return number_cells(kept, col, empty_ok=True), bad
 

@@ -172,27 +172,31 @@ def assemble(p: Parsed) -> RunLog:
     steps = p.steps
     merged: dict[int, dict] = {}
     gaps: dict[str, dict[str, set]] = {}
+    read = {k: m for m, k in chosen.items()}  # the file's key -> the metric it is read as
+    bounds = {m: _bounds(m) for m in chosen}  # the range a float passes in without a closer look
     for i, (row, step, at) in enumerate(zip(p.rows, steps, p.where, strict=True)):
         if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= 10**9:
             raise DataError(f"{at}, field step: {cell_text(step)} is not a step number (a whole number from 0 to "
                             "1,000,000,000)")
         into = merged.setdefault(step, {})
         for k, v in row.items():
-            if k in SETTING_NAMES and type(v) in (int, float) and np.isfinite(v):
-                settings.setdefault(SETTING_NAMES[k], float(v))
-        for m, k in chosen.items():
-            if k not in row:
+            m = read.get(k)
+            if m is None:
+                if k in SETTING_NAMES and type(v) in (int, float) and np.isfinite(v):
+                    settings.setdefault(SETTING_NAMES[k], float(v))
                 continue
-            v = row[k]
-            if v is None or (type(v) is float and not np.isfinite(v)):
+            if type(v) is float and bounds[m][0] <= v <= bounds[m][1]:
+                pass  # the common case: no call, no message built
+            elif v is None or (type(v) is float and not np.isfinite(v)):
                 kind = "null" if v is None else "nan" if v != v else "inf"
                 gaps.setdefault(m, {}).setdefault(kind, set()).add(step)
                 continue
-            try:
-                v = check_value(m, v, at, key=k)
-            except DataError:  # said again with the value's line, found only now (a scan of the text)
-                check_value(m, v, _place(p, at, i, k), key=k)
-                raise
+            else:
+                try:
+                    v = check_value(m, v, at, key=k)
+                except DataError:  # said again with the value's line, found only now (a scan of the text)
+                    check_value(m, v, _place(p, at, i, k), key=k)
+                    raise
             if m in into and into[m] != v and p.strict:
                 raise DataError(f"{at}: step {step} logs {cell_text(k)} twice with different values "
                                 f"({into[m]:g} and {v:g})")

@@ -6,6 +6,18 @@
     OMP_NUM_THREADS=1 python scripts/bench_your_data.py --write-docs  # also rewrite its docs/benchmarks.md section
     python scripts/bench_your_data.py --tiny                       # small files, 1 repeat (the test's)
     OMP_NUM_THREADS=1 python scripts/bench_your_data.py --class    # the app: ten 20 MB uploads beside a student
+    OMP_NUM_THREADS=1 python scripts/bench_your_data.py --row1     # issue 43 row 1's log: python -m sim diagnose
+    OMP_NUM_THREADS=1 python scripts/bench_your_data.py --class --row1  # ... ten of them uploaded to Your run
+    OMP_NUM_THREADS=1 python scripts/bench_your_data.py --fairness # issue 43 row 3: a small file beside three large
+
+--row1 builds issue 43 row 1's hostile log (a trainer_state.json where step i logs its own reward function,
+rewards/f<i>/mean and /std) at 1 MB and at the size cap, and runs `python -m sim diagnose FILE` (and `--json`) on
+each under /usr/bin/time: wall seconds and the peak memory (maximum RSS), median of 3; with --baseline DIR the
+same at 1 MB, once, from another checkout (main's code, `git archive`d into DIR) for the before in the same run.
+
+--fairness (issue 43 row 3): three visitors' 20 MB pools read at once through the upload path, and a fourth
+visitor's 21 KB pool (the example) sent just after: how long the small one takes, with the file workers as they are
+(reader.FilePools) and with one worker, first come first served (as before), in the same run; median of 3.
 
 Files, built in memory as the tools write them:
   * a 10,000-step trainer_state.json (json.dumps(indent=2, sort_keys=True), the keys a TRL 1.16.0 GRPOTrainer run
@@ -14,7 +26,7 @@ Files, built in memory as the tools write them:
   * a 100,000-prompt CSV, `prompt,correct,samples`, 64 samples per prompt, and a 20 MB one at the row cap
     (999,990 prompts, ids `prompt-000001`, 19.85 MB);
   * hostile files: a CSV header of 10^6 columns, 200,000 nested JSON brackets, and issue 37's 120 KB log whose one
-    bare NaN follows 40,000 "NaN"s inside a string.
+    bare NaN follows 40,000 "NaN"s inside a string (read since issue 42: the NaN is that step's missing value).
 Prints medians over repeats of wall and process CPU seconds (CPU time is the steadier figure on a shared
 machine) for parsing (bytes -> arrays) and for the analysis after it (diagnose, plan), the same files through the
 upload path (sim/yourdata/reader.py's worker process: send, parse, reply) and through the command line
@@ -60,15 +72,15 @@ LABELS = {"log_10k_json_parse": "parse a 10,000-step trainer_state.json", "log_1
           "a W&B CSV", "log_10k_diagnose": "diagnose it (every rule)", "pool_100k_parse": "parse a 100,000-prompt CSV",
           "pool_100k_plan": "plan it (G = 2..64, pass@k, the toy's quantiles)",
           "refuse_1e6_columns": "refuse a 10^6-column CSV", "refuse_deep_json": "refuse 200,000 nested brackets",
-          "log_10k_verl_parse": "parse a 10,000-step verl JSONL", "refuse_nan_120k": "refuse issue 37's 120 KB NaN log",
+          "log_10k_verl_parse": "parse a 10,000-step verl JSONL", "read_nan_120k": "read issue 37's 120 KB NaN log",
           "pool_20mb_parse": "parse a 20 MB pool CSV (999,990 prompts)",
           "pool_20mb_upload": "the same through the upload path (a worker process)",
-          "refuse_nan_120k_upload": "the 120 KB NaN log through the upload path",
+          "read_nan_120k_upload": "the 120 KB NaN log through the upload path",
           "cli_plan_20mb": "python -m sim plan on the 20 MB pool (a process)",
           "cli_diagnose_nan_120k": "python -m sim diagnose on the 120 KB NaN log (a process)"}
 TARGETS = {"log_10k_json_parse": 1.0, "log_10k_csv_parse": 1.0, "pool_100k_parse": 2.0, "refuse_1e6_columns": 0.5,
-           "refuse_deep_json": 0.5, "log_10k_verl_parse": 1.0, "refuse_nan_120k": 0.5, "pool_20mb_upload": 10.0,
-           "refuse_nan_120k_upload": 0.5}
+           "refuse_deep_json": 0.5, "log_10k_verl_parse": 1.0, "read_nan_120k": 0.5, "pool_20mb_upload": 10.0,
+           "read_nan_120k_upload": 0.5}
 
 
 def trainer_state(steps: int) -> bytes:
@@ -91,8 +103,9 @@ def log_csv(state: bytes) -> bytes:
 
 
 def nan_log(kb: int = 120) -> bytes:
-    """Issue 37 row 1: "NaN" repeated inside a string, then one bare NaN."""
-    return ('{"log_history":[{"step":1,"note":"' + "NaN" * (kb * 1024 // 3) + '","loss":NaN}]}').encode()
+    """Issue 37 row 1: "NaN" repeated inside a string, then one bare NaN (now that step's missing value, issue 42:
+    the log is read, not refused)."""
+    return ('{"log_history":[{"step":1,"note":"' + "NaN" * (kb * 1024 // 3) + '","loss":NaN,"reward":0.5}]}').encode()
 
 
 def pool_20mb(prompts: int = 999_990) -> bytes:
@@ -106,6 +119,89 @@ def pool_20mb(prompts: int = 999_990) -> bytes:
 def pool_csv(prompts: int) -> bytes:
     c = np.random.default_rng(1).binomial(64, np.random.default_rng(2).beta(0.6, 0.6, size=prompts))
     return ("prompt,correct,samples\n" + "".join(f"{i % 97}+{i % 89}=,{k},64\n" for i, k in enumerate(c))).encode()
+
+
+def row1_log(nbytes: int) -> bytes:
+    """Issue 43 row 1: a trainer_state.json where each step logs its own reward function (rewards/f<i>/mean and
+    /std at step i), grown to about nbytes."""
+    parts, size, i = [], 40, 0
+    while size < nbytes - 200:
+        i += 1
+        entry = (f'{{"step": {i}, "reward": 0.5, "reward_std": 0.5, "rewards/f{i}/mean": 0.5, '
+                 f'"rewards/f{i}/std": 0.5, "loss": 0.0}}')
+        parts.append(entry)
+        size += len(entry) + 2
+    return (f'{{"global_step": {i}, "log_history": [' + ", ".join(parts) + "]}\n").encode()
+
+
+def run_row1(repeats: int, baseline: str | None) -> dict:
+    """`python -m sim diagnose` (and --json) on the row-1 log at 1 MB and at the cap, under /usr/bin/time."""
+    import os
+    import re
+    import subprocess
+    import tempfile
+
+    out = {}
+    with tempfile.TemporaryDirectory() as d:
+        for label, nbytes in (("1mb", 1_000_000), ("cap", MAX_BYTES)):
+            path = Path(d) / f"row1_{label}.json"
+            path.write_bytes(row1_log(nbytes))
+            roots = [("now", ROOT)] + ([("baseline", Path(baseline))] if baseline and label == "1mb" else [])
+            for who, root in roots:
+                for flag in ([], ["--json"]):
+                    walls, peaks, rc, printed = [], [], None, 0
+                    for _ in range(repeats if who == "now" else 1):  # the baseline: minutes a run, once
+                        env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
+                        t = time.perf_counter()
+                        res = subprocess.run(["/usr/bin/time", "-v", sys.executable, "-m", "sim", "diagnose",
+                                              str(path), *flag], capture_output=True, env=env, cwd=root,
+                                             timeout=900)
+                        walls.append(time.perf_counter() - t)
+                        peak = re.search(rb"Maximum resident set size \(kbytes\): (\d+)", res.stderr)
+                        peaks.append(int(peak.group(1)) / 1024 if peak else float("nan"))
+                        rc, printed = res.returncode, len(res.stdout)
+                    out[f"{who}_{label}{'_json' if flag else ''}"] = {
+                        "bytes": path.stat().st_size, "wall_s": round(statistics.median(walls), 2),
+                        "peak_mb": round(statistics.median(peaks), 1), "exit": rc, "printed_bytes": printed,
+                        "said": res.stderr.decode(errors="replace").strip().splitlines()[0][:160]
+                        if rc else ""}
+    return out
+
+
+def run_fairness(repeats: int, big: bytes) -> dict:
+    """Issue 43 row 3: a small upload sent while three large ones wait, with FilePools and with one worker."""
+    import threading
+
+    from sim.runtime.procs import Pool
+    from sim.yourdata.reader import FilePools
+
+    small = (ROOT / "assets" / "data" / "examples" / "tinylm_prompts.csv").read_bytes()
+    out = {"large_bytes": len(big), "small_bytes": len(small)}
+    for label, make in (("two_workers_fair", FilePools), ("one_worker_fifo", lambda: Pool(1, name="reading"))):
+        pools = make()
+        try:
+            read_upload(pools, "pool", small, "warm.csv")  # the workers started
+            if hasattr(pools, "big"):
+                read_upload(pools.big, "pool", small, "warm.csv")
+            small_s, large_s = [], []
+            for _ in range(repeats):
+                started = time.perf_counter()
+                threads = [threading.Thread(target=read_upload, args=(pools, "pool", big, f"big{i}.csv"),
+                                            kwargs={"who": f"visitor{i}"}) for i in range(3)]
+                for t in threads:
+                    t.start()
+                time.sleep(0.2)  # the three are in line (one reading) when the fourth visitor sends theirs
+                t0 = time.perf_counter()
+                read_upload(pools, "pool", small, "example.csv", who="visitor3")
+                small_s.append(time.perf_counter() - t0)
+                for t in threads:
+                    t.join()
+                large_s.append(time.perf_counter() - started)
+            out[label] = {"small_s": round(statistics.median(small_s), 2),
+                          "three_large_s": round(statistics.median(large_s), 2)}
+        finally:
+            pools.close()
+    return out
 
 
 def measure(fn, repeats: int) -> dict:
@@ -155,8 +251,24 @@ def main(argv: list[str] | None = None) -> int:
                         "script runs; its figures mean little)")
     parser.add_argument("--class", dest="klass", action="store_true", help="the app: ten 20 MB uploads while a "
                         "student opens pages (with --tiny: two uploads of a small pool)")
+    parser.add_argument("--row1", action="store_true", help="issue 43 row 1's log (each step its own reward "
+                        "function): diagnose at 1 MB and at the cap; with --class, ten uploads of it to Your run")
+    parser.add_argument("--fairness", action="store_true", help="issue 43 row 3: a 21 KB upload beside three 20 MB "
+                        "ones, with the file workers as they are and with one worker (as before)")
+    parser.add_argument("--baseline", metavar="DIR", help="with --row1: another checkout's code (e.g. main's, "
+                        "git archive'd) measured at 1 MB beside this one")
     add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.klass and args.row1:
+        print(json.dumps(run_class(uploads=2 if args.tiny else 10, data=row1_log(1_000_000), page="your_run",
+                                   key="run_upload", name="row1_{i}.json", refused=True)))
+        return 0
+    if args.row1:
+        print(json.dumps(run_row1(1 if args.tiny else 3, args.baseline)))
+        return 0
+    if args.fairness:
+        print(json.dumps(run_fairness(1 if args.tiny else 3, pool_20mb(20_000 if args.tiny else 999_990))))
+        return 0
     if args.klass:
         print(json.dumps(run_class(uploads=2 if args.tiny else 10, data=pool_20mb(20_000 if args.tiny else 999_990))))
         return 0
@@ -184,14 +296,14 @@ def main(argv: list[str] | None = None) -> int:
         "refuse_1e6_columns": measure(refused(wide, "wide.csv"), repeats),
         "refuse_deep_json": measure(refused(deep, "deep.json"), repeats),
         "log_10k_verl_parse": measure(lambda: load_run_log(verl, "metrics.jsonl"), repeats),
-        "refuse_nan_120k": measure(refused(nan, "nan.json"), repeats),
+        "read_nan_120k": measure(lambda: load_run_log(nan, "nan.json"), repeats),
         "pool_20mb_parse": measure(lambda: load_pool(big_pool, "pool20.csv"), max(1, repeats // 3)),
     }
     workers = file_pool()
     try:
         figures["pool_20mb_upload"] = measure(upload_path(workers, "pool", big_pool, "pool20.csv"),
                                               max(1, repeats // 3))
-        figures["refuse_nan_120k_upload"] = measure(upload_path(workers, "run", nan, "nan.json"), repeats)
+        figures["read_nan_120k_upload"] = measure(upload_path(workers, "run", nan, "nan.json"), repeats)
     finally:
         workers.close()
     import tempfile
@@ -219,9 +331,11 @@ def main(argv: list[str] | None = None) -> int:
 SESSION_TTL_S = 120  # Streamlit 1.67's server.disconnectedSessionTTL default
 
 
-def run_class(uploads: int, data: bytes, budget_s: float = 900.0) -> dict:
-    """Start app.py, measure a student alone, then beside `uploads` uploads of `data` to Your prompts; the server's
-    memory throughout. See the module's docstring."""
+def run_class(uploads: int, data: bytes, budget_s: float = 900.0, page: str = "your_prompts",
+              key: str = "prompts_upload", name: str = "pool{i}.csv", refused: bool = False) -> dict:
+    """Start app.py, measure a student alone, then beside `uploads` uploads of `data` to `page` (Your prompts; with
+    --row1 Your run, where the file is refused: `refused`); the server's memory throughout. See the module's
+    docstring."""
     import asyncio
     import tempfile
 
@@ -230,27 +344,31 @@ def run_class(uploads: int, data: bytes, budget_s: float = 900.0) -> dict:
     log = tempfile.TemporaryFile()
     server = start_server(log=log, env={"STREAMLIT_SERVER_ENABLE_XSRF_PROTECTION": "false"}, timeout=120)
     try:
-        return asyncio.run(asyncio.wait_for(_class(server.url, server.pid, uploads, data, _rss_mb, _workers_pss_mb),
-                                            budget_s))
+        return asyncio.run(asyncio.wait_for(_class(server.url, server.pid, uploads, data, _rss_mb, _workers_pss_mb,
+                                                   page, key, name, refused), budget_s))
     finally:
         server.stop()
 
 
-async def _class(url: str, pid: int, uploads: int, data: bytes, rss_mb, workers_pss_mb) -> dict:
+async def _class(url: str, pid: int, uploads: int, data: bytes, rss_mb, workers_pss_mb, page: str = "your_prompts",
+                 key: str = "prompts_upload", name: str = "pool{i}.csv", refused: bool = False) -> dict:
     import asyncio
 
-    out = {"uploads": uploads, "bytes": len(data), "rss_start_mb": round(rss_mb(pid), 1)}
+    out = {"uploads": uploads, "bytes": len(data), "page": page, "rss_start_mb": round(rss_mb(pid), 1)}
     alone = await _student(url, 20.0)
-    uploader = await _open(url, "your_prompts", upload=True)
+    uploader = await _open(url, page, upload=True)
     out |= {"rss_before_mb": round(rss_mb(pid), 1), "worker_pss_before_mb": round(workers_pss_mb(pid), 1)}
     during: list[float] = []
     task = asyncio.create_task(_student(url, None, during))
     after, took = [], []
     for i in range(uploads):
         t = time.monotonic()
-        sent = await uploader.upload("prompts_upload", f"pool{i}.csv", data)
-        if not await uploader.wait_full_run(sent, 120.0) or uploader.stats.errors:
-            raise RuntimeError(f"upload {i} failed: {uploader.stats.errors or 'no answer in 120 s'}")
+        sent = await uploader.upload(key, name.format(i=i), data)
+        errors = [e for e in uploader.stats.errors if not (refused and e.startswith("error on the page"))]
+        if not await uploader.wait_full_run(sent, 120.0) or errors:
+            raise RuntimeError(f"upload {i} failed: {errors or 'no answer in 120 s'}")
+        if refused:
+            out["said"] = uploader.stats.errors[-1][:200] if uploader.stats.errors else ""
         took.append(round(time.monotonic() - t, 2))
         after.append(round(rss_mb(pid), 1))
     task.cancel()
@@ -258,7 +376,7 @@ async def _class(url: str, pid: int, uploads: int, data: bytes, rss_mb, workers_
     await asyncio.sleep(5.0)
     leaving = round(rss_mb(pid), 1)
     await asyncio.sleep(SESSION_TTL_S + 20.0)  # Streamlit drops a closed tab's session (its upload, its state) after
-    visitor = await _open(url, "your_prompts")  # its TTL, lazily: when the session store is next touched (a visitor;
+    visitor = await _open(url, page)  # its TTL, lazily: when the session store is next touched (a visitor;
     #                                            Your prompts also hands the freed memory back, ui/upload.py)
     await visitor.close()
     await asyncio.sleep(5.0)

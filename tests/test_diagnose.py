@@ -25,11 +25,12 @@ from sim.yourdata.runlog import RunLog, load_run_log
 T = 100
 
 
-def make_log(settings=None, **series) -> RunLog:
-    """A log of T steps (1..T) from arrays or constants, under TRL's names (keys with / written with __)."""
+def make_log(settings=None, kind="step", **series) -> RunLog:
+    """A log of T steps (1..T) from arrays or constants, under TRL's names (keys with / written with __); kind
+    "optimizer": one generation batch per logged step, as a trainer_state.json with logging_steps 1 says."""
     metrics = {k.replace("__", "/"): np.broadcast_to(np.asarray(v, dtype=float), (T,)).copy()
                for k, v in series.items()}
-    return RunLog("test", "t.csv", np.arange(1, T + 1), metrics, settings or {})
+    return RunLog("test", "t.csv", np.arange(1, T + 1), metrics, settings or {}, step_kind=kind)
 
 
 def binary_std(r):
@@ -54,7 +55,7 @@ def test_csv_with_wandb_names_merges_rows_and_notes_the_rest():
     assert log.steps.tolist() == [1, 2] and log.metrics["reward"].tolist() == [0.5, 0.6]
     assert log.metrics["loss"].tolist() == [0.0, 0.0]  # step 1's two rows merged
     assert log.metrics["eval_reward"][0] == 0.4 and np.isnan(log.metrics["eval_reward"][1])  # eval/x read as eval_x
-    assert log.notes == ("columns that are not TRL's GRPO metrics, ignored: _runtime",)
+    assert log.notes == ("columns that are not GRPO metrics the rules read, ignored: _runtime",)
     assert log.step_kind == "optimizer" and log.unit(["reward"]) == "optimizer steps"
     with pytest.raises(ValueError, match="wandb.csv line 3: step 1 logs reward twice with different values"):
         load_run_log(text.replace("1,,,0.4", "1,0.7,,0.4").encode(), "wandb.csv")
@@ -65,7 +66,7 @@ def test_csv_without_a_step_column_and_a_bad_step():
     assert log.steps.tolist() == [1, 2] and "no step column" in log.notes[0]
     with pytest.raises(ValueError, match="x.csv line 3, field step: 2.5 is not a step number"):
         load_run_log(b"step,reward\n1,0.5\n2.5,0.6\n", "x.csv")
-    with pytest.raises(ValueError, match="no column has a TRL GRPO metric name"):
+    with pytest.raises(ValueError, match="no column has a metric name these rules read"):
         load_run_log(b"Wall time,Step,Value\n1,1,0.5\n", "tb.csv")  # a TensorBoard scalar export: one metric
 
 
@@ -177,9 +178,15 @@ def test_equal_prompts_sit_on_the_floor_and_g_too_small_goes_below_it():
 
 
 def test_not_judged_without_0_1_rewards_or_with_batch_scaled_zero_std():
-    partial = diagnose(make_log(reward=0.5, reward_std=0.2, frac_reward_zero_std=0.3))  # std 0.2 < 0.5: partial credit
+    # std 0.2 < 0.5, one batch per logged step, reward_std the batch's (it equals the one function's std, TRL >= 0.27):
+    # partial credit
+    partial = diagnose(make_log(kind="optimizer", reward=0.5, reward_std=0.2, rewards__acc__mean=0.5,
+                                rewards__acc__std=0.2, frac_reward_zero_std=0.3))
     assert finding(partial, "zero_std_floor").status == "unknown" and "partial credit" in finding(
         partial, "zero_std_floor").reading
+    # the same numbers where each logged value may average several batches (a console, steps 5 apart): cannot tell
+    averaged = diagnose(make_log(reward=0.5, reward_std=0.2, frac_reward_zero_std=0.3))
+    assert averaged.summary["binary_rewards"]["ok"] is None and finding(averaged, "zero_std_floor").status != "unknown"
     summed = diagnose(make_log(reward=1.4, frac_reward_zero_std=0.3))
     assert "leaves [0, 1]" in finding(summed, "zero_std_floor").reading
     batch = diagnose(make_log(reward=0.5, reward_std=binary_std(0.5), frac_reward_zero_std=np.arange(T) % 2))

@@ -87,12 +87,12 @@ def test_each_rule_prints_one_line_the_check_it_first_fires(tmp_path):
         for f in d.findings:
             if f.status == "warn" and f.key not in seen:
                 seen.add(f.key)
-                want.append((f.key, f.steps[0], check, f"diagnose: step {check}: [warn] {f.title} "
-                             f"(holds from step {f.steps[0]})"))  # fmt: skip
-    assert "no_signal_steps" in seen  # every group dead at step 23: seen at the check of step 25
+                first = f.steps[0] if f.steps else check  # a rule of the whole run (no learning) holds now
+                want.append((f.key, first, check, f"diagnose: step {check}: [warn] {f.title} "
+                             f"(holds from step {first})"))  # fmt: skip
+    assert "no_signal_steps" not in seen  # every group dead at step 23 alone: a fact (info), it did not last
     assert lines == [w[3] for w in want]
     assert callback.fired == {key: [first, check] for key, first, check, _ in want}
-    assert callback.fired["no_signal_steps"] == [23, 25]
 
 
 def test_the_file_is_a_trainer_state_the_reader_reads(tmp_path):
@@ -122,7 +122,9 @@ def test_a_nan_is_said_once_and_the_run_still_read(tmp_path):
     assert callback.fired["nonfinite:grad_norm"] == [12, 12]
     obj = json.loads(path.read_text(), parse_constant=lambda c: pytest.fail(f"{c} in the file"))
     assert obj["log_history"][11]["grad_norm"] is None and obj["log_history"][14]["grad_norm"] is None
-    assert callback.fired["no_signal_steps"][0] == 23 and callback.errors == 0  # the rules kept reading
+    assert callback.errors == 0  # the rules kept reading
+    nan = next(f for f in callback.diagnosis.findings if f.key == "nonfinite")  # read from the NaN itself, not null
+    assert nan.status == "info" and nan.steps == (12, 15) and nan.title.startswith("grad_norm is NaN at 2 steps")
 
 
 def test_only_the_main_process_reads_prints_and_writes(tmp_path):
@@ -191,7 +193,7 @@ def test_live_checks_stay_quiet_on_a_healthy_run_and_name_each_sick_one(tmp_path
     from tests.fixtures.runlogs import SICK, trl_state
 
     expected = {"truncation": "Answers cut at the length cap", "hacking": "reasoning_steps rises",
-                "spikes": "Spikes: grad_norm", "eval_falls": "The eval reward falls",
+                "spikes": None, "eval_falls": "The eval reward falls",
                 "entropy_collapse": "Entropy falls", "length_drift": "Completions grow while the reward is flat",
                 "hard_accuracy": "accuracy is 0/1"}
     args = grpo_args(tmp_path, num_generations=16, per_device_train_batch_size=16)
@@ -199,7 +201,7 @@ def test_live_checks_stay_quiet_on_a_healthy_run_and_name_each_sick_one(tmp_path
         said = []
         entries = [e for e in trl_state(sick=sick)["log_history"] if "train_runtime" not in e]
         feed(DiagnoseCallback(None, every=10, max_share=1.0, echo=said.append), args, entries)
-        if sick is None:
-            assert said == [], said
+        if sick is None or expected[sick] is None:  # two spikes the run came back from at once: information
+            assert said == [], (sick, said)
         else:
-            assert said and expected[sick] in said[0], (sick, said)
+            assert any(expected[sick] in line for line in said), (sick, said)

@@ -51,7 +51,7 @@ def test_your_run_reads_an_upload_and_shows_its_text_literally(server, page, tmp
     upload(page, path)
     main = page.get_by_test_id("stMain")
     assert main.get_by_text("File (CSV): wandb_export.csv").is_visible()
-    note = main.get_by_text("Note: columns that are not TRL's GRPO metrics, ignored:")
+    note = main.get_by_text("Note: columns that are not GRPO metrics the rules read, ignored:")
     assert note.is_visible()
     for m in MARKUP:
         assert m in note.inner_text(), m
@@ -91,3 +91,18 @@ def test_a_log_over_the_old_1_mb_upload_cap_is_read(server, page, tmp_path):
     settle(page)
     upload(page, path)
     assert page.get_by_test_id("stMetricValue").first.inner_text() == "10,000"
+
+
+def test_a_console_log_as_people_publish_it_is_read(server, page, tmp_path):
+    """Issue 42: the console output of a real run (verl's, cut from a public repository: tests/fixtures/real_logs) is
+    a file the page takes (.txt, .log, .out) and reads as the command line does."""
+    real = Path(__file__).resolve().parent / "fixtures" / "real_logs" / "trl_console_rho1.00_seed42.log"
+    path = tmp_path / real.name
+    path.write_bytes(real.read_bytes())
+    page.goto(f"{server}/your_run")
+    settle(page)
+    upload(page, path)
+    main = page.get_by_test_id("stMain")
+    assert main.get_by_text("File (console): trl_console_rho1.00_seed42.log").is_visible()
+    assert main.get_by_text("Reward collapse:", exact=False).first.is_visible()
+    page.wait_for_function(CHARTS)

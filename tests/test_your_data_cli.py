@@ -41,7 +41,7 @@ def hostile(tmp_path_factory) -> dict[str, Path]:
         "deep.json": b"[" * 200_000 + b"]" * 200_000,
         "wide.csv": (",".join(f"c{i}" for i in range(10**6)) + "\n").encode(),
         "formula.csv": b"step,reward\n1,0.5\n2,=cmd|' /C calc'!A0\n",
-        "nan.json": b'{"log_history": [{"step": 1, "reward": 0.5},\n {"step": 2, "grad_norm": NaN}]}',
+        "text.json": b'{"log_history": [{"step": 1, "reward": 0.5},\n {"step": 2, "grad_norm": "high"}]}',
         "empty.csv": b"",
         "pool_c_over_n.csv": b"prompt,correct,samples\na,3,8\nb,9,8\n",
         "pool_negative.csv": b"correct,samples\n-1,8\n",
@@ -76,7 +76,7 @@ def hostile(tmp_path_factory) -> dict[str, Path]:
     ("diagnose", "deep.json", "nested more than 32 levels deep"),
     ("diagnose", "wide.csv", "line 1 is over 131,072 characters long"),
     ("diagnose", "formula.csv", "line 3, field reward: =cmd|' /C calc'!A0 is not a number"),
-    ("diagnose", "nan.json", "line 2, field grad_norm: NaN is not a finite number"),
+    ("diagnose", "text.json", "line 2, field grad_norm: high is not a number"),
     ("diagnose", "empty.csv", "is empty"),
     ("plan", "pool_c_over_n.csv", "line 3, field correct: 9 is more than samples = 8 (c > n)"),
     ("plan", "pool_negative.csv", "line 2, field correct: -1 is negative"),
@@ -120,6 +120,20 @@ def test_diagnose_the_shipped_trl_run_as_text_and_json():
     keys = {f["key"]: f for f in d["findings"]}
     assert keys["dead_all_correct"]["status"] == "info" and keys["kl_absent"]["status"] == "info"
     assert keys["entropy_falling"]["numbers"]["first_step"] == 110
+
+
+def test_a_diverged_step_is_read_and_said_and_a_log_that_is_not_grpo_is_one_line(tmp_path):
+    """Issue 42: transformers' "grad_norm": NaN refused the whole log; an SFT log was judged as a GRPO run."""
+    nan = tmp_path / "trainer_state.json"
+    nan.write_text('{"log_history": [' + ",".join(
+        f'{{"step": {t}, "reward": 0.5, "grad_norm": {"NaN" if t == 20 else 0.3}}}' for t in range(1, 41)) + "]}")
+    res = sim("diagnose", nan)
+    assert res.returncode == 0 and "[info] grad_norm is NaN at step 20: that step diverged, and the run went on" \
+        in res.stdout
+    assert json.loads(sim("diagnose", nan, "--json").stdout)["gaps"] == {"grad_norm": {"nan": [20]}}
+    sft = ROOT / "tests" / "fixtures" / "real_logs" / "sft_trainer_state.json"
+    res = sim("diagnose", sft)
+    assert res.returncode == 0 and res.stdout.count("\n") == 1 and "Not a GRPO run: a supervised" in res.stdout
 
 
 def test_metrics_at_different_steps_and_extreme_values_give_findings_and_valid_json(tmp_path):

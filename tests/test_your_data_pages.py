@@ -84,6 +84,47 @@ def test_an_uploaded_log_replaces_the_example_and_its_text_stays_plain():
     assert "Entropy falls" in body  # 1 - t/80: from 0.9875 to 0.5125
 
 
+@pytest.mark.parametrize("name", ["trl020_minesweeper_trainer_state.json", "verl_qwen32b_console.txt",
+                                  "trl_console_rho1.00_seed42.log"])
+def test_a_real_log_on_the_page_gives_the_clis_findings(name):
+    """Issue 42: the page and the command line use the same rules; a real log uploaded on the page (read in the
+    server's file worker) gives the findings `python -m sim diagnose FILE` gives, each with its rule."""
+    from sim.yourdata.diagnose import diagnose
+    from sim.yourdata.runlog import load_run_log
+
+    data = (ROOT / "tests" / "fixtures" / "real_logs" / name).read_bytes()
+    at = upload(page("your_run.py"), name, data)
+    assert not at.exception and not at.error
+    body = rendered(at)
+    from ui.text import md
+
+    for f in diagnose(load_run_log(data, name)).findings:
+        assert md(f.title) in body, f.title
+
+
+def test_control_and_bidi_characters_in_a_functions_name_are_escaped_everywhere():
+    """Issue 43 row 5: a reward function named with U+202E, ESC and BEL was shown raw in Your run's chart caption
+    ("gnp.exe" read "exe.png"); the CLI escaped it. File text is escaped and cut wherever it is shown."""
+    evil = "gnp\u202e.exe\x1b[31m\x07"
+    rows = [{"step": t, "reward": 0.2 + t / 100, f"rewards/{evil}/mean": 0.2 + t / 100, "rewards/b/mean": 0.5}
+            for t in range(1, 61)]
+    at = upload(page("your_run.py"), "evil.json", json.dumps({"log_history": rows}).encode())
+    assert not at.exception
+    shown = [*texts(at), rendered(at), json.dumps(charts(at), ensure_ascii=False),
+             json.dumps(documents(at), ensure_ascii=False)]
+    for text in shown:
+        assert not any(c in text for c in "\u202e\x1b\x07"), text[:200]
+    assert any("gnp\\u202e.exe\\u001b[31m\\u0007" in t for t in texts(at))  # said, escaped
+
+
+def test_a_log_that_is_not_grpo_is_said_in_one_line():
+    data = (ROOT / "tests" / "fixtures" / "real_logs" / "sft_trainer_state.json").read_bytes()
+    at = upload(page("your_run.py"), "trainer_state.json", data)
+    assert not at.exception and not charts(at)
+    assert [i.value for i in at.info] == ["Not a GRPO run: a supervised or other Trainer run (grad\\_norm, "
+                                          "learning\\_rate, loss; no reward of any kind). Nothing is judged."]
+
+
 def test_a_file_that_cannot_be_read_says_why_in_one_line():
     at = upload(page("your_run.py"), "bad.csv", b"step,reward\n1,0.5\n2,=cmd|' /C calc'!A0\n")
     assert not at.exception
@@ -119,7 +160,8 @@ def test_the_file_lives_in_this_session_only_and_never_in_the_link():
 def test_an_upload_is_read_in_the_servers_file_worker_not_in_the_page(monkeypatch):
     """Issue 37 rows 1 and 2: parsing ran in the page's script (a 120 KB file held the server for two minutes). It
     runs in the server's file worker now (sim/yourdata/reader.py): a reader broken in this process does not matter,
-    and the 120 KB NaN file is refused in one line."""
+    and the 120 KB NaN file is read there at once (the NaN is that step's missing value, issue 42: with nothing else
+    logged, one line says so)."""
     import sim.yourdata.reader as reader
 
     at = page("your_run.py")  # the example, read in this process and cached, and the worker started
@@ -127,8 +169,8 @@ def test_an_upload_is_read_in_the_servers_file_worker_not_in_the_page(monkeypatc
     monkeypatch.setattr(reader, "READERS", broken)
     nan = '{"log_history":[{"step":1,"note":"' + "NaN" * 40_000 + '","loss":NaN}]}'
     at = upload(at, "nan.json", nan.encode())
-    assert not at.exception and texts(at)[-1] == "nan.json: line 1, field loss: NaN is not a finite number (NaN and " \
-                                                 "infinities are refused)"
+    assert not at.exception and texts(at)[-1] == "nan.json: no step logs a metric these rules read (a reward, the " \
+                                                 "loss, grad_norm, ...)"
     at = upload(at, "ok.csv", log_csv(["extra"]))
     assert not at.exception and not at.error and "File (CSV): ok.csv" in texts(at)
 

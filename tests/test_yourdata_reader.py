@@ -17,7 +17,8 @@ POOL = b"prompt,correct,samples\n<b>a</b>,1,8\n=1+1,0,8\nc,8,8\n"
 
 
 def same_log(a, b) -> None:
-    assert (a.source, a.name, a.settings, a.notes, a.step_kind) == (b.source, b.name, b.settings, b.notes, b.step_kind)
+    assert (a.source, a.name, a.settings, a.notes, a.step_kind, a.spelled, a.gaps, a.not_grpo) == (
+        b.source, b.name, b.settings, b.notes, b.step_kind, b.spelled, b.gaps, b.not_grpo)
     np.testing.assert_array_equal(a.steps, b.steps)
     assert a.metrics.keys() == b.metrics.keys()
     for k in a.metrics:
@@ -37,8 +38,12 @@ def test_the_wire_format_round_trips_in_the_types_procs_decodes():
     from sim.runtime.procs import _Unpickler
 
     log = load_run_log(trl_bytes(), "trainer_state.json")
+    verl = load_run_log(b'{"step": 1, "data": {"critic/score/mean": 0.5, "actor/pg_loss": null}}\n'
+                        b'{"step": 2, "data": {"critic/score/mean": 0.6, "actor/pg_loss": NaN}}\n', "m.jsonl")
+    assert verl.gaps and verl.spelled  # what the file has no number for, and its own names, travel too
+    sft = load_run_log(b'{"log_history": [{"step": 1, "loss": 1.0}]}', "sft.json")
     pool = load_pool(POOL, "p.csv")
-    for obj, same in ((log, same_log), (pool, same_pool)):
+    for obj, same in ((log, same_log), (verl, same_log), (sft, same_log), (pool, same_pool)):
         wire = pickle.loads(pickle.dumps(to_wire(obj)))
         same(from_wire(wire), obj)
         _Unpickler(io.BytesIO(pickle.dumps(("msg", to_wire(obj))))).load()  # no class the server would refuse
@@ -98,8 +103,8 @@ def test_the_worker_gives_a_20_mb_files_memory_back(pool):
     c = rng.integers(0, 65, size=900_000)
     data = ("prompt,correct,samples\n" + "".join(f"prompt-{i:07d},{k},64\n" for i, k in enumerate(c))).encode()
     assert len(data) > 15_000_000
-    read_upload(pool, "pool", b"correct,samples\n1,2\n", "tiny.csv")
-    worker = pool.workers[0]
+    read_upload(pool.big, "pool", b"correct,samples\n1,2\n", "tiny.csv")  # the large files' worker, warmed up
+    worker = pool.big.workers[0]
     before = rss_mb(worker.pid)
     got = read_upload(pool, "pool", data, "pool.csv")
     assert got.rate.size == 900_000 and got.ids[-1] == "prompt-0899999"
@@ -135,3 +140,89 @@ def test_a_download_holds_the_visitors_file_weakly():
     del pool
     gc.collect()
     assert data() == ""
+
+
+# ---- fairness between visitors (issue 43 row 3) -----------------------------------------------------------------
+
+class _Held:
+    """A stand-in for a procs Worker: each call waits until released, and says whose it was."""
+
+    def __init__(self):
+        import threading
+
+        self.release, self.ran = threading.Event(), []
+
+    def call(self, fn, args=(), kwargs=None, **options):
+        from sim.runtime.procs import Reply
+
+        self.ran.append(args[0])
+        self.release.wait(10)
+        return Reply(True, args[0])
+
+
+def test_a_visitor_has_one_call_in_line_and_a_newer_one_replaces_it():
+    """procs.Pool's `who`: three visitors wait behind a running call; visitor b calls again while b's first call still
+    waits: that one answers "cancelled" without running, and the line keeps its order (a, then c, then b's newer)."""
+    import threading
+    import time
+
+    from sim.runtime.procs import Pool
+
+    pool = Pool(1, name="the test")  # no process: the worker is a stand-in
+    held = _Held()
+    pool.workers[:] = [held]
+    pool._idle.clear()
+    pool._idle.append(held)
+    got: dict[str, object] = {}
+
+    def call(tag, who):
+        got[tag] = pool.call(None, (tag,), who=who)
+
+    threads = []
+    for tag, who in (("first", "x"), ("a", "a"), ("b1", "b"), ("c", "c")):
+        threads.append(threading.Thread(target=call, args=(tag, who)))
+        threads[-1].start()
+        deadline = time.monotonic() + 5
+        while len(pool._line) + len(held.ran) < len(threads) and time.monotonic() < deadline:
+            time.sleep(0.005)  # each in line (or running) before the next: the order is known
+    threads.append(threading.Thread(target=call, args=("b2", "b")))
+    threads[-1].start()
+    deadline = time.monotonic() + 5
+    while "b1" not in got and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert got["b1"].kind == "cancelled" and "b1" not in held.ran
+    held.release.set()
+    for t in threads:
+        t.join(10)
+    assert held.ran == ["first", "a", "c", "b2"] and all(got[k].ok for k in ("first", "a", "c", "b2"))
+
+
+@pytest.mark.integration
+def test_a_small_file_is_not_read_behind_large_ones(pool):
+    """Issue 43 row 3: three visitors' large files each took the parse limit, and a fourth visitor's 21 KB file
+    waited behind them. Small files have a worker of their own: the small one is read while the large ones wait."""
+    import threading
+
+    rows = b"correct,samples\n" + b"1,8\n" * 900_000  # a large pool: seconds to read
+    done: list[str] = []
+
+    def big(i):
+        read_upload(pool, "pool", rows, f"big{i}.csv", who=f"visitor{i}")
+        done.append(f"big{i}")
+
+    threads = [threading.Thread(target=big, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    got = read_upload(pool, "pool", POOL, "small.csv", who="visitor3")
+    done.append("small")
+    for t in threads:
+        t.join(120)
+    assert got.rate.size == 3 and done[0] == "small" and sorted(done[1:]) == ["big0", "big1", "big2"]
+
+
+@pytest.mark.integration
+def test_a_small_file_that_reads_slowly_moves_to_the_large_files_worker(pool, monkeypatch):
+    from sim.yourdata import reader
+
+    monkeypatch.setattr(reader, "SMALL_TIMEOUT", 0.001)  # any small file is "slow" now: its worker's limit ends it
+    assert read_upload(pool, "pool", POOL, "p.csv").rate.size == 3  # read in the end, by the large files' worker

@@ -91,11 +91,13 @@ def test_what_each_rule_finds_on_the_shipped_run():
     """docs/your-data.md prints this list."""
     d = diagnose(load_run_log(EXAMPLE.read_bytes(), EXAMPLE.name))
     status = {f.key: f.status for f in d.findings}
-    assert status == {"zero_std_floor": "info", "dead_all_wrong": "ok", "dead_all_correct": "info",
-                      "dead_undecided": "info", "no_signal_steps": "info", "per_function_zero_std": "unknown",
-                      "entropy_falling": "info", "loss_zero": "info", "kl_absent": "info", "clip_active": "info",
-                      "length_drift": "ok", "truncation": "ok", "reward_funcs_diverge": "unknown",
-                      "train_vs_eval": "unknown", "spikes": "ok"}
+    assert status == {"reward_collapse": "ok", "no_learning": "ok", "zero_std_floor": "info", "dead_all_wrong": "ok",
+                      "dead_all_correct": "info", "dead_undecided": "info", "no_signal_steps": "info",
+                      "zero_std_high": "info", "per_function_zero_std": "unknown", "entropy_falling": "info",
+                      "entropy_low_start": "ok", "loss_zero": "info", "kl_absent": "info",
+                      "kl_high_start": "unknown", "clip_active": "info", "length_drift": "ok", "truncation": "ok",
+                      "reward_funcs_diverge": "unknown", "train_vs_eval": "unknown", "spikes": "ok"}
+    assert "mostly all correct, a pool being learned" in finding(d, "zero_std_high").title
     assert "(all correct: reward 1)" in finding(d, "no_signal_steps").title  # step 537: every group solved
     assert "as the reward rose" in finding(d, "entropy_falling").title
 
@@ -103,12 +105,14 @@ def test_what_each_rule_finds_on_the_shipped_run():
 SICK = {  # the pathology switched on -> the rule that must warn, and words its title must hold
     "truncation": ("truncation", "of a 1,024-token cap"),
     "hacking": ("reward_funcs_diverge", "while accuracy stays at"),
-    "spikes": ("spikes", "grad_norm"),
     "eval_falls": ("train_vs_eval", "The eval reward falls"),
     "entropy_collapse": ("entropy_falling", "while the reward did not rise"),
     "length_drift": ("length_drift", "Completions grow while the reward is flat"),
     "hard_accuracy": ("per_function_zero_std", "accuracy is 0/1"),
 }
+
+
+FLAT = {"entropy_collapse", "length_drift"}  # sick runs whose reward never moves, by design
 
 
 @pytest.mark.parametrize("sick", SICK)
@@ -117,11 +121,10 @@ def test_each_sick_run_warns_its_rule(sick):
     d = diagnose(load_run_log(trl_bytes(sick=sick), "trainer_state.json"), DiagnoseConfig(group_size=16))
     f = next(f for f in d.findings if f.key == key and f.status == "warn")
     assert words in f.title and f.steps and f.rule
-    others = [w for w in warns(d) if not w.startswith(key)]
-    assert others == ([] if sick != "hard_accuracy" else [others[0]]), others  # accuracy flat: diverge too
-    if sick == "spikes":
-        assert 181 in f.steps and 233 in f.steps and "kl 1.21 at step 233" in f.title
-        assert f.numbers["metrics"]["grad_norm"]["worst_step"] == 181
+    others = {w.split(":")[0] for w in warns(d)} - {key}
+    expected = ({"no_learning"} if sick in FLAT else set()) | ({"reward_funcs_diverge"} if sick == "hard_accuracy"
+                                                               else set())  # accuracy flat: diverge too
+    assert others == expected, warns(d)
     if sick == "hacking":
         assert f.numbers["stuck"] == "accuracy" and f.numbers["up"] in ("format", "reasoning_steps")
 
@@ -193,12 +196,41 @@ def test_a_spike_needs_history_and_a_scale():
     g[60] = 30.0  # 100 x the median of the 20 before it
     log = RunLog("t", "t.csv", np.arange(1, 101), {"grad_norm": g, "loss": np.zeros(100)}, {}, (), "optimizer")
     f = finding(diagnose(log), "spikes")
-    assert f.status == "warn" and f.steps == (61,)
+    assert f.status == "info" and f.steps == (61,) and "back at once" in f.title  # one spike, recovered at once
     loss = np.zeros(100)
     loss[50] = 0.05  # under spike_factor x loss_zero = 0.1 above a median of 0: not a spike
     loss[80] = 0.5
     log = RunLog("t", "t.csv", np.arange(1, 101), {"loss": loss}, {}, (), "optimizer")
     assert finding(diagnose(log), "spikes").steps == (81,)
+
+
+def test_a_spike_warns_when_it_lasts_or_recurs():
+    """Every warning needs its condition to last: a gradient that jumps and stays up, or spikes that recur."""
+    steps = np.arange(1, 101)
+    g = np.full(100, 0.3)
+    g[60:] = 30.0  # jumps 100x at step 61 and stays there
+    stuck = finding(diagnose(RunLog("t", "t.csv", steps, {"grad_norm": g}, {}, (), "optimizer")), "spikes")
+    assert stuck.status == "warn" and stuck.steps[0] == 61 and not stuck.numbers["metrics"]["grad_norm"]["recovered"]
+    g = np.full(100, 0.3)
+    g[[40, 60, 80]] = 30.0
+    recurring = finding(diagnose(RunLog("t", "t.csv", steps, {"grad_norm": g}, {}, (), "optimizer")), "spikes")
+    assert recurring.status == "warn" and recurring.steps == (41, 61, 81)
+
+
+def test_steps_with_signal_are_no_spikes_in_a_run_of_dead_groups():
+    """Issue 42: where 75-100% of groups are all-equal at every step, grad_norm is about 0 wherever every group is
+    dead and 0.03-0.15 where one group had signal; the median of the steps before was made of zero-gradient steps,
+    so each step with signal was called a spike (ten of them). Each step is judged against comparable steps."""
+    rng = np.random.default_rng(4)
+    T = 300
+    z = np.where(rng.random(T) < 0.12, 0.75, 1.0)  # one group of four had signal at 12% of the steps
+    g = np.where(z < 1, rng.uniform(0.03, 0.15, T), rng.uniform(0, 1e-4, T))
+    loss = np.where(z < 1, rng.choice([-0.85, 0.85], T), 0.0)  # a loss that swings +-0.85 wherever there is signal
+    log = RunLog("t", "t.csv", np.arange(1, T + 1), {"reward": np.where(z < 1, 0.0625, 0.0), "frac_reward_zero_std": z,
+                 "grad_norm": g, "loss": loss}, {}, (), "optimizer")
+    assert finding(diagnose(log), "spikes").status == "ok"
+    g[250] = 5.0  # a real spike among the steps with signal is still one
+    assert 251 in finding(diagnose(log), "spikes").steps
     short = RunLog("t", "t.csv", np.arange(1, 11), {"grad_norm": np.ones(10)}, {}, (), "optimizer")
     assert finding(diagnose(short), "spikes").status == "unknown"
 
@@ -223,8 +255,8 @@ def test_a_function_flat_at_its_ceiling_is_not_stuck():
     rising = np.linspace(0.2, 0.8, T)
     log = RunLog("t", "t.csv", np.arange(1, T + 1), {"rewards/accuracy/mean": rising,
                  "rewards/format/mean": np.ones(T)}, {}, (), "optimizer")
-    assert finding(diagnose(log), "reward_funcs_diverge").status == "ok"  # format at 1 from the start: learned
-    log.metrics["rewards/format/mean"] = np.full(T, 0.5)
+    assert finding(diagnose(log), "reward_funcs_diverge").status != "warn"  # format at 1 from the start: learned
+    log.metrics["rewards/format/mean"] = 0.5 + 0.01 * (-1.0) ** np.arange(T)  # flat about 0.5, with some noise
     f = finding(diagnose(log), "reward_funcs_diverge")
     # W = 100/20 = 5: accuracy's start is 0.2 + 2 x 0.6/99 = 0.2121, its rolling mean at t is 0.2 + (t - 3) 0.6/99,
     # more than 0.2 above the start from t = 39: steps 39..100, 62 of them

@@ -32,7 +32,13 @@ r = np.linspace(0.3, 0.7, T)
 LOGS = {  # a named log per kind of reward -> the kind diagnose sees
     "0/1 rewards (reward_std as a verifier gives)": (log_of(reward=r, reward_std=binary_std(r),
                                                             frac_reward_zero_std=0.1), "0/1"),
-    "partial credit (reward_std 0.2)": (log_of(reward=r, reward_std=0.2, frac_reward_zero_std=0.1), "not 0/1"),
+    "partial credit (the batch's std 0.2, one batch a step)": (log_of(
+        reward=r, reward_std=0.2, rewards__acc__mean=r, rewards__acc__std=0.2, frac_reward_zero_std=0.1), "not 0/1"),
+    "a std of 0.2 TRL 0.14-0.26 logged (the groups' mean std): cannot tell": (log_of(
+        reward=r, reward_std=0.2, rewards__acc__mean=r, rewards__acc__std=binary_std(r), frac_reward_zero_std=0.1),
+        "unknown"),
+    "a std no 0/1 reward can reach (0.946 at 0.40)": (log_of(reward=0.4, reward_std=0.946, frac_reward_zero_std=0.1),
+                                                      "not 0/1"),
     "three functions summed (reward up to 2.4)": (load_run_log(trl_bytes(), "trainer_state.json"), "not 0/1"),
     "no reward_std: cannot tell": (log_of(reward=r, frac_reward_zero_std=0.1), "unknown"),
 }

@@ -114,9 +114,10 @@ class Server:
 
     @property
     def file_pool(self):
-        """What reads a visitor's upload (Your run, Your prompts): sim.yourdata.reader's worker, started in the
-        background the first time a page asks, its calls giving the page's place in the gate up while they wait
-        (ui.work.GatedPool): a file that reads slowly holds no place, and its time limit ends it."""
+        """What reads a visitor's upload (Your run, Your prompts): sim.yourdata.reader's two workers (small files
+        apart from large ones, one file per visitor in each line), started in the background the first time a page
+        asks, their calls giving the page's place in the gate up while they wait (ui.work.GatedPool): a file that
+        reads slowly holds no place, and its time limit ends it."""
         with self._registry_lock:
             if self._file_pool is None:
                 from sim.yourdata.reader import file_pool

@@ -5,8 +5,9 @@
 Where the file lives: Streamlit keeps an upload in the server's memory for the session that sent it (its
 MemoryUploadedFileManager; nothing is written to disk), and this module keeps only the parsed result in that
 session's st.session_state, keyed by the upload's id. The parsing runs in the server's file worker
-(sim/yourdata/reader.py: another process, a time limit, a memory cap), with the page's place in the gate given up
-meanwhile, so a slow or huge file never stalls another visitor's page. No st.cache_data / st.cache_resource sees
+(sim/yourdata/reader.py: another process, a time limit, a memory cap; small files in a worker of their own, one file
+per visitor in each line), with the page's place in the gate given up meanwhile, so a slow or huge file never
+stalls another visitor's page or upload. No st.cache_data / st.cache_resource sees
 it (those are shared by every session), and the page's link holds only the page's settings (ui/controls.py), never
 the file. Without an upload the page shows the
 project's example, read from assets/ (that one is cached for everyone: it is ours).
@@ -68,7 +69,7 @@ def user_file(server, kind: str, label: str, types: tuple[str, ...], example: st
                 raise DataError(f"{cell_text(up.name, 60)}: {up.size:,} bytes is over the cap of {MAX_BYTES:,} "
                                 f"bytes ({cap_text()})")
             with st.spinner("Reading your file…"):
-                held = (up.file_id, read_upload(pool, kind, up.getvalue(), up.name), None)
+                held = (up.file_id, read_upload(pool, kind, up.getvalue(), up.name, who=_session_id()), None)
         except DataError as e:
             held = (up.file_id, None, str(e))
         finally:
@@ -79,6 +80,14 @@ def user_file(server, kind: str, label: str, types: tuple[str, ...], example: st
         show_text(held[2])
         st.stop()
     return held[1], cell_text(up.name, 60), True
+
+
+def _session_id() -> str | None:
+    """This visitor's session (the file workers keep one file of theirs in line: sim/yourdata/reader.py)."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return None if ctx is None else ctx.session_id
 
 
 def weak_data(fn: Callable, obj, *args) -> Callable[[], str]:

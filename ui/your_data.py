@@ -15,6 +15,7 @@ from sim.validate import neutral
 from sim.views.controls import build_config
 from sim.views.doc import Live
 from sim.views.your_data import POOL_SEEDS, PROMPTS_VIEW, RUN_VIEW, plan_document, run_document
+from sim.yourdata.datafile import cell_text
 from sim.yourdata.diagnose import DiagnoseConfig, diagnose, json_text, step_ranges
 from sim.yourdata.plan import SHOWN_PROMPTS, PlanConfig, plan, prompt_csv, rate_histogram
 from ui.page import metric_row, open_page, table
@@ -61,10 +62,12 @@ def your_run(server) -> None:
     values = _open(RUN_VIEW, server)
     st.sidebar.caption("The link holds G and W, not your file: whoever opens it sees the example until they upload "
                        "their own.")
-    log, name, _ = user_file(server, "run", "Your run's log", ("json", "csv", "jsonl"), RUN_EXAMPLE,
+    log, name, _ = user_file(server, "run", "Your run's log", ("json", "csv", "jsonl", "txt", "log", "out"),
+                             RUN_EXAMPLE,
                              "the example: a real TRL GRPOTrainer run of TinyLM, 600 steps (G = 8, β = 0, μ = 1)",
-                             help="trainer_state.json, a CSV with a header of TRL's metric names (a W&B export or "
-                                  "chart panel), verl's file-logger JSON Lines, or a tinylm summary")
+                             help="trainer_state.json (any TRL from 0.14), a saved log_history, metrics JSON Lines "
+                                  "(verl's file logger or a flat one), a CSV of metrics (a W&B export or chart panel), "
+                                  "the console output of a TRL or verl run, or a tinylm summary")
     file_line(name, f"File ({log.source})")
     for note in log.notes:
         show_text(f"Note: {note}")
@@ -74,6 +77,9 @@ def your_run(server) -> None:
         st.warning(f"The file's config says G = {said}; the rules use the slider's G = {cfg.group_size}. Set the "
                    f"slider to {said}.", icon=":material/warning:")
     d = diagnose(log, cfg)
+    if log.not_grpo is not None:  # said in one line; nothing judged, nothing drawn
+        st.info(md(d.findings[0].title), icon=":material/info:")
+        return
     s = d.summary
     hold = [f for f in d.findings if f.holds]
     pairs = [("Steps", f"{s['steps']:,}")]
@@ -93,10 +99,9 @@ def your_run(server) -> None:
                 for f in rest:
                     show_finding(f)
     show_doc(server, "run_document", run_document(d))
-    if len(log.reward_funcs) == 1:
-        show_text(f"Reward function: {log.reward_funcs[0]}")
-    elif log.reward_funcs:
-        show_text("Reward functions: " + ", ".join(log.reward_funcs))
+    if log.reward_funcs:  # a file's text: cut and its invisible and control characters escaped (issue 43 row 5)
+        show_text(("Reward function: " if len(log.reward_funcs) == 1 else "Reward functions: ")
+                  + ", ".join(cell_text(f) for f in log.reward_funcs))
     st.session_state["_run_diagnosis"] = d  # the download holds it weakly (ui.upload.weak_data): the session, strongly
     st.download_button("The diagnosis (JSON)", weak_data(json_text, d), file_name="grpo_diagnosis.json",
                        mime="application/json", key="dl_diagnosis", on_click="ignore",

@@ -365,13 +365,15 @@ class Worker:
 
 
 class Pool:
-    """`size` Workers; each call takes the longest-idle one, or waits (first come, first served) for one."""
+    """`size` Workers; each call takes the longest-idle one, or waits (first come, first served) for one. A call
+    made `who=` someone (a visitor's session) replaces that someone's call still waiting in the line: each caller
+    has at most one call in line, so no one fills the line ahead of the others."""
 
     def __init__(self, size: int, **worker_kwargs):
         self.workers = [Worker(**worker_kwargs) for _ in range(size)]
         self._idle = deque(self.workers)
         self._cond = threading.Condition()
-        self._line: deque[object] = deque()  # callers waiting for a worker, oldest first
+        self._line: deque[list] = deque()  # [who, replaced] of the callers waiting for a worker, oldest first
 
     @property
     def starts(self) -> int:
@@ -381,13 +383,21 @@ class Pool:
         for w in self.workers:
             w.start()
 
-    def call(self, fn, args=(), kwargs=None, **options) -> Reply:
-        """Worker.call on the first worker free; see there."""
-        me = object()
+    def call(self, fn, args=(), kwargs=None, *, who=None, **options) -> Reply:
+        """Worker.call on the first worker free; see there. who: the caller (None: anonymous); a newer call of the
+        same caller replaces this one while it waits: it then answers kind "cancelled" without running."""
+        me = [who, False]
         with self._cond:
+            for ticket in self._line if who is not None else ():
+                if ticket[0] == who:
+                    ticket[1] = True  # replaced: it leaves the line when it wakes
             self._line.append(me)
-            self._cond.wait_for(lambda: self._idle and self._line[0] is me)
-            self._line.popleft()
+            self._cond.notify_all()
+            self._cond.wait_for(lambda: me[1] or (self._idle and self._line[0] is me))
+            self._line.remove(me)
+            if me[1]:
+                self._cond.notify_all()
+                return Reply(False, kind="cancelled", message="replaced by a newer call of the same caller")
             worker = self._idle.popleft()
             self._cond.notify_all()
         try:

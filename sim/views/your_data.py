@@ -168,6 +168,8 @@ def _hlines(d: Diagnosis, key: str, cfg) -> tuple:
 def run_document(d: Diagnosis) -> list:
     """The curves below the findings: a heading, what the thin and thick lines are, what is not drawn and why,
     the charts (or, with none to draw, a note saying so)."""
+    if d.log.not_grpo is not None:  # one line, nothing judged, nothing drawn
+        return [Note(d.findings[0].title, "info")]
     charts = run_charts(d)
     say = run_captions(d)
     blocks = [Heading("The curves"),
@@ -199,10 +201,11 @@ RUN_VIEW = upload_view(
     "your_run", "Your run",
     Text.of("Upload the log of a GRPO run and read its curves with the chapter: what every metric TRL logs "
             "means, and findings, each a stated rule with its threshold and the steps where it holds. Reads "
-            "transformers' `trainer_state.json` (in every checkpoint folder), a CSV of per-step metrics under "
-            "TRL's names (a W&B or TensorBoard export, `train/` prefixes fine, or a W&B chart panel's CSV), "
-            "verl's file logger (JSON Lines), OpenRLHF's names, or `python -m sim tinylm --trainer trl --json`'s "
-            "summary."),
+            "transformers' `trainer_state.json` (in every checkpoint folder, TRL 0.14 to 1.16), a saved "
+            "`log_history`, JSON Lines of metrics (verl's file logger or one `{\"step\": N, ...}` per line), a CSV of "
+            "per-step metrics (a W&B or TensorBoard export, `train/` prefixes fine, or a W&B chart panel's CSV), "
+            "the console output of a TRL or verl run, OpenRLHF's names, or `python -m sim tinylm --trainer trl "
+            "--json`'s summary."),
     RUN_CONTROLS,
     "A real GRPO run's log (TRL's trainer_state.json, a metrics CSV, verl's JSON Lines): each metric with the "
     "chapter's reading, and findings with their rule, threshold and steps.",

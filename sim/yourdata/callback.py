@@ -146,8 +146,7 @@ class DiagnoseCallback(TrainerCallback, ExportableState):
         if not any("reward" in entry for entry in state.log_history):
             return  # no generation logged yet: nothing to read
         state.stateful_callbacks[type(self).__name__] = self.state()
-        obj = dataclasses.asdict(state)  # what TrainerState.save_to_json writes
-        obj["log_history"] = [self._finite(entry) for entry in obj["log_history"]]
+        obj = dataclasses.asdict(state)  # what TrainerState.save_to_json writes (NaN included: the reader reads it)
         try:
             d = diagnose(load_run_log(json.dumps(obj).encode(), "trainer_state.json"), self.config)
         except DataError as e:  # the reader refused this log: say so once, keep training
@@ -156,6 +155,7 @@ class DiagnoseCallback(TrainerCallback, ExportableState):
             self.errors += 1
             return
         self.diagnosis = d
+        obj["log_history"] = [self._finite(entry) for entry in obj["log_history"]]  # the file: valid JSON
         for f in d.findings:
             if f.status in self.report and f.key not in self.fired:
                 first = f.steps[0] if f.steps else step
@@ -170,8 +170,9 @@ class DiagnoseCallback(TrainerCallback, ExportableState):
         self._next_time = time.perf_counter() + cost * (1 / self.max_share - 1)
 
     def _finite(self, entry: dict) -> dict:
-        """A log entry with NaN and infinities as null (what TRL logs for a metric with no value), each named in
-        one line the first time: transformers logs a NaN grad_norm as NaN, which JSON (and the reader) refuses."""
+        """A log entry with NaN and infinities as null, each named in one line the first time: transformers logs a
+        NaN grad_norm as NaN, which JSON has no value for; the file this callback writes stays valid JSON (the
+        diagnosis in it was read from the NaN itself, and names it)."""
         out = {}
         for k, v in entry.items():
             if isinstance(v, float) and not math.isfinite(v):

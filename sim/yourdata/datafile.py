@@ -3,8 +3,7 @@
     data = read_path("run.csv")                  # bytes; DataError: missing, a directory, unreadable, too big
     text = decode(data, "run.csv")               # str; DataError: binary, compressed, UTF-16, bad UTF-8 (its line)
     table = read_csv(text, "run.csv")            # Table(header, rows, lines); row and column caps first
-    obj = read_json(text, "run.json")            # nesting depth checked before json parses; NaN refused
-    x = numbers(table.column("reward"), ...)     # every cell a finite decimal number, or DataError
+    obj = read_json(text, "run.json")            # nesting depth checked before json parses; NaN refused (or kept)
 
 Every refusal is a DataError (a ValueError) whose text is one line naming the file, the line and the field, with
 the refused cell cut to 40 characters and its invisible characters escaped (sim.validate.neutral). The caps are
@@ -44,7 +43,7 @@ SHOWN = 40  # characters of a refused cell or a name repeated in a message
 _DEPTH_CHUNK = 1 << 20  # bytes scanned at once by the depth check (bounded memory)
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _WHOLE = re.compile(r"\d+(?:\.0*)?")
-_NONFINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+NONFINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)  # as a cell or a console value
 _LINE_END = re.compile(r"[\r\n]")
 # numbers a float may not hold (an exponent of 100 or more, 309 digits), from a number's start, possessive: linear
 _HUGE = re.compile(r"(?<![\w.+-])-?(?:\d++(?:\.\d++)?[eE]\+?\d{3,}|\d{309,}(?:\.\d++)?(?:[eE][+-]?\d++)?)")
@@ -226,7 +225,7 @@ def check_number(cell: str, where: str, *, empty_ok: bool = False) -> float:
         if empty_ok:
             return float("nan")
         raise DataError(f"{where}: is empty; a number is expected")
-    if _NONFINITE.fullmatch(cell):
+    if NONFINITE.fullmatch(cell):
         raise DataError(f"{where}: {cell_text(cell)} is not a finite number (NaN and infinities are refused)")
     if not _NUMBER.fullmatch(cell):
         raise DataError(f"{where}: {cell_text(cell)} is not a number")
@@ -258,17 +257,17 @@ def count_cells(table: Table, field: str, *, hi: int) -> np.ndarray:
 
 # ---- JSON -------------------------------------------------------------------------------------------------
 
-def read_json(text: str, name: str, *, max_depth: int = MAX_DEPTH) -> object:
+def read_json(text: str, name: str, *, max_depth: int = MAX_DEPTH, nonfinite: bool = False) -> object:
     """The JSON value in `text`. Refused before parsing: nesting deeper than max_depth (counted outside
-    strings). Refused while parsing: bad syntax (its line and column), NaN and infinities, a number too large for
-    a float (1e400) or an integer of more than MAX_INT_DIGITS digits (the line and the field), an object
-    repeating a key."""
+    strings). Refused while parsing: bad syntax (its line and column), a number too large for a float (1e400) or an
+    integer of more than MAX_INT_DIGITS digits (the line and the field), an object repeating a key, and NaN and
+    infinities unless `nonfinite` (a run's log, where NaN is a diverged step's missing value: they become floats)."""
     label = file_label(name)
     _check_depth(text, label, max_depth)
-    return _loads(text, label)
+    return _loads(text, label, nonfinite=nonfinite)
 
 
-def read_json_lines(text: str, name: str, *, max_depth: int = MAX_DEPTH) -> list[tuple[int, object]]:
+def read_json_lines(text: str, name: str, *, max_depth: int = MAX_DEPTH, nonfinite: bool = False) -> list:
     """JSON Lines: one value per non-blank line, as (line number, value), with read_json's refusals (a message
     names the file's line). The depth is checked once over the whole text, before any line is parsed."""
     label = file_label(name)
@@ -278,7 +277,7 @@ def read_json_lines(text: str, name: str, *, max_depth: int = MAX_DEPTH) -> list
     out = []
     for i, line in enumerate(text.split("\n")):
         if line.strip():
-            out.append((i + 1, _loads(line, label, line_offset=i)))
+            out.append((i + 1, _loads(line, label, line_offset=i, nonfinite=nonfinite)))
     return out
 
 
@@ -287,10 +286,12 @@ def _check_depth(text: str, label: str, max_depth: int) -> None:
         raise DataError(f"{label}: nested more than {max_depth} levels deep; not a training log")
 
 
-def _loads(text: str, label: str, *, line_offset: int = 0) -> object:
+def _loads(text: str, label: str, *, line_offset: int = 0, nonfinite: bool = False) -> object:
     """json.loads with every refusal of read_json's, as one-line DataErrors (line numbers + line_offset)."""
 
     def constant(token: str):
+        if nonfinite:
+            return float(token)  # NaN, Infinity, -Infinity
         raise _Refused(token, "is not a finite number (NaN and infinities are refused)")
 
     def integer(token: str) -> int:

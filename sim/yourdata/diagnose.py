@@ -53,6 +53,12 @@ def diagnose(log: RunLog, cfg: DiagnoseConfig | None = None) -> Diagnosis:
     else:
         G, G_from = DEFAULT_G, "the default"
     W = window_for(cfg, int(log.logged(["reward"]).sum()) if log.has("reward") else len(log.steps))
+    if log.not_grpo is not None:  # said in one line; no rule speaks of a run that is not GRPO
+        said = Finding("not_grpo", "info", f"Not a GRPO run: {log.not_grpo}. Nothing is judged.",
+                       "the log has no reward, reward_std, frac_reward_zero_std or reward function (TRL, verl and "
+                       "OpenRLHF names)", reading="These rules read a GRPO run's rewards and groups; this log is "
+                       "another kind of training.")
+        return Diagnosis(cfg, log, G, G_from, W, {}, [said], _summary(log, W, G, {"ok": None, "why": log.not_grpo}))
     findings, derived, binary = run_rules(log, cfg, G, W)
     return Diagnosis(cfg, log, G, G_from, W, derived, findings, _summary(log, W, G, binary))
 
@@ -61,7 +67,7 @@ def _summary(log: RunLog, W: int, G: int, binary: dict) -> dict:
     m = log.metrics
     out = {"steps": len(log.steps), "first_step": int(log.steps[0]), "last_step": int(log.steps[-1]),
            "step_kind": log.step_kind, "window": W, "group_size": G, "binary_rewards": binary,
-           "reward_funcs": log.reward_funcs}
+           "reward_funcs": log.reward_funcs, "grpo": log.not_grpo is None}
     if log.has("reward"):
         out["reward_steps"] = {"count": int(log.logged(["reward"]).sum()), "unit": log.unit(["reward"])}
     for name in ("reward", "frac_reward_zero_std", "entropy", "completions/mean_length", "grad_norm", "loss", "kl",
@@ -81,6 +87,8 @@ def to_json(d: Diagnosis) -> dict:
                   if f.name not in ("group_size", "window")}
     return json_safe({
         "file": d.log.name, "source": d.log.source, "notes": list(d.log.notes), "settings_in_file": d.log.settings,
+        "grpo": d.log.not_grpo is None, "not_grpo": d.log.not_grpo, "keys_in_file": d.log.spelled,
+        "gaps": d.log.gaps,
         "group_size": d.group_size, "group_size_from": d.group_size_from, "window": d.window,
         "thresholds": thresholds,
         "summary": d.summary,
@@ -120,6 +128,8 @@ def json_text(d: Diagnosis) -> str:
 def text_report(d: Diagnosis) -> str:
     """The findings as lines of text (the CLI without --json)."""
     s = d.summary
+    if d.log.not_grpo is not None:
+        return f"{d.log.name}: {d.findings[0].title}"
     lines = [f"{d.log.name}: {d.log.source}, {s['steps']:,} steps ({s['first_step']}–{s['last_step']}); G = "
              f"{d.group_size} (from {d.group_size_from}); rolling window W = {d.window}"]
     if "reward" in s:

@@ -8,11 +8,11 @@ memory handed back when it is done.
 Why a process: parsing is Python (csv, json, regular expressions) and holds the interpreter lock, so in the server
 it stalls every other visitor's page however the pages are gated; a file that parses slowly (issue 37: a quadratic
 scan, 120 KB for over two minutes; a 20 MB CSV of 4.95 million rows, 35 s and 2.4 GB) must cost the class nothing.
-The worker is sim.runtime.procs's (a fork of the preloaded fork server): PARSE_TIMEOUT seconds per file, then it is
+The workers are sim.runtime.procs's (forks of the preloaded fork server): PARSE_TIMEOUT seconds per file, then it is
 killed and replaced; PARSE_MEMORY_MB above what it holds at start, then "memory". The result goes back as a
 message (task.emit) and is dropped before the call returns, then glibc's free pages are handed back (malloc_trim):
-a worker that parsed 20 MB keeps only the call's arguments (the file's bytes, until its next call). One worker:
-uploads are rare, and one core for them leaves the other to the class.
+a worker that parsed 20 MB keeps only the call's arguments (the file's bytes, until its next call). Two workers
+(FilePools): one for files up to SMALL_BYTES, one for the rest, each visitor with at most one file in each line.
 
 The reply travels as plain containers and numpy arrays (to_wire), the only types procs' restricted unpickler
 decodes; from_wire builds the RunLog or Pool again in the server.
@@ -31,7 +31,9 @@ from sim.yourdata.runlog import RunLog, load_run_log
 
 PARSE_TIMEOUT = 20.0  # seconds to read one file (a 20 MB, 1,000,000-row CSV: about 5 s here)
 PARSE_MEMORY_MB = 1536  # MB a parse may allocate beyond the worker's own (a 20 MB CSV peaks near 700)
-WORKERS = 1
+SMALL_BYTES = 1_000_000  # a file this small goes to the small files' worker (it parses in well under a second)
+SMALL_TIMEOUT = 2.0  # seconds the small files' worker gives one; a small file slower than that goes to the big one's
+SMALL_MEMORY_MB = 512
 READERS = {"run": load_run_log, "pool": load_pool}
 
 
@@ -86,7 +88,8 @@ def to_wire(obj: RunLog | PromptPool) -> dict:
     if isinstance(obj, RunLog):
         return {"type": "run", "source": obj.source, "name": obj.name, "steps": obj.steps,
                 "metrics": dict(obj.metrics), "settings": dict(obj.settings), "notes": list(obj.notes),
-                "step_kind": obj.step_kind}
+                "step_kind": obj.step_kind, "spelled": dict(obj.spelled), "gaps": obj.gaps,
+                "not_grpo": obj.not_grpo}
     return {"type": "pool", "name": obj.name, "rate": obj.rate, "correct": obj.correct, "samples": obj.samples,
             "ids": None if obj.ids is None else _column(obj.ids), "lines": np.asarray(obj.lines, dtype=np.int64),
             "notes": list(obj.notes)}
@@ -96,7 +99,7 @@ def from_wire(d: dict) -> RunLog | PromptPool:
     """to_wire's dict back as the object."""
     if d["type"] == "run":
         return RunLog(d["source"], d["name"], d["steps"], d["metrics"], d["settings"], tuple(d["notes"]),
-                      d["step_kind"])
+                      d["step_kind"], d["spelled"], d["gaps"], d["not_grpo"])
     ids = None if d["ids"] is None else TextColumn(d["ids"]["blob"], d["ids"]["offsets"])
     return PromptPool(d["name"], d["rate"], d["correct"], d["samples"], ids, d["lines"], tuple(d["notes"]))
 
@@ -106,20 +109,63 @@ def _column(texts) -> dict:
     return {"blob": c.blob, "offsets": c.offsets}
 
 
-def file_pool():
-    """The worker that reads uploads (the server owns it: ui/server.py's file_pool)."""
-    from sim.runtime.procs import Pool
+class FilePools:
+    """The server's two file workers (issue 43 row 3: three visitors' files that each took the 20 s limit made a
+    fourth visitor's 21 KB file wait 34-39 s behind them, one worker, first come first served):
 
-    return Pool(WORKERS, memory_mb=PARSE_MEMORY_MB, name="reading your file")
+      * small files (up to SMALL_BYTES) have a worker of their own, so a small upload never waits behind a large
+        one; a small file still reading after SMALL_TIMEOUT s moves to the large files' line (a slow small file
+        cannot hold the small files' worker);
+      * in each line a visitor has at most one file (a newer upload of theirs replaces the one still waiting:
+        procs.Pool's `who`), so one visitor uploading again and again holds no one else back.
+
+    Two parses run at once at most, and the small one for a second or two: the other core stays the class's."""
+
+    def __init__(self):
+        from sim.runtime.procs import Pool
+
+        self.big = Pool(1, memory_mb=PARSE_MEMORY_MB, name="reading your file")
+        self.small = Pool(1, memory_mb=SMALL_MEMORY_MB, name="reading your file")
+        self.workers = self.big.workers + self.small.workers
+
+    def start(self) -> None:
+        self.big.start()
+        self.small.start()
+
+    def call(self, fn, args=(), kwargs=None, *, lane: str = "big", **options):
+        return (self.small if lane == "small" else self.big).call(fn, args, kwargs, **options)
+
+    def close(self) -> None:
+        self.big.close()
+        self.small.close()
 
 
-def read_upload(pool, kind: str, data: bytes, name: str, *, timeout: float = PARSE_TIMEOUT):
-    """The file read in `pool`'s worker (a procs Pool, or ui.work.GatedPool around one): the object, or DataError
-    with one line: the reader's refusal, the time limit, the memory cap, a worker that died."""
+def file_pool() -> FilePools:
+    """The workers that read uploads (the server owns them: ui/server.py's file_pool)."""
+    return FilePools()
+
+
+def read_upload(pool, kind: str, data: bytes, name: str, *, timeout: float = PARSE_TIMEOUT, who=None):
+    """The file read in `pool`'s worker (FilePools, a procs Pool, or ui.work.GatedPool around either): the object,
+    or DataError with one line: the reader's refusal, the time limit, the memory cap, a worker that died, a newer
+    upload of the same visitor (`who`) that replaced this one while it waited."""
     label = file_label(name)
     check_size(len(data), label)  # before sending 20 MB down a pipe
     sent: list[dict] = []
-    reply = pool.call(parse, (kind, data, name), timeout=timeout, task=True, on_message=sent.append)
+    lanes = isinstance(getattr(pool, "pool", pool), FilePools)
+    small = lanes and len(data) <= SMALL_BYTES and timeout > SMALL_TIMEOUT
+
+    def ask(lane: str, limit: float):
+        options = {"lane": lane} if lanes else {}
+        return pool.call(parse, (kind, data, name), timeout=limit, task=True, on_message=sent.append, who=who,
+                         **options)
+
+    reply = ask("small", SMALL_TIMEOUT) if small else ask("big", timeout)
+    if small and reply.kind == "timeout":  # a small file that reads slowly: to the large files' line
+        sent.clear()
+        reply = ask("big", timeout - SMALL_TIMEOUT)
+    if reply.kind == "cancelled":
+        raise DataError(f"{label}: replaced by your newer upload before it was read")
     if reply.ok and "error" in reply.value:
         raise DataError(reply.value["error"])
     if reply.ok and len(sent) == 1:

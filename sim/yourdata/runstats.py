@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.exercises import p_no_signal
-
 
 def rolling_mean(x: np.ndarray, window: int) -> np.ndarray:
     """(T,) the mean of the last `window` entries of x up to each step, NaN entries skipped (NaN where the
@@ -26,9 +24,32 @@ def start_end(x: np.ndarray, window: int) -> tuple[float, float]:
     return float(v[:window].mean()), float(v[-window:].mean())
 
 
+def step_noise(x: np.ndarray) -> float:
+    """The noise of one logged value around the run's trend: 1.4826 x the median absolute deviation of the steps'
+    differences, over sqrt(2) (a difference carries two values' noise). Robust to the trend itself and to a few
+    jumps; 0 for fewer than 3 values."""
+    v = np.asarray(x, dtype=float)
+    d = np.diff(v[~np.isnan(v)])
+    if d.size < 2:
+        return 0.0
+    return float(1.4826 * np.median(np.abs(d - np.median(d))) / np.sqrt(2))
+
+
+def segments(x: np.ndarray) -> tuple[int, np.ndarray]:
+    """(q, the rolling mean over q values) of a series' logged values, q = max(3, n // 8): the length the trend
+    rules compare the start, the best and the end over."""
+    v = np.asarray(x, dtype=float)
+    v = v[~np.isnan(v)]
+    q = max(3, v.size // 8)
+    return q, rolling_mean(v, q)
+
+
 def jensen_floor(reward, group_size: int) -> np.ndarray:
     """r^G + (1 - r)^G: the least E[frac_reward_zero_std] can be when prompts' solve rates average r (0/1
-    rewards). It is sim.exercises.p_no_signal at the mean rate."""
+    rewards). It is sim.exercises.p_no_signal at the mean rate (imported here: sim.exercises brings torch and
+    scipy, seconds a command line that refuses a file, or reads a log with no zero-std share, need not pay)."""
+    from sim.exercises import p_no_signal
+
     return p_no_signal(np.clip(reward, 0.0, 1.0), group_size)
 
 

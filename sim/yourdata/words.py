@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.yourdata.datafile import cell_text
 from sim.yourdata.diagnose import Diagnosis, start_end, step_ranges
 
 
@@ -107,7 +108,7 @@ def run_captions(d: Diagnosis) -> dict[str, str]:
             out["reward"] += f" Evaluations: {se['eval_reward'][0]:.3f} → {se['eval_reward'][1]:.3f}."
     funcs = [f for f in d.log.reward_funcs if f"rewards/{f}/mean" in se]
     if funcs:
-        out["funcs"] = "; ".join(f"{f} {se[f'rewards/{f}/mean'][0]:.2f} → {se[f'rewards/{f}/mean'][1]:.2f}"
+        out["funcs"] = "; ".join(f"{cell_text(f)} {se[f'rewards/{f}/mean'][0]:.2f} → {se[f'rewards/{f}/mean'][1]:.2f}"
                                  for f in funcs) + "."
     ratio = d.summary["binary_rewards"].get("ratio")
     if "reward_std" in se and ratio is not None:

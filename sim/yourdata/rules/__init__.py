@@ -52,11 +52,14 @@ from __future__ import annotations
 import numpy as np
 
 from sim.yourdata.rules.base import Context, DiagnoseConfig, Finding, Series, series
+from sim.yourdata.rules.gaps import constant_rule, gap_rules
+from sim.yourdata.rules.kind import reward_kind
 from sim.yourdata.rules.length import length_rule, truncation_rule
-from sim.yourdata.rules.policy import clip_rule, entropy_rule, kl_rule, loss_rule
+from sim.yourdata.rules.policy import clip_rule, entropy_rule, entropy_start_rule, kl_rule, kl_start_rule, loss_rule
 from sim.yourdata.rules.rewards import diverge_rule, eval_rule
 from sim.yourdata.rules.spikes import spike_rule
-from sim.yourdata.rules.zero_std import per_function_rules, reward_kind, zero_std_rules
+from sim.yourdata.rules.trends import trend_rules
+from sim.yourdata.rules.zero_std import per_function_rules, zero_std_rules
 from sim.yourdata.runlog import RunLog
 
 __all__ = ["DiagnoseConfig", "Finding", "Series", "run_rules", "series", "window_for"]
@@ -71,10 +74,14 @@ def run_rules(log: RunLog, cfg: DiagnoseConfig, group_size: int, window: int
               ) -> tuple[list[Finding], dict[str, np.ndarray], dict]:
     """Every rule on `log` at group size G and rolling window W: (findings, the series they derived, (T,) each:
     floor, excess, bounds, rolling means; the 0/1-reward check)."""
-    ctx = Context(group_size, window, reward_kind(log))
-    findings = zero_std_rules(log, cfg, ctx)
+    ctx = Context(group_size, window, reward_kind(log, group_size))
+    findings = gap_rules(log, cfg, ctx)
+    findings += trend_rules(log, cfg, ctx)
+    findings += zero_std_rules(log, cfg, ctx)
     findings += per_function_rules(log, cfg, ctx)
-    for rule in (entropy_rule, loss_rule, kl_rule, clip_rule, length_rule, truncation_rule, diverge_rule,
-                 eval_rule, spike_rule):
-        findings.append(rule(log, cfg, ctx))
+    for rule in (entropy_rule, entropy_start_rule, loss_rule, kl_rule, kl_start_rule, clip_rule, length_rule,
+                 truncation_rule, diverge_rule, eval_rule, spike_rule, constant_rule):
+        found = rule(log, cfg, ctx)
+        if found is not None:
+            findings.append(found)
     return findings, ctx.derived, ctx.binary

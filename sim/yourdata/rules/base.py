@@ -48,6 +48,18 @@ class DiagnoseConfig:
                                   "median)", lo=1.0, hi=1000.0, step=1.0)
     eval_drop: float = setting(0.05, "train_vs_eval: the eval reward below its best by more than this",
                                lo=0.0, hi=100.0, low_open=True, step=0.01)
+    truncation_warn: float = setting(0.2, "truncation: a warning when completions/clipped_ratio stays above this "
+                                     "share (information from --truncation)", lo=0.0, hi=1.0, step=0.05)
+    min_trend: int = setting(30, "no_learning, reward_collapse: logged reward values needed to judge a trend",
+                             lo=3, hi=100_000, integer=True)
+    kl_start: float = setting(0.1, "kl_high_start: kl per token at the start above this (the policy starts at the "
+                              "reference, where kl is 0)", lo=0.0, hi=1000.0, low_open=True, step=0.05)
+    zero_std_high: float = setting(0.5, "zero_std_high: a share of zero-std groups this high, lasting", lo=0.0,
+                                   hi=1.0, low_open=True, step=0.05)
+    clip_high: float = setting(0.2, "clip_high: a clipped share of tokens this high, lasting", lo=0.0, hi=1.0,
+                               low_open=True, step=0.05)
+    entropy_low: float = setting(0.1, "entropy_low_start: entropy per token below this from the start", lo=0.0,
+                                 hi=100.0, low_open=True, step=0.01)
 
     def __post_init__(self) -> None:
         validate(self)
@@ -130,6 +142,17 @@ def missing(key: str, title: str, needs: tuple[str, ...], log: RunLog, why: str 
                       f"{' and '.join(needs)} are never logged at the same step.")
     return Finding(key, "unknown", f"{title}: not judged", f"needs {', '.join(needs)}", reading=reading,
                    numbers={"missing": absent})
+
+
+MIN_LASTING = 5  # steps a condition must hold at before it can be said to last (a quarter of 3 steps says nothing)
+
+
+def lasting(hold: np.ndarray, window: int, share: float = 0.25) -> bool:
+    """A condition that lasts: it holds at the last step judged and at no fewer than max(window, share x n,
+    MIN_LASTING) of the n steps (every warning asks this of its condition, so that one step, a passing phase or a
+    log of a few steps never warns)."""
+    hold = np.asarray(hold, dtype=bool)
+    return bool(hold.size and hold[-1] and hold.sum() >= max(window, share * hold.size, MIN_LASTING))
 
 
 def steps_word(n: int, unit: str = "steps") -> str:

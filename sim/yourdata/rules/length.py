@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.yourdata.rules.base import Context, DiagnoseConfig, Finding, missing, series
+from sim.yourdata.rules.base import Context, DiagnoseConfig, Finding, lasting, missing, series
 from sim.yourdata.runlog import RunLog
 from sim.yourdata.runstats import rolling_mean, start_end
 
@@ -28,9 +28,10 @@ def length_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
     hold = (Ls >= (1 + cfg.length_growth) * l0) & (np.abs(rs - r0) <= cfg.reward_flat) & (l0 > 0)
     nums = {"length_start": l0, "length_end": l1, "growth": l1 / l0 - 1 if l0 > 0 else None, "reward_start": r0,
             "reward_end": r1, "unit": s.unit}
-    rule = (f"rolling mean (W = {W}) of completions/mean_length ≥ {1 + cfg.length_growth:.2f} × its start "
-            f"({l0:.4g}) while reward's stays within ±{cfg.reward_flat:g} of its start ({r0:.3f})")
-    if not hold.any():
+    rule = (f"rolling mean (W = {W}) of {log.key(LENGTH)} ≥ {1 + cfg.length_growth:.2f} × its start "
+            f"({l0:.4g}) while reward's stays within ±{cfg.reward_flat:g} of its start ({r0:.3f}), at the last step "
+            "and at a quarter of the steps")
+    if not lasting(hold, W):
         grew = l1 > (1 + cfg.length_growth) * l0
         note = (" Lengths grew with the reward: R1-Zero's responses grew as it learned to use test-time compute."
                 if grew else "")
@@ -78,23 +79,27 @@ def truncation_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
     if length is not None and cap:
         near = (length >= cfg.near_cap * cap) & (length >= (1 + cfg.length_growth) * start_end(s[LENGTH], W)[0])
     hold = (clipped > cfg.truncation) | near
+    severe = (clipped > cfg.truncation_warn) | near
     nums = {"cap": cap, "cap_from": cap_from, "max_clipped": float(np.max(clipped)), "unit": s.unit,
-            "near_cap_steps": int(near.sum())}
+            "near_cap_steps": int(near.sum()), "end_clipped": float(clipped[-1])}
     if length is not None:
         nums["length_start"], nums["length_end"] = start_end(s[LENGTH], W)
     capped = f" of a {cap:,.0f}-token cap ({cap_from})" if cap else ""
-    rule = (f"rolling mean (W = {W}) of completions/clipped_ratio above {cfg.truncation:g}, or of "
-            f"completions/mean_length at least {cfg.near_cap:g} × the length cap"
+    rule = (f"rolling mean (W = {W}) of {log.key(CLIPPED)} above {cfg.truncation:g}, or of "
+            f"{log.key(LENGTH)} at least {cfg.near_cap:g} × the length cap"
             + (f" ({cap:,.0f})" if cap else " (unknown here)") + f" after growing {cfg.length_growth:.0%} from its "
-            "start")
+            f"start; a warning when the clipped share stays above {cfg.truncation_warn:g} (or the length at the cap) "
+            "at the last step and at a quarter of the steps")
     lengths = (f"; mean length {nums['length_start']:.4g} → {nums['length_end']:.4g}{capped}" if length is not None
                else "")
     if not hold.any():
         return Finding("truncation", "ok", f"Few answers cut at the length cap (clipped share up to "
                        f"{nums['max_clipped']:.1%}, rolling){lengths}", rule, numbers=nums)
+    warn = lasting(severe, W)
+    tail = "" if warn else f"; {nums['end_clipped']:.0%} at the end (rolling): it did not last"
     return Finding(
-        "truncation", "warn", f"Answers cut at the length cap: up to {nums['max_clipped']:.0%} of completions "
-        f"clipped (rolling){lengths}, at {s.of(hold)}", rule, s.at(hold),
+        "truncation", "warn" if warn else "info", f"Answers cut at the length cap: up to {nums['max_clipped']:.0%} of "
+        f"completions clipped (rolling){lengths}, at {s.of(hold)}{tail}", rule, s.at(hold),
         reading="A completion cut at max_completion_length has no final answer, so a verifier scores it 0 whatever "
                 "its reasoning: the reward then measures the cap as much as the skill, and the length pressure of "
                 "the loss (Chapter 15: dividing by |y| pushes a long wrong answer down less per token; Chapter 16's "

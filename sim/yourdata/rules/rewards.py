@@ -18,10 +18,10 @@ def diverge_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
     """reward_funcs_diverge: one reward function's rolling mean rises by more than func_rise while another's stays
     within reward_flat of its start, with room above it (its values in [0, 1], its start at most 1 - reward_flat).
     Names both, and the steps where both hold."""
-    funcs = [f for f in log.reward_funcs if log.has(f"rewards/{f}/mean")]
+    funcs = [f for f in log.reward_funcs if log.has(f"rewards/{f}/mean") and not _constant(log, f)]
     if len(funcs) < 2:
         return missing("reward_funcs_diverge", "Reward functions that part ways", ("rewards/<f>/mean",), log,
-                       "This log has fewer than two reward functions (rewards/<f>/mean).")
+                       "This log has fewer than two reward functions that vary (rewards/<f>/mean).")
     W = ctx.window
     names = tuple(f"rewards/{f}/mean" for f in funcs)
     s = series(log, names)
@@ -57,6 +57,13 @@ def diverge_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
                 "Chapter 15, verifiable rewards are not unhackable, and verifier bugs get exploited.",
         remedy=f"Read completions where {a} is high and {b} is not; weigh {b} up (reward_weights), make {a} a "
                f"gate rather than a bonus, or stop once {a} saturates.", numbers=nums)
+
+
+def _constant(log: RunLog, f: str) -> bool:
+    """A function whose mean is one value at every logged step (funcs_constant says so): never stuck, never moving."""
+    x = log.metrics[f"rewards/{f}/mean"]
+    x = x[np.isfinite(x)]
+    return bool(x.size >= 2 and np.all(x == x[0]))
 
 
 def _has_room(x: np.ndarray, start: float, cfg: DiagnoseConfig) -> bool:

@@ -11,46 +11,22 @@ from __future__ import annotations
 import numpy as np
 
 from sim.yourdata.datafile import cell_text
-from sim.yourdata.rules.base import Context, DiagnoseConfig, Finding, Series, median_of, missing, series, steps_word
+from sim.yourdata.rules.base import (
+    Context,
+    DiagnoseConfig,
+    Finding,
+    Series,
+    lasting,
+    median_of,
+    missing,
+    series,
+    steps_word,
+)
+from sim.yourdata.rules.kind import binary_check, one_batch_per_value
 from sim.yourdata.runlog import RunLog
-from sim.yourdata.runstats import dead_group_bounds, jensen_floor, rolling_mean
+from sim.yourdata.runstats import dead_group_bounds, jensen_floor, rolling_mean, start_end
 
 MIN_DEAD = 0.05  # the split of dead groups is judged only where at least this share is dead
-BINARY_RATIO = 0.9  # reward_std / sqrt(r(1 - r)) at least this (median): consistent with 0/1 rewards
-NEAR_EDGE = 0.02  # rewards this close to 0 or 1 say nothing about the spread
-
-
-def binary_check(mean: np.ndarray, std: np.ndarray | None, funcs: int = 1) -> dict:
-    """Are these rewards 0/1? For 0/1 rewards TRL's std over the batch (the sample std) is sqrt(r(1 - r) N/(N - 1));
-    rewards in [0, 1] that are not 0/1 have a smaller one. {"ok": True | False | None, "why": str, "ratio": ...}."""
-    r = mean[~np.isnan(mean)]
-    if r.size == 0:
-        return {"ok": None, "why": "the reward is not logged"}
-    if r.min() < -1e-9 or r.max() > 1 + 1e-9:
-        return {"ok": False, "why": f"the mean reward leaves [0, 1] (from {r.min():.3g} to {r.max():.3g}): not "
-                                    "0/1 rewards (several reward functions add up, or a scaled reward)"}
-    if funcs > 1:
-        return {"ok": False, "why": f"{funcs} reward functions are summed: a sum of 0/1 rewards is not 0/1"}
-    if std is None:
-        return {"ok": None, "why": "reward_std is not logged, so 0/1 rewards are assumed"}
-    pick = ~np.isnan(mean) & ~np.isnan(std) & (mean > NEAR_EDGE) & (mean < 1 - NEAR_EDGE)
-    if not pick.any():
-        return {"ok": None, "why": "the reward stays near 0 or 1, so 0/1 rewards cannot be checked: assumed"}
-    ratio = float(np.median(std[pick] / np.sqrt(mean[pick] * (1 - mean[pick]))))
-    if ratio >= BINARY_RATIO:
-        return {"ok": True, "ratio": ratio,
-                "why": f"reward_std is {ratio:.2f} × √(r̄(1 − r̄)) (median): as 0/1 rewards give"}
-    return {"ok": False, "ratio": ratio,
-            "why": f"reward_std is only {ratio:.2f} × √(r̄(1 − r̄)) (median; 0/1 rewards give about 1): partial "
-                   "credit"}
-
-
-def reward_kind(log: RunLog) -> dict:
-    """binary_check of the logged reward (the sum of the reward functions)."""
-    if not log.has("reward"):
-        return {"ok": None, "why": "reward is not logged"}
-    std = log.metrics["reward_std"] if log.has("reward_std") else None
-    return binary_check(log.metrics["reward"], std, len(log.reward_funcs))
 
 
 def zero_std_rules(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> list[Finding]:
@@ -70,9 +46,47 @@ def zero_std_rules(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> list[Findi
     d |= {k: s.expand(v) for k, v in bounds.items()}
     out = _floor_rules(s, cfg, ctx, z, floor, excess_smooth)
     if ctx.binary["ok"] is not False:
-        out += _dead_split(s, G, zs, bounds, cfg)
+        out += _dead_split(s, G, zs, bounds, cfg, W)
     out += _no_signal(log, s, ctx)
+    out.append(_high(log, s, cfg, ctx, zs, bounds))
     return out
+
+
+def _high(log: RunLog, s: Series, cfg: DiagnoseConfig, ctx: Context, zs: np.ndarray, bounds: dict) -> Finding:
+    """zero_std_high: the rolling share of zero-std groups at least zero_std_high at the last step and at a quarter
+    of the steps, whatever the rewards' kind. Information where the log shows those groups mostly all correct (0/1
+    rewards, the bounds), a warning otherwise: that share of every batch's generations teaches nothing."""
+    W, th, z = ctx.window, cfg.zero_std_high, s["frac_reward_zero_std"]
+    z0, z1 = start_end(z, max(W, len(z) // 8))
+    high = zs >= th
+    key = log.key("frac_reward_zero_std")
+    nums = {"start": z0, "end": z1, "unit": s.unit, "high_steps": int(high.sum())}
+    rule = (f"rolling mean (W = {W}) of {key} at least {th:g} at the last step and at a quarter of the steps; "
+            "information where the dead groups are surely mostly all correct")
+    if len(z) >= 3 and np.all((z == 0) | (z == 1)):
+        return Finding("zero_std_high", "unknown", "Share of groups that teach nothing: not judged", rule,
+                       reading="frac_reward_zero_std is 0 or 1 at every step: one group per step, or "
+                               "scale_rewards=\"batch\" (then it is no share of groups).", numbers=nums)
+    if not lasting(high, W):
+        return Finding("zero_std_high", "ok", f"Groups that teach nothing stay under {th:.0%} (rolling): {key} "
+                       f"{z0:.2f} → {z1:.2f}", rule, numbers=nums)
+    solved = bool(ctx.binary["ok"] is not False and bounds["all_correct_lo"][-1] > zs[-1] / 2)
+    said = (f"{z1:.0%} of groups teach nothing at the end ({key} {z0:.2f} → {z1:.2f}), at least {th:.0%} at "
+            f"{s.of(high)}")
+    if solved:
+        return Finding("zero_std_high", "info", said + ": mostly all correct, a pool being learned", rule,
+                       s.at(high), reading="The dead groups are surely mostly all correct: prompts the policy now "
+                       "solves every time. Learned, but that share of each batch's generations buys nothing.",
+                       remedy="Drop solved prompts or add harder ones; DAPO's dynamic sampling refills the batch.",
+                       numbers=nums)
+    return Finding(
+        "zero_std_high", "warn", said, rule, s.at(high),
+        reading="A group whose G answers all score the same has zero advantages: no gradient (Chapter 15, “Groups "
+                "that teach nothing”). With this share most of every batch's generations teach nothing"
+                + ("; whether they are all wrong or all correct the log cannot say for these rewards." if
+                   ctx.binary["ok"] is False else "."),
+        remedy="DAPO's dynamic sampling (drop all-equal groups, draw more), a bigger G, or prompts of middle "
+               "difficulty (the Your prompts page shows a pool's share at each G).", numbers=nums)
 
 
 def _floor_rules(s: Series, cfg: DiagnoseConfig, ctx: Context, z, floor, excess_smooth) -> list[Finding]:
@@ -121,7 +135,7 @@ def _zero_or_one(nums: dict) -> str:
             "apply).")
 
 
-def _dead_split(s: Series, G: int, zs: np.ndarray, b: dict, cfg: DiagnoseConfig) -> list[Finding]:
+def _dead_split(s: Series, G: int, zs: np.ndarray, b: dict, cfg: DiagnoseConfig, W: int) -> list[Finding]:
     judged = zs >= MIN_DEAD
     wrong = judged & (b["all_wrong_lo"] > zs / 2)
     right = judged & (b["all_correct_lo"] > zs / 2)
@@ -134,12 +148,13 @@ def _dead_split(s: Series, G: int, zs: np.ndarray, b: dict, cfg: DiagnoseConfig)
            f"r̄ − (1 − z)(G − 1)/G ≤ b ≤ r̄ − (1 − z)/G (G = {G}; rolling means; judged where z ≥ {MIN_DEAD:g})")
     tell = ("TRL logs only their total (frac_reward_zero_std). To count them exactly, log completions "
             "(log_completions=True): a completion with advantage 0 and reward 1 sits in an all-correct group.")
-    severe = nums["max_sure_all_wrong"] >= cfg.dead_warn
+    severe = lasting(wrong & (b["all_wrong_lo"] >= cfg.dead_warn), W)
     out = [
         Finding("dead_all_wrong", "warn" if severe else "info" if wrong.any() else "ok",
                 f"Dead groups mostly all wrong (too hard) at {s.of(wrong)}"
                 + (f"; at least {nums['max_sure_all_wrong']:.0%} of all groups all wrong" if wrong.any() else ""),
-                f"all-wrong share a above z/2 for sure (a warning where a ≥ {cfg.dead_warn:g} of all groups): "
+                f"all-wrong share a above z/2 for sure (a warning where a ≥ {cfg.dead_warn:g} of all groups at the "
+                "last step and at a quarter of the steps): "
                 + how, s.at(wrong),
                 reading="Too-hard prompts teach nothing: RL can only reinforce what the model already sometimes "
                         "does (Chapter 15). " + tell,
@@ -172,12 +187,14 @@ def _no_signal(log: RunLog, s: Series, ctx: Context) -> list[Finding]:
     gn = log.metrics["grad_norm"][s.rows] if log.has("grad_norm") else None
     grads = "" if gn is None or np.isnan(gn[dead]).all() else f"; grad_norm there {np.nanmax(gn[dead]):.3g} at most"
     solved = ctx.binary["ok"] is not False and bool(np.all(r[dead] >= 1 - 1e-9))
-    nums = {"steps": int(dead.sum()), "unit": s.unit, "all_correct": solved}
+    stuck = lasting(dead & (r < 1 - 1e-9), ctx.window)  # still there at the end, and for a quarter of the run
+    nums = {"steps": int(dead.sum()), "unit": s.unit, "all_correct": solved, "lasting": stuck}
     return [Finding(
-        "no_signal_steps", "info" if solved else "warn",
+        "no_signal_steps", "warn" if stuck and not solved else "info",
         f"{steps_word(int(dead.sum()), s.unit)} where every group was all-equal"
         + (" (all correct: reward 1)" if solved else "") + grads,
-        "frac_reward_zero_std = 1 (a warning unless the reward is 1 there: every group all correct)", s.at(dead),
+        "frac_reward_zero_std = 1 (a warning when it holds at the last step and at a quarter of the steps and the "
+        "reward is not 1 there: every group all correct)", s.at(dead),
         reading="Every advantage was zero: the reward gave no gradient at these steps (with β > 0 only the KL term "
                 "moved the model). Chapter 15: a group in which every response gets the same reward teaches the "
                 "model nothing." + (" Every group was solved: the batch was already learned." if solved else ""),
@@ -202,7 +219,8 @@ def per_function_rules(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> list[F
         if not log.has(std):
             continue
         s = series(log, (mean, std, "frac_reward_zero_std"))
-        if len(s) == 0 or binary_check(s[mean], s[std])["ok"] is not True:
+        if len(s) == 0 or binary_check(s[mean], s[std], one_batch=one_batch_per_value(log, (mean, std)),
+                                       group_size=G)["ok"] is not True:
             continue
         gap = rolling_mean(jensen_floor(s[mean], G) - s["frac_reward_zero_std"], W)
         rs = rolling_mean(s[mean], W)
@@ -213,7 +231,8 @@ def per_function_rules(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> list[F
                 "hard_steps": int(hard.sum())}
         rule = (f"rolling mean (W = {W}) of r_f^G + (1 − r_f)^G − frac_reward_zero_std above {th:g} (G = {G}), "
                 "for a function f whose rewards/f/std is √(r_f(1 − r_f)) as 0/1 rewards give; a warning where f's "
-                "mean is below 0.5 there (its dead groups mostly all wrong)")
+                "mean is below 0.5 there (its dead groups mostly all wrong) at the last step and at a quarter of the "
+                "steps")
         if not hold.any():
             out.append(Finding("per_function_zero_std", "ok",
                                f"{shown} is 0/1: its dead groups are dead for the sum too", rule, numbers=nums))
@@ -221,7 +240,7 @@ def per_function_rules(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> list[F
         side = ("mostly unsolved on it: the other functions drive these groups, not the task" if hard.any() else
                 "mostly solved on it (learned): the other functions carry the signal, as they should")
         out.append(Finding(
-            "per_function_zero_std", "warn" if hard.any() else "info",
+            "per_function_zero_std", "warn" if lasting(hard, W) else "info",
             f"{shown} is 0/1: at least {nums['max_gap']:.0%} of groups got no signal from it, only from the other "
             f"functions, at {s.of(hold)}; {side}", rule, s.at(hold),
             reading=f"A group whose answers all score the same on {shown} (probability at least r_f^G + (1 − r_f)^G, "

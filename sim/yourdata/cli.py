@@ -21,19 +21,11 @@ import json
 import sys
 from pathlib import Path
 
+from sim.runtime.args import ArgError, Parser
 from sim.runtime.files import check_apart, check_writable, shipped, shown_path, write_atomically
 from sim.runtime.interrupt import interruptible
 from sim.settings import add_flags, from_args
 from sim.yourdata.datafile import DataError, read_path
-
-
-class ArgError(Exception):
-    """A bad flag: argparse's message, one line."""
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, no usage dump
-        raise ArgError(message)
 
 
 def _check_out(args, suffixes: tuple[str, ...]) -> Path | None:

@@ -109,6 +109,7 @@ def test_an_emptied_empty_or_repeated_value_is_one_line(command, base, main, fla
     (["lesson", "build", "x", "--views=--"], "argument --views: expected one argument"),  # AttributeError on a list
     (["tinylm", "-G", "4", "--group-size", "8"], "argument --group-size/-G: given twice (4, then 8)"),  # two names
     (["diagnose", ""], "argument FILE: expected a value, got an empty one"),
+    (["lab", "check", "~nosuch"], "no such file: ~nosuch"),  # pathlib's expanduser raised RuntimeError for it
     (["lab", "check", " "], "argument path: expected a value, got an empty one"),
     (["tinylm", "--out", "-x.json"], "argument --out: expected one argument"),  # a value that looks like a flag
     (["tinylm", "--out=a.json", "--out=\x1b[31m.json"], "given twice (a.json, then \\u001b[31m.json)"),  # escaped

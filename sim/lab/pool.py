@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from sim.runtime.files import user_path
 from sim.runtime.procs import Pool
 
 DEFAULT_TIMEOUT = 5.0  # seconds for one call of a student's function (the first one also imports the file)
@@ -42,7 +43,7 @@ class LabPathError(ValueError):
 
 def resolve_lab_path(path: str | os.PathLike) -> Path:
     """The student's tasks.py: `path` itself, or `path/tasks.py` for a directory. Raises LabPathError."""
-    p = Path(path).expanduser()
+    p = user_path(path)
     if p.is_dir():
         p = p / "tasks.py"
     if not p.exists():

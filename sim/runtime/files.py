@@ -34,6 +34,12 @@ class OutputPathError(ValueError):
     """A path that cannot be written (bad input: the CLIs exit 2); str() says why, in one line."""
 
 
+def user_path(path) -> Path:
+    """`path` with `~` and `~user` expanded as a shell expands them: `~nosuch/x` (no such user) stays as written.
+    (pathlib's expanduser raises RuntimeError for it, which once reached the user as a traceback.)"""
+    return Path(os.path.expanduser(os.fspath(path)))
+
+
 def shown_path(path) -> str:
     """A path for a one-line message: control and bidi characters escaped, a long one cut."""
     text = str(path)
@@ -45,7 +51,7 @@ def check_writable(path, flag: str, *, also=()) -> Path:
     writing it, or the companion files `also` (functions of that real path, e.g. a sidecar), cannot succeed."""
     shown = shown_path(path)
     try:
-        target = Path(os.path.realpath(Path(path).expanduser()))
+        target = Path(os.path.realpath(user_path(path)))
         for p in (target, *(f(target) for f in also)):
             _check_replaceable(p, flag, shown)
         parent = next((p for p in (target.parent, *target.parents) if p.exists()), None)
@@ -68,7 +74,7 @@ def check_folder(path, what: str) -> Path:
     """The real folder a command that writes into `path` would fill (a parent that is a link followed);
     OutputPathError for a symbolic link itself (what is written would land behind the link's back: give its
     target) and for the file system's root. `what` names the folder's use in the message ("the lesson")."""
-    shown, path = shown_path(path), Path(path).expanduser()
+    shown, path = shown_path(path), user_path(path)
     if os.path.islink(path):
         raise OutputPathError(f"{shown} is a symbolic link: give the folder it points to "
                               f"({shown_path(os.path.realpath(path))})")
@@ -99,7 +105,7 @@ Named = tuple[str, "str | os.PathLike"]  # (what the message calls it: "--out", 
 def _identity(path) -> tuple[str, tuple[int, int] | None]:
     """The file `path` names: its real path (links followed) and, if it exists, its device and inode (a hard link
     to a file is the same file)."""
-    real = os.path.realpath(Path(path).expanduser())
+    real = os.path.realpath(user_path(path))
     try:
         st = os.stat(real)
     except OSError:

@@ -1,4 +1,5 @@
-"""The TinyLM page's side of the server's runs: the one registry, how often a page polls, the words for the line.
+"""The TinyLM page's side of the server's runs: the one registry, how often a page polls, the words for the line and
+for a pause (every sentence the page shows about them, written once here).
 
 The registry is the server's single `sim.tinylm.job.TinyLMRuns` (`server.tinylm_registry`, ui/server.py).
 `poll_interval` is a page concern, the rerun budget, so it lives here and not in sim/.
@@ -23,12 +24,22 @@ def poll_interval(viewers: int) -> float:
     return min(max(0.5, viewers / RERUNS_PER_S), HEARTBEAT_S / 3)  # polls stay well inside the heartbeat
 
 
+def _place(n: int) -> str:
+    return "next in line" if n == 1 else f"place {n} in line ({n - 1} run{'s' if n > 2 else ''} ahead)"
+
+
+def _duration(seconds: float) -> str:
+    """10 minutes, 1 minute 30 s, 45 s: a limit or a time left, to the second."""
+    m, s = divmod(int(round(seconds)), 60)
+    return " ".join(p for p in (f"{m} minute{'s' if m != 1 else ''}" if m else "", f"{s} s" if s or not m else "") if p)
+
+
 def queue_text(snap: dict) -> str | None:
-    """What a waiting or starting run says, or None once it trains."""
+    """What a waiting or starting run says (a new one, or a paused one waiting to resume), or None once it trains."""
+    if snap.get("resuming"):
+        return f"Waiting for a free trainer to resume: {_place(snap['queue_position'])}."
     if snap["state"] == "queued" and snap["queue_position"] > 0:
-        n = snap["queue_position"]
-        ahead = "next in line" if n == 1 else f"place {n} in line ({n - 1} run{'s' if n > 2 else ''} ahead)"
-        return f"Waiting for a free trainer: {ahead}."
+        return f"Waiting for a free trainer: {_place(snap['queue_position'])}."
     if snap["state"] in ("queued", "starting"):
         return "Starting the trainer…"
     return None
@@ -40,3 +51,23 @@ def left_text(snap: dict) -> str:
     if n == 0:
         return "You stopped this run: nobody else was watching it."
     return f"You left this run; it goes on for the {'other session' if n == 1 else f'{n} other sessions'} watching it."
+
+
+def pause_text(snap: dict) -> str | None:
+    """What a paused run says (its trainer given up, the time it has left), or one that a pause ended; else None."""
+    if snap.get("stopped_because") == "pause limit":
+        return f"This run was stopped after {_duration(snap['pause_limit_s'])} paused. Press Start to run it again."
+    if snap.get("stopped_because") == "paused runs":
+        return (f"This run was stopped: it had been paused the longest, and the server keeps at most "
+                f"{snap['max_paused']} paused runs. Press Start to run it again.")
+    if snap.get("paused") and not snap.get("resuming") and snap.get("pause_left_s") is not None:
+        return (f"Paused: its trainer is free for the next run meanwhile. Resume within "
+                f"{_duration(snap['pause_left_s'])}, or the run stops.")
+    return None
+
+
+def pause_rule(registry) -> str:
+    """The page's one sentence on Pause, for its caption."""
+    return (f"Pause gives the run's trainer to the next run in line (Resume waits for a free one); a run paused for "
+            f"{_duration(registry.pause_limit_s)} is stopped, as is the one paused longest when more than "
+            f"{registry.max_paused} are.")

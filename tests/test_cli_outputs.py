@@ -1,7 +1,8 @@
 """What the commands write: an output is never a file the same run reads, a file the playground ships, or another
 output of the same run (refused in one line, exit 2, before anything runs and with every file as it was); a JSON
 object that --out writes is not printed to stdout again (`diagnose`/`plan --json --out FILE.json`: one line); a
-file replaced keeps its mode, and one with other hard links is written through all of them.
+file replaced keeps its mode, and one with other hard links is written through all of them; no file holds a
+control or bidi character from its input raw.
 
 The files are compared as the files they are: the same name, `sub/../name`, a symbolic link and a hard link all
 count (sim.runtime.files.check_apart)."""
@@ -256,3 +257,46 @@ def test_another_users_linked_file_is_replaced_and_a_full_disk_keeps_the_old_con
     with pytest.raises(OSError, match="No space left"):
         files.write_atomically({out: b"much longer new content" * 1000})
     assert out.read_text() == other.read_text() == "new" and sorted(tmp_path.iterdir()) == [out, other]
+
+
+# ---- control characters: escaped in every file written (and on stdout) ---------------------------------------
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[31mred\u202e\x9b2J\x7f"  # a title, a bell, a colour, bidi, C1 CSI, DEL
+ESCAPED = "\\u001b]0;pwned\\u0007\\u001b[31mred\\u202e\\u009b2J\\u007f"  # as the terminal and the CSV show it
+
+
+def raw_controls(data: bytes) -> list[str]:
+    """The control, bidi and other invisible characters in a file's text, but its line breaks and tabs."""
+    return sorted({repr(ch) for ch in data.decode() if not ch.isprintable() and ch not in "\n\t"})
+
+
+@pytest.mark.parametrize("name", ["p.csv", "p.json"])
+def test_plan_out_holds_no_raw_control_character(name, tmp_path, capsys):
+    """Issue 43 row 10: `plan --out` with a prompt id holding ESC ] 0 ; ... BEL ESC [ 31 m: raw escape bytes in the
+    CSV (`cat` ran them), while stdout escaped them."""
+    pool = tmp_path / f"{HOSTILE}.csv"  # the JSON names its file; the CSV holds the prompts
+    pool.write_text(f"prompt,correct,samples\n{HOSTILE},3,8\nplain,4,8\n", encoding="utf-8")
+    out = tmp_path / name
+    assert data_cli.plan_main([str(pool), "--out", str(out), "--json"]) == 0
+    printed = capsys.readouterr().out
+    assert raw_controls(out.read_bytes()) == [] and raw_controls(printed.encode()) == []
+    if name.endswith(".json"):  # the page's own escape of the name (sim.validate.neutral), kept as text
+        assert json.loads(out.read_text())["file"] == ESCAPED + ".csv"
+    else:
+        assert ESCAPED in out.read_text()
+
+
+def test_diagnose_out_holds_no_raw_control_character(tmp_path, capsys):
+    """A reward function named with ESC, BEL and U+202E (issue 43 row 5's name) in `diagnose --out` and --json."""
+    state = json.loads(RUN.read_text())
+    for row in state["log_history"]:
+        for key in [k for k in row if k.startswith("rewards/exact_match/")]:
+            row[key.replace("exact_match", HOSTILE)] = row.pop(key)
+    log = tmp_path / "trainer_state.json"
+    log.write_text(json.dumps(state))
+    out = tmp_path / "d.json"
+    assert data_cli.diagnose_main([str(log), "--out", str(out)]) == 0
+    assert raw_controls(out.read_bytes()) == []
+    assert json.dumps(HOSTILE)[1:-1] in json.dumps(json.loads(out.read_text()))  # JSON's escapes: the name reads back
+    assert data_cli.diagnose_main([str(log), "--json"]) == 0
+    assert raw_controls(capsys.readouterr().out.encode()) == []

@@ -17,7 +17,6 @@ exits 2, before FILE is read where it can. Ctrl-C or SIGTERM: `interrupted: noth
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -41,7 +40,9 @@ def _check_out(args, suffixes: tuple[str, ...]) -> Path | None:
 
 
 def _json_text(obj) -> str:
-    return json.dumps(obj, ensure_ascii=False)
+    from sim.export import json_text  # control and bidi characters escaped, in the file and on stdout
+
+    return json_text(obj)
 
 
 def _run(argv: list[str], parser: argparse.ArgumentParser, work, suffixes: tuple[str, ...] = (".json",)) -> int:

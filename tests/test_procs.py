@@ -14,7 +14,7 @@ import types
 import numpy as np
 import pytest
 
-from sim.runtime.procs import Pool, Reply, Worker
+from sim.runtime.procs import MODES, Pool, Reply, Worker
 from tests.fixtures.escape import alive, escape
 
 pytestmark = pytest.mark.integration
@@ -367,13 +367,32 @@ def test_an_unboxed_worker_counts_no_shared_memory():
 
 def test_this_system_gives_the_lab_a_box():
     """Which box this system allows, said in the test log; Linux on x86_64 or aarch64 always has one of the two."""
-    from sim.runtime.procs import MODES
-
     w = Worker(memory_mb=256, name="the test", sandbox=MODES)
     try:
         assert w.call(square, (1.0,), timeout=120).ok
         print(f"\nthe lab's box here: {w.sandbox}")
         if os.uname().machine in ("x86_64", "aarch64"):
             assert w.sandbox in BOXES
+    finally:
+        w.close()
+
+
+def autograd_forever():
+    """A student's infinite loop that grows autograd's graph (about 350 MB a second here)."""
+    import torch
+
+    d = torch.ones(400, dtype=torch.float64, requires_grad=True)
+    while True:
+        d = d * 1.0
+
+
+def test_a_loop_that_grows_meets_a_boxed_workers_cap_not_its_time_limit():
+    """Under RLIMIT_DATA alone such a loop stalled just under the cap (glibc's fallbacks) until its time limit; a
+    boxed worker's RLIMIT_AS refuses the allocation, so the answer says memory, and comes early."""
+    w = Worker(memory_mb=256, name="the test", sandbox=MODES)
+    try:
+        t0 = time.monotonic()
+        got = w.call(autograd_forever, timeout=60)
+        assert got.kind == "memory" and "can't allocate memory" in got.message and time.monotonic() - t0 < 60
     finally:
         w.close()

@@ -30,11 +30,10 @@ Pause works only for a sole viewer; when a second session joins a paused run it 
 shared run never waits on one student. (The alternatives, controls for whoever started the run or a
 vote, would let the first student in a class pause everyone else's screen.)
 
-A paused run holds no trainer: its slot goes at once to the next run in line (two paused tabs once held a 2-core
-server's both slots, and a third visitor waited "next in line" for as long as they stayed open: issue 43). Its
-process waits, holding its model (about 130 MB), so a paused run is stopped after PAUSE_LIMIT_S, and when more than
-MAX_PAUSED runs are paused the one paused longest is stopped. Resume takes a free slot, or waits in line for one,
-first come first served like a new run; the limit does not count while it waits.
+A paused run holds no trainer: its slot goes to the next run in line (two paused tabs held a 2-core server's slots,
+and a third visitor waited for as long as they stayed open: issue 43). Its process keeps the model (about 130 MB), so
+it is stopped after PAUSE_LIMIT_S paused, or when it has been paused longest of more than MAX_PAUSED runs. Resume
+takes a free slot or waits in line for one, first come first served (the limit does not count meanwhile).
 """
 
 from __future__ import annotations
@@ -174,21 +173,18 @@ class TrainingJob:
             self._paused_at = None
         self.runs.resume(self)
 
-    def _unpause(self) -> None:
-        """The registry gave the run a slot again (its lock held: the job's lock is taken inside it, never around)."""
+    def _unpause(self) -> None:  # the registry gave it a slot again (under the registry's lock: the job's inside)
         with self.lock:
             self._paused, self._paused_at = False, None
         self._worker.signal("pause", False)
 
-    def _stop_paused(self, why: str) -> None:
-        """A pause ended the run: `why` is "pause limit" or "paused runs" (the page says which)."""
+    def _stop_paused(self, why: str) -> None:  # a pause ends the run: "pause limit" or "paused runs" (the page says)
         with self.lock:
             if self._paused and not self._stop.is_set():
                 self._stopped_because = why
                 self._stop.set()
 
-    def paused_for(self) -> float | None:
-        """Seconds since the Pause, while paused and not waiting to resume."""
+    def paused_for(self) -> float | None:  # seconds since the Pause, while paused and not waiting to resume
         with self.lock:
             return None if self._paused_at is None else time.monotonic() - self._paused_at
 
@@ -227,8 +223,7 @@ class TrainingJob:
 
     def _abandoned(self) -> bool:
         """Checked by the worker's call every 0.1 s: nobody watches, or a pause went past the limit."""
-        over = (self.paused_for() or 0.0) > self.runs.pause_limit_s
-        if over:
+        if (self.paused_for() or 0.0) > self.runs.pause_limit_s:
             self._stop_paused("pause limit")
         with self.lock:
             if not self._active():

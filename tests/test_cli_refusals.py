@@ -73,9 +73,9 @@ def no_training(monkeypatch):
 def _value_flags():
     for command, (parser, base, main) in commands().items():
         for a in value_flags(parser):
-            ok = str(a.choices[0]) if a.choices else "1"  # a value the flag takes: the refusal is the repeat
+            two = [str(c) for c in a.choices][:2] if a.choices else ["1", "2"]  # two values the flag takes
             flag, named = a.option_strings[-1], "/".join(a.option_strings)  # argparse's name for the flag
-            yield pytest.param(command, base, main, flag, named, ok, id=f"{command} {flag}")
+            yield pytest.param(command, base, main, flag, named, two, id=f"{command} {flag}")
 
 
 def test_the_table_covers_every_command():
@@ -84,19 +84,19 @@ def test_the_table_covers_every_command():
     assert set(commands()) == set(COMMANDS)
 
 
-@pytest.mark.parametrize("command, base, main, flag, named, ok", list(_value_flags()))
-def test_an_emptied_empty_or_repeated_value_is_one_line(command, base, main, flag, named, ok, tmp_path, monkeypatch,
+@pytest.mark.parametrize("command, base, main, flag, named, two", list(_value_flags()))
+def test_an_emptied_empty_or_repeated_value_is_one_line(command, base, main, flag, named, two, tmp_path, monkeypatch,
                                                          capsys):
     """`--checkpoint=--` once ended in a TypeError traceback (argparse 3.11 hands [] for it; issue 41), `--out=`
     meant no --out at all, and a flag given twice kept the last in silence: each is refused in one line, exit 2,
-    before any work, for every value flag of every command."""
+    before any work, for every value flag of every command (the same value twice says one thing: not refused)."""
     forbid_work(monkeypatch)
     monkeypatch.chdir(tmp_path)
     base = [str(tmp_path / "out") if a == "OUT" else a for a in base]
     for argv, needle in (([f"{flag}=--"], f"argument {named}: expected one argument"),
                          ([f"{flag}="], f"argument {named}: expected a value, got an empty one"),
                          ([f"{flag}= "], f"argument {named}: expected a value, got an empty one"),
-                         ([flag, ok, flag, ok], f"argument {named}: given twice (")):
+                         ([flag, two[0], flag, two[1]], f"argument {named}: given twice (")):
         assert main([*base, *argv]) == 2, argv
         out, err = capsys.readouterr()
         assert out == "" and needle in one_line_error(err), (argv, err)
@@ -123,11 +123,11 @@ def test_siblings_found_by_hand(argv, needle, capsys, no_training, tmp_path, mon
     assert out == "" and needle in one_line_error(err)
 
 
-def test_an_on_off_flag_given_twice_is_harmless(capsys):
+def test_an_on_off_flag_or_the_same_value_given_twice_is_harmless(capsys):
     from sim.toy.cli import main
 
-    assert main(["--iterations=2", "--n-seeds=1", "--json", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["config"]["iterations"] == 2
+    assert main(["--iterations=2", "--n-seeds=1", "--json", "--json", "--seed", "3", "--seed=3"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["seed"] == 3
 
 
 # ---- the lab CLI ----------------------------------------------------------------------------

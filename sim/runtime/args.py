@@ -11,9 +11,9 @@ What argparse (Python 3.11) lets through, each refused here before any work, wit
     (no `type=` applied), which failed deep inside (`TypeError: expected str ... not list`);
   * an empty or blank value (`--out=`, `--save-sft ''`, `FILE` given as ''): a file named '' is the current folder,
     and an empty --out used to mean "no --out" without a word;
-  * the same option twice (`--seed 1 --seed 2`, `-G 4 --group-size 8`): argparse keeps the last in silence, so a
-    preset line pasted before one's own flags changed the run unseen. An on/off flag given twice is harmless and
-    passes.
+  * the same option twice with two values (`--seed 1 --seed 2`, `-G 4 --group-size 8`): argparse keeps the last in
+    silence, so a line of flags pasted before one's own changed the run unseen. The same value twice, or an on/off
+    flag twice, says one thing and passes.
 A value that starts with `-` is argparse's to judge (`--seed -1` is a number; `--out -x` is "expected one
 argument"); its message is one line too.
 """
@@ -48,10 +48,10 @@ class _StoreOnce(argparse.Action):
             raise argparse.ArgumentError(self, EMPTY)
         given = getattr(parser, "given", None)
         if given is not None and option_string is not None:
-            if self.dest in given:
-                raise argparse.ArgumentError(self, f"given twice ({given[self.dest]}, then {_shown(values)}): "
-                                                   "give it once")
-            given[self.dest] = _shown(values)
+            if self.dest in given and given[self.dest] != values:
+                raise argparse.ArgumentError(self, f"given twice ({_shown(given[self.dest])}, then "
+                                                   f"{_shown(values)}): give it once")
+            given[self.dest] = values
         setattr(namespace, self.dest, values)
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from sim.grpo import trl_advice
 from sim.runtime.files import write_atomically
 from sim.settings import GRPO_DEFAULTS
+from sim.validate import neutral
 
 SCHEMA = "grpo-playground/settings/v1"
 # Loss settings under TRL's own names (sim/settings.py declares them with TRL's defaults): exported where a
@@ -138,17 +139,43 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")  # a spreadsheet reads a 
 
 
 def csv_cell(value: object) -> object:
-    """A value for a CSV cell that a spreadsheet opens as data (OWASP, "CSV Injection"): text starting with
-    = + - @, a tab or a line break (after any spaces) gets a leading single quote, so `=cmd|' /C calc'!A0` is
-    written '=cmd|' /C calc'!A0 and shown, not run; numbers and None (an empty cell) pass as they are. The csv
-    module then quotes the cell if it holds a comma, a quote or a line break.
+    """A value for a CSV cell that a spreadsheet opens as data and a terminal shows as text. Text starting with
+    = + - @, a tab or a line break (after any spaces) gets a leading single quote (OWASP, "CSV Injection"), so
+    `=cmd|' /C calc'!A0` is written '=cmd|' /C calc'!A0 and shown, not run; every control, bidi or other
+    invisible character but a tab and a line break is written as an escape (sim.validate.neutral: ESC as
+    \\u001b), so `cat` of the file runs no terminal sequence (issue 43: a prompt id holding ESC ] 0 ; ... BEL
+    reached the file raw). Numbers and None (an empty cell) pass as they are. The csv module then quotes the
+    cell if it holds a comma, a quote or a line break.
 
-    >>> csv_cell("=1+1"), csv_cell("  @SUM(A1)"), csv_cell(-0.5), csv_cell("37+48=")
-    ("'=1+1", "'  @SUM(A1)", -0.5, '37+48=')
+    >>> csv_cell("=1+1"), csv_cell("  @SUM(A1)"), csv_cell(-0.5), csv_cell("37+48="), csv_cell("\\x1b[31mred")
+    ("'=1+1", "'  @SUM(A1)", -0.5, '37+48=', '\\\\u001b[31mred')
     """
-    if isinstance(value, str) and value.lstrip(" ").startswith(FORMULA_START):
-        return "'" + value
-    return value
+    if not isinstance(value, str):
+        return value
+    value = neutral(value, keep="\t\n")
+    return "'" + value if value.lstrip(" ").startswith(FORMULA_START) else value
+
+
+def json_text(obj, **kwargs) -> str:
+    """`obj` as JSON for a file or a terminal: json.dumps(ensure_ascii=False, **kwargs), so text stays readable
+    (an accent, a CJK prompt), with every character that is not printable written as its JSON escape (json.dumps
+    itself escapes only U+0000-001F: DEL, the C1 controls such as U+009B, a terminal's CSI, and the bidi
+    overrides reached a file raw). Outside strings JSON is ASCII, so the escapes land in strings only, and
+    json.loads gives back the very same object.
+
+    >>> json_text({"f": "a\\u202eb\\x9b"})
+    '{"f": "a\\\\u202eb\\\\u009b"}'
+    """
+    text = json.dumps(obj, ensure_ascii=False, **kwargs)
+    return "".join(ch if ch.isprintable() or ch == "\n" else _json_escape(ch) for ch in text)
+
+
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a UTF-16 surrogate pair, as JSON writes a character beyond the BMP
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def rows_csv(rows: Sequence[Mapping[str, object]]) -> str:

@@ -35,17 +35,19 @@ def shown(value, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def neutral(text: object, *, keep_newlines: bool = False) -> str:
+def neutral(text: object, *, keep_newlines: bool = False, keep: str = "") -> str:
     """`text` with every character that is not printable written as a visible escape (\\u202e), so that text
     from outside shows as what it is: control characters, bidi overrides and isolates (U+202A-202E,
     U+2066-2069), U+0085, the line and paragraph separators U+2028/2029, zero-width and other format
-    characters. A backslash stays as it is. With `keep_newlines`, "\\n" stays a line break (multi-line text).
+    characters. A backslash stays as it is. With `keep_newlines`, "\\n" stays a line break (multi-line text);
+    the characters of `keep` stay as they are too (a CSV cell keeps its tabs and line breaks: sim/export.py).
     >>> neutral("a\\u202eb\\x00")
     'a\\\\u202eb\\\\u0000'
     """
+    kept = set(keep) | ({"\n"} if keep_newlines else set())
     out = []
     for ch in str(text):
-        if ch.isprintable() or (keep_newlines and ch == "\n"):
+        if ch.isprintable() or ch in kept:
             out.append(ch)
         else:
             code = ord(ch)

@@ -24,8 +24,21 @@ import subprocess  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 from tests.fixtures.serve import launch_chromium, start_server  # noqa: E402
+
+# Property tests (Hypothesis). "fast", the default: derandomized (each test's examples follow from its own source,
+# the same on every run and in CI, so a submission never fails on an example it did not bring) and no example
+# database (nothing a run saves changes the next). "explore", by hand: new random examples, 20x as many, failures
+# kept in .hypothesis/ and replayed first:
+#     python -m pytest --hypothesis-profile=explore -k "fuzz or property or never" tests/
+# What it finds becomes an @example(...) of its test, so the fast tier keeps it (docs/architecture.md, "Tests").
+# A test sets its count with tests/fixtures/props.py examples(n): n in "fast", 20n in "explore".
+_HYPOTHESIS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture], print_blob=True)
+settings.register_profile("fast", max_examples=100, derandomize=True, database=None, **_HYPOTHESIS)
+settings.register_profile("explore", max_examples=2000, derandomize=False, **_HYPOTHESIS)
+settings.load_profile("fast")  # --hypothesis-profile=explore (Hypothesis's own pytest option) loads the other
 
 
 @pytest.fixture

@@ -116,7 +116,7 @@ def test_the_training_exports_are_the_commands_files():
     assert "num_generations=16" in trl["text"] and "beta=0.04" in trl["text"] and trl["show"]
     with pytest.raises(ValueError, match="not an export"):
         export("zip", {})
-    with pytest.raises(ValueError, match="not a Training dynamics setting"):
+    with pytest.raises(ValueError, match="not a setting of this page"):
         export("csv", {"nope": 1})
 
 

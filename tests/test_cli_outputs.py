@@ -1,6 +1,8 @@
 """What the commands write: an output is never a file the same run reads, a file the playground ships, or another
-output of the same run (refused in one line, exit 2, before anything runs and with every file as it was); and a
-JSON object that --out writes is not printed to stdout again (`diagnose`/`plan --json --out FILE.json`: one line).
+output of the same run (refused in one line, exit 2, before anything runs and with every file as it was); a JSON
+object that --out writes is not printed to stdout again (`diagnose`/`plan --json --out FILE.json`: one line); a
+file replaced keeps its mode, and one with other hard links is written through all of them; no file holds a
+control or bidi character from its input raw.
 
 The files are compared as the files they are: the same name, `sub/../name`, a symbolic link and a hard link all
 count (sim.runtime.files.check_apart)."""
@@ -181,3 +183,120 @@ def test_plan_json_with_a_csv_out_prints_the_object(pool, tmp_path, capsys):
 def test_diagnose_out_must_be_json(tmp_path, capsys):
     assert data_cli.diagnose_main([str(RUN), "--out", str(tmp_path / "d.csv")]) == 2
     assert "--out must end in .json" in capsys.readouterr().err and list(tmp_path.iterdir()) == []
+
+
+# ---- a replaced file keeps its mode; a hard-linked one is written in place (sim/runtime/files.py) -------------
+
+def _summary(*_a, **_k):
+    return {"pass_at_1_before": 0.5, "trainer": "sim", "note": "x"}
+
+
+OUTPUTS = [  # (command, argv before --out, the output's name)
+    ("toy", ["--iterations=2", "--n-seeds=1"], "h.csv"), ("toy", ["--iterations=2", "--n-seeds=1"], "h.json"),
+    ("diagnose", [str(RUN)], "d.json"), ("plan", [str(POOL)], "p.csv"), ("plan", [str(POOL)], "p.json"),
+    ("tinylm", ["--iterations=2", "--json"], "t.json"),
+]
+MAINS = {"toy": toy_cli.main, "diagnose": data_cli.diagnose_main, "plan": data_cli.plan_main, "tinylm": tinylm_cli.main}
+
+
+@pytest.mark.parametrize("command, argv, name", OUTPUTS, ids=[f"{c} {n}" for c, _, n in OUTPUTS])
+def test_a_replaced_output_keeps_its_mode(command, argv, name, tmp_path, capsys, monkeypatch):
+    """Issue 43 row 9: `diagnose --out` or `toy --out` over an existing 600 file left it 644."""
+    monkeypatch.setattr(tinylm_cli, "run_story", _summary)
+    old = os.umask(0o022)
+    try:
+        for mode in (0o600, 0o640, 0o664):  # 664: a bit the umask would take
+            out = tmp_path / f"{mode:o}-{name}"
+            out.write_text("old")
+            out.chmod(mode)
+            assert MAINS[command]([*argv, "--out", str(out)]) == 0, capsys.readouterr().err
+            assert out.stat().st_mode & 0o7777 == mode and out.read_text() != "old"
+        new = tmp_path / f"new-{name}"
+        assert MAINS[command]([*argv, "--out", str(new)]) == 0
+        assert new.stat().st_mode & 0o7777 == 0o644  # a new file: what open() gives under the umask
+    finally:
+        os.umask(old)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("command, argv, name", OUTPUTS, ids=[f"{c} {n}" for c, _, n in OUTPUTS])
+def test_a_hard_linked_output_is_written_through_every_name(command, argv, name, tmp_path, capsys, monkeypatch):
+    """Issue 43 row 9: a hard link to the old file kept the old content. A linked file of one's own is written
+    in place, as cp and vim write it: both names, one inode, the new content."""
+    monkeypatch.setattr(tinylm_cli, "run_story", _summary)
+    out, other = tmp_path / name, tmp_path / f"other-{name}"
+    out.write_text("old")
+    os.link(out, other)
+    inode = out.stat().st_ino
+    assert MAINS[command]([*argv, "--out", str(out)]) == 0, capsys.readouterr().err
+    assert out.stat().st_ino == other.stat().st_ino == inode and out.stat().st_nlink == 2
+    assert other.read_bytes() == out.read_bytes() != b"old"
+
+
+def test_another_users_linked_file_is_replaced_and_a_full_disk_keeps_the_old_content(tmp_path, monkeypatch):
+    """A linked file that is not the user's is replaced by a rename (writing into someone else's inode would hand
+    them the output); the in-place write reserves its space first, so a full disk leaves the old content whole."""
+    import errno
+
+    from sim.runtime import files
+
+    out, other = tmp_path / "a.csv", tmp_path / "b.csv"
+    out.write_text("old")
+    os.link(out, other)
+    monkeypatch.setattr(files.os, "geteuid", lambda: os.getuid() + 1)  # as if the file were another user's
+    files.write_atomically({out: b"new"})
+    assert out.read_text() == "new" and other.read_text() == "old" and out.stat().st_nlink == 1
+    monkeypatch.undo()
+    other.unlink()
+    os.link(out, other)
+
+    def full(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "posix_fallocate", full)
+    with pytest.raises(OSError, match="No space left"):
+        files.write_atomically({out: b"much longer new content" * 1000})
+    assert out.read_text() == other.read_text() == "new" and sorted(tmp_path.iterdir()) == [out, other]
+
+
+# ---- control characters: escaped in every file written (and on stdout) ---------------------------------------
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[31mred\u202e\x9b2J\x7f"  # a title, a bell, a colour, bidi, C1 CSI, DEL
+ESCAPED = "\\u001b]0;pwned\\u0007\\u001b[31mred\\u202e\\u009b2J\\u007f"  # as the terminal and the CSV show it
+
+
+def raw_controls(data: bytes) -> list[str]:
+    """The control, bidi and other invisible characters in a file's text, but its line breaks and tabs."""
+    return sorted({repr(ch) for ch in data.decode() if not ch.isprintable() and ch not in "\n\t"})
+
+
+@pytest.mark.parametrize("name", ["p.csv", "p.json"])
+def test_plan_out_holds_no_raw_control_character(name, tmp_path, capsys):
+    """Issue 43 row 10: `plan --out` with a prompt id holding ESC ] 0 ; ... BEL ESC [ 31 m: raw escape bytes in the
+    CSV (`cat` ran them), while stdout escaped them."""
+    pool = tmp_path / f"{HOSTILE}.csv"  # the JSON names its file; the CSV holds the prompts
+    pool.write_text(f"prompt,correct,samples\n{HOSTILE},3,8\nplain,4,8\n", encoding="utf-8")
+    out = tmp_path / name
+    assert data_cli.plan_main([str(pool), "--out", str(out), "--json"]) == 0
+    printed = capsys.readouterr().out
+    assert raw_controls(out.read_bytes()) == [] and raw_controls(printed.encode()) == []
+    if name.endswith(".json"):  # the page's own escape of the name (sim.validate.neutral), kept as text
+        assert json.loads(out.read_text())["file"] == ESCAPED + ".csv"
+    else:
+        assert ESCAPED in out.read_text()
+
+
+def test_diagnose_out_holds_no_raw_control_character(tmp_path, capsys):
+    """A reward function named with ESC, BEL and U+202E (issue 43 row 5's name) in `diagnose --out` and --json."""
+    state = json.loads(RUN.read_text())
+    for row in state["log_history"]:
+        for key in [k for k in row if k.startswith("rewards/exact_match/")]:
+            row[key.replace("exact_match", HOSTILE)] = row.pop(key)
+    log = tmp_path / "trainer_state.json"
+    log.write_text(json.dumps(state))
+    out = tmp_path / "d.json"
+    assert data_cli.diagnose_main([str(log), "--out", str(out)]) == 0
+    assert raw_controls(out.read_bytes()) == []
+    assert json.dumps(HOSTILE)[1:-1] in json.dumps(json.loads(out.read_text()))  # JSON's escapes: the name reads back
+    assert data_cli.diagnose_main([str(log), "--json"]) == 0
+    assert raw_controls(capsys.readouterr().out.encode()) == []

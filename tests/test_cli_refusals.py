@@ -10,6 +10,7 @@ memory cap or job count in the environment.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import pickle
 import subprocess
@@ -26,6 +27,7 @@ from sim.runtime import files
 from sim.tinylm import cli as tinylm_cli
 from sim.tinylm.checkpoint import SavePathError, load_checkpoint, save_checkpoint, sidecar_path
 from sim.tinylm.model import ModelConfig, build_model
+from tests.fixtures.clis import commands, forbid_work, value_flags
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ModelConfig(d_model=32, n_head=2, n_layer=1)
@@ -63,6 +65,69 @@ def no_training(monkeypatch):
         raise AssertionError("training started before the input was refused")
 
     monkeypatch.setattr(tinylm_cli, "run_story", refuse)
+
+
+# ---- every command: an emptied, empty or repeated value (sim/runtime/args.py) ---------------------------------
+
+
+def _value_flags():
+    for command, (parser, base, main) in commands().items():
+        for a in value_flags(parser):
+            two = [str(c) for c in a.choices][:2] if a.choices else ["1", "2"]  # two values the flag takes
+            flag, named = a.option_strings[-1], "/".join(a.option_strings)  # argparse's name for the flag
+            yield pytest.param(command, base, main, flag, named, two, id=f"{command} {flag}")
+
+
+def test_the_table_covers_every_command():
+    from sim.__main__ import COMMANDS
+
+    assert set(commands()) == set(COMMANDS)
+
+
+@pytest.mark.parametrize("command, base, main, flag, named, two", list(_value_flags()))
+def test_an_emptied_empty_or_repeated_value_is_one_line(command, base, main, flag, named, two, tmp_path, monkeypatch,
+                                                         capsys):
+    """`--checkpoint=--` once ended in a TypeError traceback (argparse 3.11 hands [] for it; issue 41), `--out=`
+    meant no --out at all, and a flag given twice kept the last in silence: each is refused in one line, exit 2,
+    before any work, for every value flag of every command (the same value twice says one thing: not refused)."""
+    forbid_work(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    base = [str(tmp_path / "out") if a == "OUT" else a for a in base]
+    for argv, needle in (([f"{flag}=--"], f"argument {named}: expected one argument"),
+                         ([f"{flag}="], f"argument {named}: expected a value, got an empty one"),
+                         ([f"{flag}= "], f"argument {named}: expected a value, got an empty one"),
+                         ([flag, two[0], flag, two[1]], f"argument {named}: given twice (")):
+        assert main([*base, *argv]) == 2, argv
+        out, err = capsys.readouterr()
+        assert out == "" and needle in one_line_error(err), (argv, err)
+    assert tree(tmp_path) == {}
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["tinylm", "--checkpoint=--", "--json"], "argument --checkpoint: expected one argument"),  # issue 41's traceback
+    (["tinylm", "--preset=--", "--json"], "argument --preset: expected one argument"),  # TypeError: unhashable list
+    (["lesson", "build", "x", "--views=--"], "argument --views: expected one argument"),  # AttributeError on a list
+    (["tinylm", "-G", "4", "--group-size", "8"], "argument --group-size/-G: given twice (4, then 8)"),  # two names
+    (["diagnose", ""], "argument FILE: expected a value, got an empty one"),
+    (["lab", "check", "~nosuch"], "no such file: ~nosuch"),  # pathlib's expanduser raised RuntimeError for it
+    (["lab", "check", " "], "argument path: expected a value, got an empty one"),
+    (["tinylm", "--out", "-x.json"], "argument --out: expected one argument"),  # a value that looks like a flag
+    (["tinylm", "--out=a.json", "--out=\x1b[31m.json"], "given twice (a.json, then \\u001b[31m.json)"),  # escaped
+])
+def test_siblings_found_by_hand(argv, needle, capsys, no_training, tmp_path, monkeypatch):
+    from sim.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and needle in one_line_error(err)
+
+
+def test_an_on_off_flag_or_the_same_value_given_twice_is_harmless(capsys):
+    from sim.toy.cli import main
+
+    assert main(["--iterations=2", "--n-seeds=1", "--json", "--json", "--seed", "3", "--seed=3"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["seed"] == 3
 
 
 # ---- the lab CLI ----------------------------------------------------------------------------

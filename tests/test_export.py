@@ -193,3 +193,86 @@ def test_a_csv_exported_from_the_page_is_the_clis_byte_for_byte(flags, cfg, tmp_
                           text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == toy_history_csv(cfg).encode()
+
+
+# ---- an export request is data from a browser: its values are the page's own, checked before any work ----------
+
+REWRITTEN = {"G": 1024, "T": 5000, "seeds": 160, "mu": 64}  # an adversarial pass's websocket message (issue 43)
+
+
+@pytest.mark.parametrize("values, needle", [
+    ({"G": 1024}, "Group size G (G) = 1024 is not a value of this page's control (a number from 2 to 64)"),
+    ({"T": 5000}, "(T) = 5000"), ({"seeds": 160}, "(seeds) = 160"), ({"mu": 64}, "(mu) = 64"),
+    ({"G": 16.5}, "(G) = 16.5"), ({"G": True}, "(G) = True"), ({"G": "16"}, "(G) = '16'"),
+    ({"G": float("nan")}, "(G) = nan"), ({"lr": 0.123}, "(lr) = 0.123"),  # off the slider's 0.05 steps
+    ({"beta": 0.05}, "(beta) = 0.05"), ({"beta": True}, "(beta) = True"), ({"dyn": 1}, "(dyn) = 1"),
+    ({"scale": "Group"}, "(scale) = 'Group'"), ({"n_seeds": 4}, "not a setting of this page: n_seeds"),
+])
+def test_a_value_the_pages_controls_cannot_hold_is_refused(values, needle):
+    from sim.views.controls import check_values
+    from sim.views.training import CONTROLS
+
+    with pytest.raises(ValueError) as e:
+        check_values(CONTROLS, values)
+    assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_every_value_a_page_offers_passes():
+    """The defaults, every preset, both ends of every slider, every option and the largest picks: what a page can
+    report is never refused (the check is the page's own range, not a narrower one)."""
+    from sim.views import catalog
+    from sim.views.controls import PICKS_MAX, Choice, Flag, Num, Picks, check_values
+
+    for view in catalog.views():
+        specs = view.controls
+        assert check_values(specs, {}) == {s.key: s.default for s in specs}
+        for preset in (view.presets or {}).values():
+            check_values(specs, preset)
+        for s in specs:
+            tries = {Num: lambda s: (s.lo, s.hi, s.snap((s.lo + s.hi) / 3)), Choice: lambda s: s.options,
+                     Flag: lambda s: (True, False), Picks: lambda s: ([], [1, PICKS_MAX])}[type(s)](s)
+            for v in tries:
+                check_values(specs, {s.key: v})
+
+
+def test_a_rewritten_export_request_costs_no_run(monkeypatch):
+    """ui/view.py's export callback, for the websocket message of issue 43 row 4 (28.8 s of server CPU at 40 seeds
+    before): "This export cannot be made", and no toy run at all."""
+    import types
+
+    import sim.toy
+    import ui.view
+    from sim.views.controls import defaults
+    from sim.views.training import VIEW, export
+
+    def no_run(*_a, **_k):
+        raise AssertionError("a run started for a request the page could not have sent")
+
+    monkeypatch.setattr(sim.toy, "run_toy", no_run)
+    state = {"view_training": {"action": {"kind": "csv", "values": {**REWRITTEN}, "id": 3}}}
+    monkeypatch.setattr(ui.view, "st", types.SimpleNamespace(session_state=state))
+    ui.view._export(VIEW, "view_training", export)
+    out = state["_view_training_result"]
+    assert out["filename"] == "error.txt" and out["show"] and out["id"] == 3
+    assert out["text"].startswith("This export cannot be made: Group size G (G) = 1024 is not a value")
+    monkeypatch.undo()  # in range: the run is made
+    state = {"view_training": {"action": {"kind": "csv", "values": {"G": 4, "T": 50, "seeds": 1}, "id": 4}}}
+    monkeypatch.setattr(ui.view, "st", types.SimpleNamespace(session_state=state))
+    ui.view._export(VIEW, "view_training", export)
+    out = state["_view_training_result"]
+    assert out["filename"] == "grpo_toy_history.csv"
+    assert len(out["text"].splitlines()) == 1 + 51  # the header, iterations 0..50
+    assert out["values"] == {**defaults(VIEW.controls), "G": 4, "T": 50, "seeds": 1}  # the defaults fill the rest
+
+
+def test_a_rewritten_lab_report_is_refused_before_the_students_code_runs(monkeypatch):
+    """The setting a page reports for "Use my lab code" passes the same check (ui/view.py _values)."""
+    import types
+
+    import ui.view
+    from sim.views.training import VIEW
+
+    state = {"view_training": {"values": {**REWRITTEN}}}
+    monkeypatch.setattr(ui.view, "st", types.SimpleNamespace(session_state=state))
+    with pytest.raises(ValueError, match=r"\(G\) = 1024"):
+        ui.view._values(VIEW, "view_training")

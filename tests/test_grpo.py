@@ -28,6 +28,7 @@ from sim.grpo import (
     k3_kl,
     policy_loss,
 )
+from tests.fixtures.props import examples
 
 F64 = torch.float64  # exact comparisons: every tensor below is built in float64
 
@@ -214,7 +215,7 @@ def test_clipped_surrogate_curve():
 # ---------------------------------------------------------------- properties: advantages
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(
     st.integers(1, 4).flatmap(
         lambda P: st.integers(2, 6).flatmap(
@@ -234,7 +235,7 @@ def test_mean_baseline_sums_to_zero_and_loo_is_rescaled(case, scale, ddof):
     assert torch.allclose(loo, G / (G - 1) * adv, atol=1e-9)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(st.integers(2, 8).flatmap(lambda G: st.lists(reward_values, min_size=G, max_size=G)))
 def test_group_scale_gives_unit_std(rewards):
     # with eps = 0, every group with any spread has advantages of mean 0 and (population) std 1
@@ -264,7 +265,7 @@ def test_baseline_none_keeps_raw_rewards_of_flat_groups():
 # ---------------------------------------------------------------- properties: KL estimators
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(st.floats(-8, 0), st.floats(-8, 0))
 def test_k3_and_k2_never_negative_and_zero_at_equality(lp, ref):
     lp_t, ref_t = t(lp), t(ref)

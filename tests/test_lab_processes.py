@@ -1,7 +1,9 @@
-"""The lab's processes against hostile student files: children started in a new session
-or by a setsid double fork are gone when the check ends; 20 GB at import meets a memory cap with its own
-message; a hanging function costs its time limit once per file version and never holds up another page."""
+"""The lab's processes against hostile student files: children started in a new session, by a setsid double fork
+or after turning the subreaper off are gone when the check ends; 20 GB at import, or a shared mapping, meets a
+memory cap with its own message; a thread left spinning does not outlive its call; a hanging function costs its
+time limit once per file version and never holds up another page."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -39,6 +41,26 @@ def k3_kl(logp, ref_logp):
     return _k3(logp, ref_logp)
 '''
 HUNGRY = "import numpy\nBIG = numpy.ones(20 * 10**9 // 8)  # 20 GB\n"
+ESCAPES = Path(escape.__file__).read_text()  # the fixture's attacks, appended to a student's file
+UNREAPED = ESCAPES + '''
+_PIDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pids")
+
+
+def _escape():
+    with open(_PIDS, "a") as f:
+        f.write(" ".join(map(str, unreaped(7, 600))) + " ")  # issue 43 row 8: seven `sleep 600`
+
+
+_escape()
+_k3 = k3_kl
+
+
+def k3_kl(logp, ref_logp):
+    _escape()
+    return _k3(logp, ref_logp)
+'''
+SPINS = ESCAPES + "\nspin()  # issue 43 row 6: at import, so once per worker that imports it\n"
+SHARED = ESCAPES + "\nBIG = shared_memory(768)  # issue 43 row 7: over a 512 MB cap, in a shared mapping\n"
 HANGS_ADV = CORRECT.replace("    r = rewards.view(-1, G)\n", "    while True:\n        pass\n", 1)
 
 
@@ -129,3 +151,54 @@ def test_lab_page_pays_a_hang_once_per_file_version(tmp_path, monkeypatch):
     assert lab_pool().call == real
     fixed = AppTest.from_file(page, default_timeout=60).run()
     assert any("3 of 3 tasks pass" in m.value for m in fixed.markdown)
+
+
+def test_cli_kills_what_turned_the_subreaper_off_and_counts_shared_memory(tmp_path):
+    """Rows 8 and 7 of issue 43 from the command line: seven `sleep 600` double-forked after prctl(
+    PR_SET_CHILD_SUBREAPER, 0) at import and in every k3_kl call are gone when `lab check` ends; 768 MB mapped
+    MAP_SHARED at import meets GRPO_LAB_MEMORY_MB=512 (it passed the cap before: RLIMIT_DATA counts no shared
+    mapping)."""
+    unreaped, shared = lab_file(tmp_path, "unreaped", CORRECT + UNREAPED), lab_file(tmp_path, "shared", SHARED)
+    env = dict(os.environ, OMP_NUM_THREADS="1", GRPO_LAB_MEMORY_MB="512")
+    procs = [subprocess.Popen([sys.executable, "-m", "sim", "lab", "check", str(p)], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for p in (unreaped, shared)]
+    (out, err), (sout, serr) = (p.communicate(timeout=240) for p in procs)
+    assert procs[0].returncode == 0 and err == "" and len(out.splitlines()) == 3 and "FAIL" not in out, out + err
+    pids = [int(p) for p in (unreaped.parent / "pids").read_text().split()]
+    assert len(pids) >= 14 and not [p for p in pids if alive(p)]  # the import's seven and each call's
+    assert procs[1].returncode == 1 and serr == "" and len(sout.splitlines()) == 1, sout + serr
+    assert sout.startswith("tasks.py went over its memory cap of 512 MB (") and "GRPO_LAB_MEMORY_MB" in sout
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of `pids` and every descendant (/proc), clock ticks of 1/100 s."""
+    tree, total = set(pids), 0
+    while new := {int(n) for n in os.listdir("/proc") if n.isdigit() and _parent(n) in tree} - tree:
+        tree |= new
+    for p in tree:
+        with contextlib.suppress(OSError, IndexError):
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _parent(pid: str) -> int:
+    with contextlib.suppress(OSError, IndexError):
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return -1
+
+
+def test_a_thread_left_by_the_students_code_does_not_spin_on(tmp_path):
+    """Row 6 of issue 43: a file that starts a spinning thread at import. Each worker that imported it is
+    replaced once its call has answered, so between calls the lab's workers are idle (both spun at 85-100% CPU
+    for a minute and more before), and the checks still give their verdicts."""
+    lab = Lab(lab_file(tmp_path, "spins", CORRECT + SPINS))
+    assert lab.load() is None
+    results = lab.check_all()
+    assert [r.passed for r in results] == [True, True, True]
+    assert sum(w.thread_replacements for w in lab.pool.workers) >= 1
+    time.sleep(0.5)  # the replacements start
+    pids = [w.pid for w in lab.pool.workers if w.pid]
+    before = _cpu_seconds(pids)
+    time.sleep(2.0)
+    assert _cpu_seconds(pids) - before < 0.5  # a spinning thread alone would add about 2 s

@@ -226,3 +226,13 @@ def test_the_progress_line_on_a_terminal_ends_with_its_last_view():
     say("one_group", 1, 2)
     say("training", 2, 2)
     assert log.getvalue().splitlines()[-1].startswith("training: 2/2 views") and "\r" not in log.getvalue()
+
+
+def test_a_rebuild_keeps_the_folders_mode_and_a_new_lesson_is_for_sharing(lesson, tmp_path):
+    """--force over a lesson made private (700) keeps it private (it became 755: issue 43 row 9's sibling); a new
+    lesson is 755, for sharing."""
+    lesson.chmod(0o700)
+    assert cli.main(["build", str(lesson), "--force", *QUICK]) == 0
+    assert lesson.stat().st_mode & 0o7777 == 0o700
+    assert cli.main(["build", str(tmp_path / "fresh"), *QUICK]) == 0
+    assert (tmp_path / "fresh").stat().st_mode & 0o7777 == 0o755

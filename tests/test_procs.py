@@ -3,6 +3,7 @@ memory-hungry call, nothing left running that the call started (a new session or
 replies decoded without running code, cancellation, and a pool that does not make one caller wait on
 another's hang. The functions run in the worker, so they live at module level here."""
 
+import contextlib
 import gc
 import os
 import sys
@@ -13,7 +14,7 @@ import types
 import numpy as np
 import pytest
 
-from sim.runtime.procs import Pool, Reply, Worker
+from sim.runtime.procs import MODES, Pool, Reply, Worker
 from tests.fixtures.escape import alive, escape
 
 pytestmark = pytest.mark.integration
@@ -221,3 +222,177 @@ def test_a_call_that_streams_fast_still_times_out_and_is_still_cancelled(worker)
                     grace=0.5)
     assert r.kind == "cancelled" and time.monotonic() - stop_at < 60
     assert worker.call(square, (3,)).value[0] == 9  # the worker was replaced and answers
+
+
+# ---- a boxed worker (sandbox=MODES: the lab's) against the ways out of sim/runtime/sandbox.py's box --------------
+
+def unreaped_and(hang: bool, pid_file: str):
+    """tests/fixtures/escape.unreaped (subreaper off, three double-forked sleepers), then return or hang."""
+    from tests.fixtures.escape import unreaped
+
+    pids = unreaped(3, 60)
+    with open(pid_file, "w") as f:
+        f.write(" ".join(map(str, pids)))
+    while hang:
+        pass
+    return pids
+
+
+def clone_parent():
+    """clone(CLONE_PARENT | SIGCHLD): a process whose parent is the worker's parent, outside its tree; its pid, or
+    the errno that refused it."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    r, w = os.pipe()
+    pid = libc.syscall(56, 0x8000 | 17, 0, 0, 0, 0)  # x86_64's clone
+    if pid == 0:
+        os.write(w, str(int(os.readlink("/proc/self"))).encode().ljust(16))
+        time.sleep(60)
+        os._exit(0)
+    return ("refused", ctypes.get_errno()) if pid < 0 else int(os.read(r, 16))
+
+
+def spin_then(value):
+    from tests.fixtures.escape import spin
+
+    spin()
+    return value
+
+
+def map_shared(mb: int):
+    from tests.fixtures.escape import shared_memory
+
+    return shared_memory(mb)
+
+
+def boxed(mode: str) -> Worker:
+    """A worker boxed in `mode` alone, started; the test is skipped where this system does not allow that box."""
+    w = Worker(memory_mb=256, name="the test", sandbox=(mode,))
+    assert w.call(square, (1.0,), timeout=120).ok
+    if w.sandbox != mode:
+        w.close()
+        pytest.skip(f"this system does not allow a {mode} (the worker got: {w.sandbox})")
+    return w
+
+
+BOXES = ["pid namespace", "seccomp"]
+
+
+@pytest.mark.parametrize("mode", BOXES)
+@pytest.mark.parametrize("hang", [False, True])
+def test_a_boxed_worker_kills_what_turned_its_subreaper_off(tmp_path, mode, hang):
+    """Issue 43 row 8: the code turns the subreaper off and double-forks; the sleepers are gone when the call
+    ends, whether it returned or hung past its limit (the caller's kill_tree then)."""
+    w = boxed(mode)
+    try:
+        got = w.call(unreaped_and, (hang, str(tmp_path / "pids")), timeout=3.0 if hang else 60)
+        assert got.kind == ("timeout" if hang else "") and got.ok != hang
+        pids = [int(p) for p in (tmp_path / "pids").read_text().split()]
+        assert len(pids) == 3 and not [p for p in pids if alive(p)]
+    finally:
+        w.close()
+
+
+def test_a_plain_subreaper_loses_them(tmp_path):
+    """What the box is for: a worker with the subreaper alone leaves the three sleepers running (killed here)."""
+    w = Worker(memory_mb=256, name="the test", sandbox=("subreaper",))
+    try:
+        got = w.call(unreaped_and, (False, str(tmp_path / "pids")), timeout=60)
+        assert w.sandbox == "subreaper" and got.ok and [p for p in got.value if alive(p)] == got.value
+    finally:
+        w.close()
+        for p in (tmp_path / "pids").read_text().split() if (tmp_path / "pids").exists() else ():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(p), 9)
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the test calls x86_64's clone by number")
+def test_a_boxed_worker_refuses_clone_parent():
+    """The other way out of a subreaper's tree: a child of the worker's parent. The PID namespace's first process
+    may not (EINVAL); the seccomp filter refuses it (EPERM)."""
+    for mode, errno_ in (("pid namespace", 22), ("seccomp", 1)):
+        w = Worker(memory_mb=256, name="the test", sandbox=(mode,))
+        try:
+            got = w.call(clone_parent, timeout=60)
+            if w.sandbox == mode:
+                assert got.value == ("refused", errno_), (mode, got)
+        finally:
+            w.close()
+
+
+@pytest.mark.parametrize("mode", [*BOXES, "subreaper"])
+def test_a_boxed_worker_whose_call_left_a_thread_is_replaced(mode):
+    """Issue 43 row 6: a spinning thread left by a call. The answer comes back; the worker is replaced (the next
+    call runs in a fresh one), so nothing spins on between calls. A call that leaves none keeps its worker."""
+    w = boxed(mode) if mode != "subreaper" else Worker(memory_mb=256, name="the test", sandbox=(mode,))
+    try:
+        assert w.call(square, (2.0,), timeout=120).ok
+        starts = w.starts
+        assert w.call(square, (2.0,), timeout=60).ok and w.starts == starts and w.thread_replacements == 0
+        assert w.call(spin_then, (7,), timeout=60).value == 7
+        assert w.thread_replacements == 1
+        assert w.call(square, (3.0,), timeout=60).value[0] == 9.0 and w.starts == starts + 1
+    finally:
+        w.close()
+
+
+def test_a_plain_worker_keeps_its_threads(worker):
+    """Workers that run the project's own code (TinyLM, uploads) are not boxed: no thread count is taken."""
+    assert worker.call(spin_then, (1,), timeout=60).ok and worker.thread_replacements == 0
+    worker.replace()  # the spinning thread goes with it
+
+
+@pytest.mark.parametrize("mode", [*BOXES, "subreaper"])
+def test_shared_memory_counts_against_a_boxed_workers_cap(mode):
+    """Issue 43 row 7: 384 MB MAP_SHARED, filled, passed a 256 MB cap under RLIMIT_DATA alone; a boxed worker
+    (RLIMIT_AS too) refuses it as over its memory cap, and 128 MB still passes."""
+    w = boxed(mode) if mode != "subreaper" else Worker(memory_mb=256, name="the test", sandbox=(mode,))
+    try:
+        got = w.call(map_shared, (384,), timeout=60)
+        assert got.kind == "memory" and got.message.startswith("went over its memory cap of 256 MB (OSError")
+        assert w.call(map_shared, (128,), timeout=60).value == 128 * 1024 * 1024
+    finally:
+        w.close()
+
+
+def test_an_unboxed_worker_counts_no_shared_memory():
+    """What RLIMIT_AS is for: without a box, RLIMIT_DATA alone lets 384 MB MAP_SHARED through a 256 MB cap."""
+    w = Worker(memory_mb=256, name="the test")
+    try:
+        assert w.call(map_shared, (384,), timeout=120).value == 384 * 1024 * 1024
+    finally:
+        w.close()
+
+
+def test_this_system_gives_the_lab_a_box():
+    """Which box this system allows, said in the test log; Linux on x86_64 or aarch64 always has one of the two."""
+    w = Worker(memory_mb=256, name="the test", sandbox=MODES)
+    try:
+        assert w.call(square, (1.0,), timeout=120).ok
+        print(f"\nthe lab's box here: {w.sandbox}")
+        if os.uname().machine in ("x86_64", "aarch64"):
+            assert w.sandbox in BOXES
+    finally:
+        w.close()
+
+
+def autograd_forever():
+    """A student's infinite loop that grows autograd's graph (about 350 MB a second here)."""
+    import torch
+
+    d = torch.ones(400, dtype=torch.float64, requires_grad=True)
+    while True:
+        d = d * 1.0
+
+
+def test_a_loop_that_grows_meets_a_boxed_workers_cap_not_its_time_limit():
+    """Under RLIMIT_DATA alone such a loop stalled just under the cap (glibc's fallbacks) until its time limit; a
+    boxed worker's RLIMIT_AS refuses the allocation, so the answer says memory, and comes early."""
+    w = Worker(memory_mb=256, name="the test", sandbox=MODES)
+    try:
+        t0 = time.monotonic()
+        got = w.call(autograd_forever, timeout=60)
+        assert got.kind == "memory" and "can't allocate memory" in got.message and time.monotonic() - t0 < 60
+    finally:
+        w.close()

@@ -15,6 +15,7 @@ from sim.settings import Setting, add_flags, from_args, setting
 from sim.settings import settings as declared
 from sim.sharpen import SharpenConfig
 from sim.toy import ToyConfig
+from tests.fixtures.props import examples
 from ui.controls import Choice, Flag, Num, parse_url_value
 
 CONFIGS = [ToyConfig, SharpenConfig]
@@ -64,7 +65,7 @@ CHOICE_FIELDS = [(c, n) for c in CONFIGS for n, s in declared(c).items() if s.ki
 
 
 @pytest.mark.parametrize("cls,name", NUMBER_FIELDS, ids=lambda x: getattr(x, "__name__", x))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(x=st.one_of(st.integers(-10**7, 10**7), st.floats(allow_nan=True, allow_infinity=True)))
 def test_engine_cli_and_url_agree_on_numbers(cls, name, x):
     s = declared(cls)[name]

@@ -24,14 +24,14 @@ def settings(**changed) -> dict:
 
 
 REFUSED = [  # (settings changed, what the page is told)
-    ({"group_size": 33}, "These settings cannot run: group_size must be a number from 2 to 32, got '33'"),
-    ({"group_size": 8.5}, "group_size must be a number from 2 to 32"),
-    ({"group_size": True}, "group_size must be a number from 2 to 32"),
-    ({"lr": 0.0007}, "lr must be one of 0.0001, 0.0003, 0.0005, 0.001, 0.002"),
-    ({"iterations": 601}, "iterations must be a number from 1 to 600"),
-    ({"preset": "<b>x</b>"}, "preset must be one of default, chapter-lab, got '<b>x</b>'"),
-    ({"from_scratch": True}, "These settings cannot run: 'from_scratch' is not a setting of this page"),
-    ({"seed": float("nan")}, "seed must be a number from 0 to 9999"),
+    ({"group_size": 33}, "Group size G (tl_G) = 33 is not a value of this page's control (a number from 2 to 32)"),
+    ({"group_size": 8.5}, "Group size G (tl_G) = 8.5 is not a value"),
+    ({"group_size": True}, "Group size G (tl_G) = True is not a value"),
+    ({"lr": 0.0007}, "(tl_lr) = 0.0007 is not a value of this page's control (one of 0.0001, 0.0003, 0.0005, 0.001"),
+    ({"iterations": 601}, "(tl_iters) = 601 is not a value"),
+    ({"preset": "<b>x</b>"}, "Preset (tl_preset) = '<b>x</b>' is not a value"),
+    ({"from_scratch": True}, "not a setting of this page: from_scratch"),
+    ({"seed": float("nan")}, "(tl_seed) = nan is not a value"),
     ({"prompts_per_iter": 64, "group_size": 32, "eval_samples": 64, "mu": 4}, None),  # fits: refused or not by memory
 ]
 

@@ -110,14 +110,53 @@ def test_a_run_nobody_polls_stops_and_frees_its_slot_for_the_next_in_line():
     reg = TinyLMRuns(heartbeat_s=1.0, max_concurrent=1)  # one slot: the line is visible
     first = reg.join(other_seed(LONG, 7), "alice")
     assert wait_for(lambda: first.snapshot("alice")["iteration"] >= 1)
-    first.pause("alice")
     second = reg.join(other_seed(LONG, 8), "bob")
     assert wait_for(lambda: second.snapshot("bob")["queue_position"] == 1)  # waits behind the first
-    # alice's tab closed (no more polls): the heartbeat ends her run even though it is paused
+    # alice's tab closed (no more polls): the heartbeat ends her run
     assert wait_for(lambda: (second.snapshot("bob"), not first.running)[1], timeout=30)
     assert wait_for(lambda: second.snapshot("bob")["state"] == "grpo", timeout=30)
     second.leave("bob")
     assert wait_for(lambda: not second.running)
+
+
+@pytest.mark.integration
+def test_a_paused_run_gives_its_trainer_to_the_next_in_line():
+    """Issue 43 row 2: two visitors pause runs of other settings on a 2-slot server; a third visitor's run trains
+    at once (it waited "next in line" for as long as the paused tabs stayed open). Resume then waits for a slot,
+    still paused, and goes on when one frees."""
+    reg = TinyLMRuns(max_concurrent=2)
+    a, b = reg.join(other_seed(LONG, 50), "alice"), reg.join(other_seed(LONG, 51), "bob")
+    assert wait_for(lambda: min(j.snapshot(v)["iteration"] for j, v in ((a, "alice"), (b, "bob"))) >= 1)
+    assert a.pause("alice") and b.pause("bob")
+    c = reg.join(other_seed(LONG, 52), "carol")
+    assert wait_for(lambda: c.snapshot("carol")["iteration"] >= 1, timeout=30)  # trains while both are paused
+    assert c.snapshot("carol")["queue_position"] == 0
+    held = a.snapshot("alice")["iteration"]
+    time.sleep(0.5)
+    assert a.snapshot("alice")["iteration"] == held and a.running  # paused: its process waits, its model kept
+    a.resume("alice")  # one slot is free (carol's is the other)
+    assert wait_for(lambda: a.snapshot("alice")["iteration"] > held, timeout=30)
+    b.resume("bob")  # none is free: bob waits in line, still paused
+    snap = b.snapshot("bob")
+    assert snap["resuming"] and snap["paused"] and snap["queue_position"] == 1 and snap["pause_left_s"] is None
+    c.leave("carol")
+    assert wait_for(lambda: not b.snapshot("bob")["paused"], timeout=30)  # carol's slot went to bob
+    held = b.snapshot("bob")["iteration"]
+    assert wait_for(lambda: b.snapshot("bob")["iteration"] > held, timeout=30)
+    a.leave("alice")
+    b.leave("bob")
+    assert wait_for(lambda: not a.running and not b.running and not c.running)
+
+
+@pytest.mark.integration
+def test_a_run_paused_past_the_limit_is_stopped():
+    reg = TinyLMRuns(pause_limit_s=1.0)
+    job = reg.join(other_seed(LONG, 55), "alice")
+    assert wait_for(lambda: job.snapshot("alice")["iteration"] >= 1)
+    assert job.pause("alice")
+    assert wait_for(lambda: (job.snapshot("alice"), not job.running)[1], timeout=30)  # alice still watching
+    snap = job.snapshot("alice")
+    assert snap["state"] == "stopped" and snap["stopped_because"] == "pause limit"
 
 
 @pytest.mark.integration
@@ -275,3 +314,61 @@ def test_the_registry_forgets_visitors_whose_runs_ended(no_training):
         no_training(reg, j)
     reg.join(at_seed(99), "last")
     assert set(reg._watching) == {"last"}  # no session kept once its run has ended
+
+
+
+# ---- Pause: the slot given up, a time limit, a bound on paused runs (no process: the registry's rules) ----------
+
+def test_pause_gives_the_slot_to_the_next_run_and_resume_waits_for_one(no_training):
+    reg = TinyLMRuns(max_concurrent=1)
+    a = reg.join(at_seed(0), "alice")
+    b = reg.join(at_seed(1), "bob")
+    assert a.state == "grpo" and b.state == "queued" and b.snapshot("bob")["queue_position"] == 1
+    assert a.pause("alice")
+    assert b.state == "grpo" and reg._training == {b}  # bob trains at once
+    snap = a.snapshot("alice")
+    assert snap["paused"] and not snap["resuming"] and 0 < snap["pause_left_s"] <= reg.pause_limit_s
+    a.resume("alice")
+    snap = a.snapshot("alice")
+    assert snap["paused"] and snap["resuming"] and snap["queue_position"] == 1  # in line, still paused
+    assert not a.pause("bob") and a.pause("alice")  # Pause again leaves the line
+    assert a.snapshot("alice")["queue_position"] == 0 and not a.snapshot("alice")["resuming"]
+    a.resume("alice")
+    b.leave("bob")
+    no_training(reg, b)
+    assert not a.paused and reg._training == {a} and a.snapshot("alice")["queue_position"] == 0
+
+
+def test_pause_is_only_for_the_grpo_stage(no_training):
+    """SFT and the evaluation do not stop between iterations: paused there, a run would train on in a slot it gave
+    away."""
+    reg = TinyLMRuns(max_concurrent=1)
+    a = reg.join(at_seed(0), "alice")
+    for state, ok in (("sft", False), ("eval", False), ("starting", False), ("grpo", True)):
+        a._set(state=state)
+        assert a.can_pause("alice") == ok, state
+
+
+def test_a_pause_past_its_limit_stops_the_run(no_training):
+    reg = TinyLMRuns(pause_limit_s=0.2)
+    a = reg.join(at_seed(0), "alice")
+    assert a.pause("alice") and not a._abandoned()
+    time.sleep(0.3)
+    assert a._abandoned()  # what the worker's call checks every 0.1 s: the run is cancelled
+    assert a.snapshot("alice")["stopped_because"] == "pause limit"
+    b = reg.join(at_seed(1), "bob")
+    assert b.pause("bob")
+    b.resume("bob")  # resumed (a free slot): the limit no longer counts
+    time.sleep(0.3)
+    assert not b._abandoned() and b.snapshot("bob")["stopped_because"] is None
+
+
+def test_past_max_paused_the_run_paused_longest_is_stopped(no_training):
+    reg = TinyLMRuns(max_concurrent=4, max_paused=2)
+    jobs = [reg.join(at_seed(n), f"v{n}") for n in range(3)]
+    for n, job in enumerate(jobs):
+        assert job.pause(f"v{n}")
+        time.sleep(0.01)
+    assert [j._stop.is_set() for j in jobs] == [True, False, False]
+    assert jobs[0].snapshot("v0")["stopped_because"] == "paused runs"
+

@@ -7,12 +7,13 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.settings import settings as declared
 from sim.toy import ToyConfig, run_toy
 from sim.toy.cli import main
+from tests.fixtures.props import examples
 
 
 def test_summary_text(capsys):
@@ -127,7 +128,7 @@ VALUES = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150))
 @given(pairs=st.lists(st.tuples(st.sampled_from(FLAGS), VALUES), min_size=1, max_size=3))
 def test_fuzzed_flags_never_give_a_traceback(pairs, capsys, tmp_path_factory, monkeypatch):
     monkeypatch.chdir(tmp_path_factory.getbasetemp())  # a relative --out lands in a scratch folder

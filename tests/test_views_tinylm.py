@@ -124,6 +124,16 @@ STATUS = [  # (snapshot's state and more, what the trainer's line says)
     ({"state": "stopped", "iteration": 37}, "You stopped this run at iteration 37 of 300."),
     ({"state": "stopped", "iteration": 300, "stopped_in": "eval"}, "You stopped this run during its pass@k evaluation, "
      "after its 300 GRPO iterations: it has no pass@k results."),
+    # a run on the server: its pause gives its trainer up for a while (sim/tinylm/job.py)
+    ({"state": "grpo", "iteration": 37, "paused": True, "pause_left_s": 90.4}, "GRPO: 37 / 300 iterations (paused: its "
+     "trainer on the server is free for the next run meanwhile; resume within 1 minute 30 s, or the run stops)."),
+    ({"state": "grpo", "paused": True, "resuming": True, "queue_position": 2},
+     "Waiting for a free trainer on the server to resume: place 2 in line (1 run ahead)."),
+    ({"state": "stopped", "stopped_because": "pause limit", "pause_limit_s": 600},
+     "This run was stopped after 10 minutes paused. Press Start to run it again."),
+    ({"state": "stopped", "stopped_because": "paused runs", "max_paused": 4},
+     "This run was stopped: it had been paused the longest, and the server keeps at most 4 paused runs. Press Start "
+     "to run it again."),
 ]
 
 

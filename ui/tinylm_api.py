@@ -37,13 +37,17 @@ def story_config(fields: dict):
     from sim.tinylm.memory import MemoryCapError, check_run
     from sim.tinylm.presets import preset_changes
     from sim.tinylm.story import StoryConfig
-    from sim.views.controls import build_config, checked_fields
+    from sim.views.controls import build_config, check_values
     from sim.views.tinylm import SETTINGS
 
     try:
-        v = checked_fields(SETTINGS, fields)
-        by_key = {s.key: v[s.field] for s in SETTINGS}
-        grpo = build_config(GRPOConfig, SETTINGS, by_key, threads=1, **preset_changes(v["preset"]))
+        if not isinstance(fields, dict):
+            raise ValueError("settings must be an object of the page's fields")
+        spec = {s.field: s for s in SETTINGS}  # the page sends its fields (control_rules.js configOf)
+        if missing := [f for f in spec if f not in fields]:
+            raise ValueError(f"{missing[0]} is missing")
+        by_key = check_values(SETTINGS, {spec[f].key if f in spec else f: v for f, v in fields.items()})
+        grpo = build_config(GRPOConfig, SETTINGS, by_key, threads=1, **preset_changes(by_key["tl_preset"]))
         cfg = build_config(StoryConfig, SETTINGS, by_key, grpo=grpo)
         check_run(cfg.grpo.prompts_per_iter, cfg.grpo.group_size, cfg.sft.model, cfg.eval_samples)
     except MemoryCapError as e:

@@ -24,14 +24,13 @@ import streamlit as st
 
 from sim.paths import JS
 from sim.player.bundle import app_bundle
-from sim.views.controls import Picks, defaults
+from sim.views.controls import PICKS_MAX, Picks, check_values, defaults
 from sim.views.doc import View, to_json
 from ui.controls import parse_url_value, picks_from_link, url_param
 from ui.labview import lab_switch
 from ui.page import open_page, presenter
 
 COMPONENT_NAME = "grpo_view"
-PICKS_MAX = 1024  # a Picks control's numbers in a link: 1 .. this (assets/js/page.js PICKS_MAX)
 BUNDLE_NAME, _ = app_bundle()
 _CSS = "\n".join((JS / name).read_text(encoding="utf-8") for name in ("player.css", "doc.css"))
 # isolate_styles=False: Plotly and KaTeX put their CSS in the document's head, which a shadow root would not see
@@ -72,12 +71,12 @@ def show_view(view: View, server, *, lab_extras: Callable | None = None, export:
             "lab_live": lab is not None, "lab": None, "result": st.session_state.pop(_result_key(key), None),
             "data": view.data() if view.data is not None else None, **trainer_urls(view, server)}
     if lab is not None:
-        values = _values(view, key)
         try:
+            values = _values(view, key)
             extras = lab_extras(values, lab)
             extras["slots"] = {k: to_json(blocks, host="app") for k, blocks in extras.get("slots", {}).items()}
-        except ValueError as e:  # a setting the engine refuses: the page says so itself
-            extras = {"slots": {"top": [{"kind": "note", "tone": "error", "text": str(e)}]}}
+        except ValueError as e:  # a setting the engine or the page's controls refuse: the page says so itself
+            values, extras = None, {"slots": {"top": [{"kind": "note", "tone": "error", "text": str(e)}]}}
         data["lab"] = {"for": values, **extras}
     _COMPONENT(key=key, data=data, on_values_change=_nothing,
                on_action_change=(lambda: _export(view, key, export)) if export is not None else _nothing)
@@ -98,11 +97,13 @@ def _result_key(key: str) -> str:
 
 
 def _values(view: View, key: str) -> dict:
-    """The setting on the page: what its component last reported, else what the link says (by the same rules as
-    the page reads it, ui/controls.py parse_url_value; a value it refuses is the default here, and the page says
-    so)."""
+    """The setting on the page: what its component last reported (checked against the page's controls: ValueError
+    for a value they do not offer), else what the link says (by the same rules as the page reads it,
+    ui/controls.py parse_url_value; a value it refuses is the default here, and the page says so)."""
     state = st.session_state.get(key)
     reported = state.get("values") if isinstance(state, dict) else None
+    if isinstance(reported, dict):
+        reported = check_values(view.controls, {c.key: reported[c.key] for c in view.controls if c.key in reported})
     out = defaults(view.controls)
     for c in view.controls:
         if isinstance(reported, dict) and c.key in reported:
@@ -121,9 +122,9 @@ def _export(view: View, key: str, export: Callable) -> None:
     request = state.get("action") if isinstance(state, dict) else None
     if not isinstance(request, dict) or not isinstance(request.get("values"), dict):
         return
-    values = {**defaults(view.controls), **{c.key: request["values"][c.key] for c in view.controls
-                                             if c.key in request["values"]}}
+    values = {c.key: request["values"][c.key] for c in view.controls if c.key in request["values"]}
     try:
+        values = check_values(view.controls, values)  # the page's own ranges, before any work (a rewritten request)
         out = export(str(request.get("kind")), values)
     except (ValueError, KeyError, TypeError) as e:  # a setting the engine refuses, an unknown kind
         out = {"filename": "error.txt", "mime": "text/plain", "text": f"This export cannot be made: {e}", "show": True}

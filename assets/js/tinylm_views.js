@@ -216,13 +216,34 @@ export function metric_chart(snap, names, trl = null) {
 }
 
 const STAGE = { queued: "waiting", starting: "starting", sft: "training SFT", grpo: "GRPO", eval: "evaluating pass@k" };
+const LIVE_STATES = ["queued", "starting", "sft", "grpo", "eval"];
 
-// What the trainer says of a run, one line: where it is, or how it ended
+// 10 minutes, 1 minute 30 s, 45 s: a limit or a time left, to the second
+export function duration(seconds) {
+  const t = Math.round(seconds);
+  const [m, s] = [Math.floor(t / 60), t % 60];
+  return [m ? `${m} minute${m !== 1 ? "s" : ""}` : "", s || !m ? `${s} s` : ""].filter(Boolean).join(" ");
+}
+
+const place = (n) => (n === 1 ? "next in line" : `place ${n} in line (${n - 1} run${n > 2 ? "s" : ""} ahead)`);
+
+// What the trainer says of a run, one line: where it is, or how it ended. A run on the server (sim/tinylm/job.py)
+// gives its trainer up while paused (pause_left_s: the time it has to resume), may wait for one to resume
+// (resuming), and is stopped by a long pause (stopped_because).
 export function status_text(snap) {
   const { state, iteration, iterations } = snap;
-  if (state === "queued" && snap.queue_position > 0) {
-    const n = snap.queue_position;
-    return `Waiting for a free trainer on the server: ${n === 1 ? "next in line" : `place ${n} in line (${n - 1} run${n > 2 ? "s" : ""} ahead)`}.`;
+  if (snap.stopped_because === "pause limit") {
+    return `This run was stopped after ${duration(snap.pause_limit_s)} paused. Press Start to run it again.`;
+  }
+  if (snap.stopped_because === "paused runs") {
+    return `This run was stopped: it had been paused the longest, and the server keeps at most ${snap.max_paused} ` +
+      "paused runs. Press Start to run it again."; // prettier-ignore
+  }
+  if (snap.resuming) return `Waiting for a free trainer on the server to resume: ${place(snap.queue_position)}.`;
+  if (state === "queued" && snap.queue_position > 0) return `Waiting for a free trainer on the server: ${place(snap.queue_position)}.`;
+  if (snap.paused && snap.pause_left_s !== undefined && snap.pause_left_s !== null && LIVE_STATES.includes(state)) {
+    return `GRPO: ${iteration} / ${iterations} iterations (paused: its trainer on the server is free for the next run ` +
+      `meanwhile; resume within ${duration(snap.pause_left_s)}, or the run stops).`; // prettier-ignore
   }
   if (state === "queued" || state === "starting") return "Starting the trainer…";
   if (state === "grpo") return `GRPO: ${iteration} / ${iterations} iterations${snap.paused ? " (paused)" : ""}.`;
@@ -271,6 +292,11 @@ export function results_blocks(result, preset, presets) {
 export function live_blocks(snap, { preset = null, presets = {}, trl = null } = {}) {
   const out = [];
   if (snap.state === "error" && snap.error) out.push(note(snap.error, "error"));
+  if (snap.pause_limit_s !== undefined && LIVE_STATES.includes(snap.state)) { // a run on the server: its pause rule
+    out.push(caption(`On the server, Pause gives the run's trainer to the next run in line (Resume waits for a free ` +
+      `one); a run paused for ${duration(snap.pause_limit_s)} is stopped, as is the one paused longest when more than ` +
+      `${snap.max_paused} are.`, [snap.max_paused])); // prettier-ignore
+  }
   if (snap.history.length) {
     const latest = (name) => {
       const m = [...snap.history].reverse().find((h) => h[name] !== undefined && h[name] !== null);

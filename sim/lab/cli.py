@@ -18,6 +18,7 @@ import sys
 from sim.lab.limits import TIMEOUT_MAX, TIMEOUT_MIN, parse_timeout
 from sim.lab.pool import LabPathError, lab_pool, resolve_lab_path
 from sim.paths import CODE_ROOT, LAB_STUBS
+from sim.runtime.args import ArgError, Parser
 from sim.runtime.files import OutputPathError, check_folder
 from sim.runtime.interrupt import interruptible
 from sim.validate import neutral
@@ -27,18 +28,9 @@ STUB_FILES = ("tasks.py", "test_tasks.py", "conftest.py", "README.md")
 ROOT_HINT = "PROJECT_ROOT = None"  # the line of conftest.py that `new` fills in
 
 
-class _ArgError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, no usage dump, no SystemExit
-        raise _ArgError(message)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m sim lab", description="The chapter's lab: write Tasks 2-4, then check them.")
-    sub = parser.add_subparsers(dest="command", metavar="{check,new}", parser_class=_Parser)
+    parser = Parser(prog="python -m sim lab", description="The chapter's lab: write Tasks 2-4, then check them.")
+    sub = parser.add_subparsers(dest="command", metavar="{check,new}", parser_class=Parser)
     check = sub.add_parser("check", help="run the checks on a lab file, one line per task")
     check.add_argument("path", nargs="?", default=str(STUBS / "tasks.py"),
                        help="tasks.py, or a directory holding it (default: the shipped lab/tasks.py)")
@@ -133,7 +125,7 @@ def _main(argv: list[str]) -> int:
         return 0
     try:
         args = parser.parse_args(argv)
-    except _ArgError as e:
+    except ArgError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except SystemExit as e:  # --help of a subcommand

@@ -13,7 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sim.runtime.procs import Pool
+from sim.runtime.files import user_path
+from sim.runtime.procs import MODES, Pool
 
 DEFAULT_TIMEOUT = 5.0  # seconds for one call of a student's function (the first one also imports the file)
 CHECK_TIMEOUT = 15.0  # seconds for all the checks of one task
@@ -42,7 +43,7 @@ class LabPathError(ValueError):
 
 def resolve_lab_path(path: str | os.PathLike) -> Path:
     """The student's tasks.py: `path` itself, or `path/tasks.py` for a directory. Raises LabPathError."""
-    p = Path(path).expanduser()
+    p = user_path(path)
     if p.is_dir():
         p = p / "tasks.py"
     if not p.exists():
@@ -66,4 +67,4 @@ def memory_mb(environ=None) -> int:
 @functools.cache
 def lab_pool() -> Pool:
     """The process's lab workers (started on first use, killed at exit)."""
-    return Pool(WORKERS, memory_mb=memory_mb(), name="the lab code")
+    return Pool(WORKERS, memory_mb=memory_mb(), name="the lab code", sandbox=MODES)  # boxed: sim/runtime/sandbox.py

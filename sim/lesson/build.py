@@ -16,6 +16,7 @@ build refused, so --force never deletes what it did not write.
 from __future__ import annotations
 
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -125,7 +126,8 @@ def prepare(out: Path, force: bool) -> tuple[Path, Path]:
     try:
         real.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{real.name[:60]}.building-", dir=real.parent))
-        tmp.chmod(0o755)  # mkdtemp makes it private; a lesson is for sharing
+        # mkdtemp makes it private: a new lesson is for sharing (755); one that replaces a folder keeps its mode
+        tmp.chmod(stat.S_IMODE(real.stat().st_mode) & 0o1777 if real.is_dir() else 0o755)
         return real, tmp
     except OSError as e:
         raise LessonError(f"cannot write {shown_path(out)}: {e.strerror or e}") from None

@@ -16,17 +16,10 @@ import sys
 import time
 from pathlib import Path
 
+from sim.runtime.args import ArgError, Parser
+
 GONE = ("--grid", "--max-settings", "--max-mb")  # the Training grid's flags, before the views computed in the page
 
-
-
-class ArgError(Exception):
-    """A bad flag: argparse's message, one line."""
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, no usage dump, no SystemExit
-        raise ArgError(message)
 
 
 def _views() -> tuple[str, ...]:

@@ -16,8 +16,11 @@ examples) or another output of the same run.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import secrets
+import signal
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -34,6 +37,12 @@ class OutputPathError(ValueError):
     """A path that cannot be written (bad input: the CLIs exit 2); str() says why, in one line."""
 
 
+def user_path(path) -> Path:
+    """`path` with `~` and `~user` expanded as a shell expands them: `~nosuch/x` (no such user) stays as written.
+    (pathlib's expanduser raises RuntimeError for it, which once reached the user as a traceback.)"""
+    return Path(os.path.expanduser(os.fspath(path)))
+
+
 def shown_path(path) -> str:
     """A path for a one-line message: control and bidi characters escaped, a long one cut."""
     text = str(path)
@@ -45,7 +54,7 @@ def check_writable(path, flag: str, *, also=()) -> Path:
     writing it, or the companion files `also` (functions of that real path, e.g. a sidecar), cannot succeed."""
     shown = shown_path(path)
     try:
-        target = Path(os.path.realpath(Path(path).expanduser()))
+        target = Path(os.path.realpath(user_path(path)))
         for p in (target, *(f(target) for f in also)):
             _check_replaceable(p, flag, shown)
         parent = next((p for p in (target.parent, *target.parents) if p.exists()), None)
@@ -68,7 +77,7 @@ def check_folder(path, what: str) -> Path:
     """The real folder a command that writes into `path` would fill (a parent that is a link followed);
     OutputPathError for a symbolic link itself (what is written would land behind the link's back: give its
     target) and for the file system's root. `what` names the folder's use in the message ("the lesson")."""
-    shown, path = shown_path(path), Path(path).expanduser()
+    shown, path = shown_path(path), user_path(path)
     if os.path.islink(path):
         raise OutputPathError(f"{shown} is a symbolic link: give the folder it points to "
                               f"({shown_path(os.path.realpath(path))})")
@@ -99,7 +108,7 @@ Named = tuple[str, "str | os.PathLike"]  # (what the message calls it: "--out", 
 def _identity(path) -> tuple[str, tuple[int, int] | None]:
     """The file `path` names: its real path (links followed) and, if it exists, its device and inode (a hard link
     to a file is the same file)."""
-    real = os.path.realpath(Path(path).expanduser())
+    real = os.path.realpath(user_path(path))
     try:
         st = os.stat(real)
     except OSError:
@@ -140,23 +149,84 @@ Writer = bytes | Callable[[BinaryIO], object]
 
 def write_atomically(files: Mapping[Path, Writer]) -> None:
     """Write every file (its bytes, or a function that writes to a binary file object) to a temporary file
-    beside it, then rename them all into place; on any error nothing is replaced and no temporary file is
-    left. The files get the permissions a plain open() would give (the umask applies)."""
-    temps: list[tuple[Path, Path]] = []
+    beside it, then put them all in place; on any error before that nothing is replaced and no temporary file is
+    left.
+
+    A new file gets the permissions a plain open() would give (the umask applies). A file replaced keeps its
+    permissions (a 600 file stays 600: it was left 644, issue 43), and its owner and group where this user may
+    set them; the temporary file never has wider permissions than the final one while it is written.
+
+    Hard links: a replaced file that has other names (a hard link), and is this user's, is written in place,
+    so that every name of it sees the new content, as `cp` and vim write such a file (renaming a new file over
+    one name left the others with the old content without a word). The new content is complete in its temporary
+    file first and the space reserved (posix_fallocate), so a full disk still leaves the old content whole; the
+    copy itself runs with Ctrl-C and SIGTERM held until it ends. A linked file that is another user's is
+    replaced as any other (its other names keep their content): writing into someone else's inode because a
+    name of it lies where the output goes (a shared /tmp) would hand them the output."""
+    temps: list[tuple[Path, Path, os.stat_result | None]] = []
     try:
         for path, write in files.items():
             path = Path(path)
             path.parent.mkdir(parents=True, exist_ok=True)
+            old = _replaced(path)
+            mode = 0o666 if old is None else stat.S_IMODE(old.st_mode) & 0o1777  # never set-uid or set-gid
             tmp = path.parent / f".{path.name[:64]}.{secrets.token_hex(6)}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            temps.append((tmp, path))
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode & 0o777)
+            temps.append((tmp, path, old))
             with os.fdopen(fd, "wb") as f:
                 f.write(write) if isinstance(write, bytes) else write(f)
                 f.flush()
+                if old is not None:
+                    os.fchmod(f.fileno(), mode)  # the umask took bits the old file had
+                    with contextlib.suppress(OSError):  # root, or a group of one's own; else the user's
+                        os.fchown(f.fileno(), old.st_uid, old.st_gid)
                 os.fsync(f.fileno())
-        for tmp, path in temps:
-            os.replace(tmp, path)
+        for tmp, path, old in temps:
+            if _in_place(old):
+                _copy_into(tmp, path, old)
+            else:
+                os.replace(tmp, path)
     finally:
-        for tmp, _ in temps:
+        for tmp, _, _ in temps:
             if os.path.lexists(tmp):
                 os.unlink(tmp)
+
+
+def _replaced(path: Path) -> os.stat_result | None:
+    """The regular file `path` names now (links followed), or None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def _in_place(old: os.stat_result | None) -> bool:
+    return old is not None and old.st_nlink > 1 and old.st_uid == os.geteuid()
+
+
+def _copy_into(tmp: Path, path: Path, old: os.stat_result) -> None:
+    """Overwrite the file `path` (the inode `old`) with the complete file `tmp`, keeping the inode."""
+    data = tmp.read_bytes()
+    fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != (old.st_dev, old.st_ino):  # replaced meanwhile: not the file we looked at
+            raise OSError(errno.ESTALE, f"{path} changed while it was written")
+        try:  # the space first: a full disk fails here, with the old content still whole
+            os.posix_fallocate(fd, 0, max(len(data), 1))
+        except OSError as e:
+            if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):  # a file system that cannot say
+                raise
+        blocked = {signal.SIGINT, signal.SIGTERM}
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)  # an interrupt lands after the copy, not in it
+        try:
+            view, at = memoryview(data), 0
+            while at < len(data):
+                at += os.pwrite(fd, view[at:], at)
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    finally:
+        os.close(fd)

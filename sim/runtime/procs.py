@@ -18,13 +18,11 @@ Choices, and why:
     streams messages from a running call or decodes replies without unpickling arbitrary classes.
   * Replies are decoded by a restricted unpickler (containers, numbers, strings, numpy arrays): a student's
     code can make its worker send anything, and the server must never run code from it.
-  * Nothing left running: the worker is a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so whatever its
-    code starts stays in its process tree, even in a new session or after a setsid double fork (a process
-    group would not hold them). The worker kills its descendants after every call; the caller freezes a hung
-    worker's whole tree (SIGSTOP, so nothing forks away) before it kills it. The tree is read from /proc.
-  * Memory: RLIMIT_DATA, memory_mb above what the worker holds at start (heap, private mappings, thread
-    stacks; RLIMIT_AS would count the address space torch reserves). Over it: kind "memory", not a crash. A
-    hung, crashed or over-cap worker is replaced at once, in the background. (`malloc_trim`: the server's.)
+  * Nothing left running, a memory cap, and for code from outside (`sandbox=MODES`, the lab's) a box it cannot
+    leave by turning the subreaper off, no thread left spinning and shared mappings counted: the pieces and
+    why, sim/runtime/sandbox.py. Over the cap: kind "memory", not a crash. A hung, crashed or over-cap worker,
+    and a boxed one that a call left with a thread, is replaced at once, in the background. (`malloc_trim`:
+    the server's.)
 """
 
 from __future__ import annotations
@@ -32,25 +30,26 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import errno
 import io
 import multiprocessing
 import os
 import pickle
-import resource
-import signal
 import sys
 import threading
 import time
 import weakref
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from sim.runtime import sandbox
+from sim.runtime.sandbox import MODES, kill_tree  # noqa: F401 (MODES: what a caller passes as sandbox=)
 
 PRELOAD = ("numpy", "torch", "sim.lab.worker", "sim.tinylm.story", "sim.runtime.fork_server")  # fork server
 STARTUP_TIMEOUT = 120.0  # seconds for a worker to start (the fork server imports torch first); not the caller's
-MiB = 1024 * 1024
 _CTX = multiprocessing.get_context("forkserver")
 _CTX.set_forkserver_preload(list(PRELOAD))  # one fork server per process: the list covers every user
-_PR_SET_CHILD_SUBREAPER = 36
 _LIVE: weakref.WeakSet = weakref.WeakSet()  # workers to kill at exit (bookkeeping, not state anyone reads)
 _SAFE = {("numpy", "ndarray"), ("numpy", "dtype")} | {(f"numpy{m}.multiarray", n) for m in ("._core", ".core")
                                                       for n in ("_reconstruct", "scalar")}  # fmt: skip
@@ -67,8 +66,10 @@ class Reply:
 
 
 def is_out_of_memory(e: BaseException) -> bool:
-    """A MemoryError, or torch's CPU allocator refusing (a RuntimeError)."""
-    return isinstance(e, MemoryError) or (isinstance(e, RuntimeError) and "can't allocate memory" in str(e))
+    """A MemoryError, torch's CPU allocator refusing (a RuntimeError), or the system refusing a mapping (mmap's
+    OSError ENOMEM, once RLIMIT_AS counts it)."""
+    return (isinstance(e, MemoryError) or (isinstance(e, RuntimeError) and "can't allocate memory" in str(e))
+            or (isinstance(e, OSError) and e.errno == errno.ENOMEM))
 
 
 class _Unpickler(pickle.Unpickler):
@@ -89,42 +90,6 @@ def _message(data: bytes) -> tuple:
     return msg
 
 
-# ---- process trees (Linux /proc) ------------------------------------------------------------------
-
-def _stat(pid) -> tuple[bytes, int] | None:
-    """(state letter, parent pid) from /proc/PID/stat, or None once the process is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb", buffering=0) as f:
-            state, ppid = f.read(1024).rsplit(b")", 1)[1].split(None, 2)[:2]
-        return state, int(ppid)
-    except (OSError, ValueError, IndexError):  # gone, or exiting as we read (an empty file)
-        return None
-
-
-def _signal(pids, sig) -> None:
-    for p in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(p, sig)
-
-
-def kill_tree(pid: int, *, include_root: bool = True) -> set[int]:
-    """Freeze pid and every descendant (SIGSTOP, until no new one appears), then SIGKILL them all and wait until
-    the descendants are gone. include_root=False (a process cleaning up after itself): only the descendants."""
-    tree = {pid}
-    if include_root:
-        _signal(tree, signal.SIGSTOP)
-    while new := {int(n) for n in os.listdir("/proc") if n.isdigit() and (_stat(n) or (0, 0))[1] in tree} - tree:
-        _signal(new, signal.SIGSTOP)
-        tree |= new
-    if not include_root:
-        tree.discard(pid)
-    _signal(tree, signal.SIGKILL)
-    deadline, rest = time.monotonic() + 2.0, tree - {pid}  # none of what it started runs on once this returns
-    while any((_stat(p) or (b"Z", 0))[0] not in (b"Z", b"X") for p in rest) and time.monotonic() < deadline:
-        time.sleep(0.001)
-    return tree
-
-
 # ---- the worker's side ----------------------------------------------------------------------------
 
 class Task:
@@ -141,44 +106,29 @@ class Task:
         return self._flags.setdefault(name, threading.Event())
 
 
-def _reap_descendants() -> None:
-    """Kill and reap whatever this (subreaper) process's calls started. No child means no descendant at all:
-    an orphan is handed to its nearest subreaper, this process, so the common case costs one waitpid."""
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return
-    kill_tree(os.getpid(), include_root=False)  # they are zombies now: reap what is ours (later ones: next call)
-    with contextlib.suppress(ChildProcessError):
-        while os.waitpid(-1, os.WNOHANG)[0]:
-            pass
-
-
 def malloc_trim() -> None:
     """Hand the C heap's free pages back to the system (glibc keeps freed memory in its arenas); elsewhere a no-op."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
-def _watch_parent(parent: int) -> None:
+def _watch_parent(parent: int, mode: str) -> None:
     while os.getppid() == parent:  # the fork server exits when the server does
         time.sleep(0.5)
-    _reap_descendants()
+    sandbox.reap(mode)
     os._exit(0)
 
 
-def _serve(conn, control, memory_mb: int | None, quiet: bool) -> None:
+def _serve(conn, control, memory_mb: int | None, quiet: bool, modes: Sequence[str]) -> None:
     """A worker's life: answer ("call", serial, fn, args, kwargs, task) from conn until it closes; flags for
     the calls, ("flag", serial, name, on), arrive on control, read by a thread (calls need no thread hop)."""
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    if memory_mb:  # on top of what the worker holds already (the preloaded modules: about 250 MB with torch)
-        held = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmData"))
-        resource.setrlimit(resource.RLIMIT_DATA, (held + memory_mb * MiB,) * 2)
+    mode = sandbox.enter(bool(modes), closing=(conn, control), modes=modes)
     for fd in (0, 1, 2) if quiet else ():  # a print() in the worked-on code reaches no terminal
         os.dup2(os.open(os.devnull, os.O_RDWR), fd)
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    if mode != "pid namespace":  # (PID 1 of a namespace has no parent to watch: its own parent kills it)
+        threading.Thread(target=_watch_parent, args=(os.getppid(), mode), daemon=True).start()
     lock, flags = threading.Lock(), {}  # serial -> that call's flags (a flag may arrive before its call)
 
     def send(message) -> None:
@@ -193,7 +143,9 @@ def _serve(conn, control, memory_mb: int | None, quiet: bool) -> None:
                 event.set() if on else event.clear()
 
     threading.Thread(target=read_flags, daemon=True).start()
-    send(("ready", os.getpid()))
+    if memory_mb:  # on top of what the worker holds already (the preloaded modules: about 250 MB with torch)
+        sandbox.limit_memory(memory_mb, address_space=bool(modes))
+    send(("ready", {"pid": sandbox.host_pid(), "sandbox": mode}))
     while True:
         try:
             _, serial, fn, args, kwargs, with_task = conn.recv()
@@ -205,7 +157,7 @@ def _serve(conn, control, memory_mb: int | None, quiet: bool) -> None:
         except BaseException as e:  # noqa: B036 - the code may raise anything, even SystemExit
             kind = "memory" if is_out_of_memory(e) else "raised"
             reply = ("err", kind, f"{type(e).__name__}: {' '.join(str(e).split())[:300]}")
-        _reap_descendants()
+        sandbox.reap(mode)
         flags.pop(serial, None)
         try:
             send(reply)
@@ -229,9 +181,13 @@ class Worker:
     at a time (Pool, for callers that must not wait on each other)."""
 
     def __init__(self, *, memory_mb: int | None = None, quiet: bool = True, name: str = "the work",
-                 startup_timeout: float = STARTUP_TIMEOUT):
+                 startup_timeout: float = STARTUP_TIMEOUT, sandbox: Sequence[str] = ()):
         self.memory_mb, self.quiet, self.name, self.startup_timeout = memory_mb, quiet, name, startup_timeout
+        self.modes = tuple(sandbox)  # the boxes to try, in order (sim/runtime/sandbox.py MODES); () for none
+        self.sandbox = ""  # the box the running worker got ("pid namespace", "seccomp" or "subreaper")
         self.starts = 0  # workers started so far
+        self.thread_replacements = 0  # boxed workers replaced because a call left a thread running
+        self._runner, self._threads = None, 0  # the process that runs the calls (by the caller's pid), its threads
         self._lock = threading.RLock()  # one call at a time
         self._send_lock = threading.Lock()
         self._proc = self._conn = self._control = None
@@ -256,7 +212,8 @@ class Worker:
         if self._proc is not None:
             return
         (mine, theirs), (control_r, control_w) = _CTX.Pipe(), _CTX.Pipe(duplex=False)
-        proc = _CTX.Process(target=_serve, args=(theirs, control_r, self.memory_mb, self.quiet), daemon=True)
+        proc = _CTX.Process(target=_serve, args=(theirs, control_r, self.memory_mb, self.quiet, self.modes),
+                            daemon=True)
         proc.start()
         theirs.close()
         control_r.close()
@@ -264,8 +221,11 @@ class Worker:
         self.starts += 1
         if not mine.poll(self.startup_timeout):
             raise RuntimeError(f"no word from the worker process in {self.startup_timeout:g} s")
-        if _message(mine.recv_bytes())[0] != "ready":
+        ready = _message(mine.recv_bytes())
+        if ready[0] != "ready" or not isinstance(ready[1], dict):
             raise RuntimeError("the worker process did not say ready")
+        self._runner, self.sandbox = ready[1].get("pid"), ready[1].get("sandbox", "")
+        self._threads = sandbox.threads(self._runner) if isinstance(self._runner, int) else 0
 
     def signal(self, name: str, on: bool = True) -> None:
         """Set (or clear) flag `name` of the running call (task.flag(name) in the worker); no-op when idle."""
@@ -309,6 +269,8 @@ class Worker:
             except (pickle.UnpicklingError, ValueError, TypeError, AttributeError, IndexError) as e:
                 self.replace()
                 return Reply(False, kind="crashed", message=f"unreadable reply from the worker: {e}")
+            if msg is not None and msg[0] in ("ok", "err"):
+                self._retire_if_threaded()
             if msg is not None:
                 if msg[0] == "ok":
                     return Reply(True, msg[1])
@@ -330,6 +292,13 @@ class Worker:
             if stop_at is not None and now - stop_at > grace:
                 self.replace()
                 return Reply(False, kind="cancelled", message="cancelled")
+
+    def _retire_if_threaded(self) -> None:
+        """A boxed worker whose call left a thread running (its code's, spinning or not) is replaced: the thread
+        would run on between calls, and one more after each file change."""
+        if self.modes and self._runner and sandbox.threads(self._runner) > self._threads:
+            self.thread_replacements += 1
+            self.replace()
 
     def _crashed(self) -> Reply:
         if self._proc is not None:

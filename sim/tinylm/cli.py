@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from sim.runtime.args import ArgError, Parser
 from sim.runtime.files import check_apart, check_writable, shipped, shown_path, write_atomically
 from sim.runtime.interrupt import Terminated, interruptible  # noqa: F401 (cli.Terminated)
 from sim.settings import add_flags, from_args
@@ -31,18 +32,9 @@ from sim.validate import neutral
 RANK_GRACE_S = 30.0  # a rank > 0 that finds a bad process count waits this long for rank 0 to say so
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit code 2
-        raise _UsageError(message)
-
-
-class _UsageError(Exception):
-    pass
-
-
 def build_parser() -> argparse.ArgumentParser:
     """A flag per GRPOConfig field (declared in grpo_train.py: range and help), plus the story's own."""
-    p = _Parser(
+    p = Parser(
         prog="python -m sim tinylm",
         description="SFT + GRPO on a tiny transformer learning a+b.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -169,7 +161,7 @@ def _main(argv: list[str], seen: dict) -> int:
             return 0
         if args.out:
             write_atomically({Path(args.out): (json.dumps(res) + "\n").encode()})
-    except _UsageError as e:
+    except ArgError as e:
         print(f"error: {e} (python -m sim tinylm --help)", file=sys.stderr)
         return 2
     except ProcessCountError as e:  # every rank finds it; rank 0 says it

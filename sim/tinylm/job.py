@@ -29,6 +29,11 @@ others. Stop means "leave": the session detaches, and the run is cancelled only 
 Pause works only for a sole viewer; when a second session joins a paused run it resumes, because a
 shared run never waits on one student. (The alternatives, controls for whoever started the run or a
 vote, would let the first student in a class pause everyone else's screen.)
+
+A paused run holds no trainer: its slot goes to the next run in line (two paused tabs held a 2-core server's slots,
+and a third visitor waited for as long as they stayed open: issue 43). Its process keeps the model (about 130 MB), so
+it is stopped after PAUSE_LIMIT_S paused, or when it has been paused longest of more than MAX_PAUSED runs. Resume
+takes a free slot or waits in line for one, first come first served (the limit does not count meanwhile).
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ from sim.validate import env_number
 
 # one training per core; a bad TINYLM_MAX_JOBS (x, 2.5, 0) is one line naming it, not a traceback or a stuck line
 MAX_CONCURRENT = env_number("TINYLM_MAX_JOBS", os.cpu_count() or 1, 1, 64, integer=True)
+PAUSE_LIMIT_S = env_number("TINYLM_PAUSE_LIMIT_S", 600, 10, 86_400)  # a paused run is stopped after this long
+MAX_PAUSED = env_number("TINYLM_MAX_PAUSED", 2 * MAX_CONCURRENT, 1, 256, integer=True)  # paused runs kept at once
 MAX_FINISHED = 64  # finished runs kept for replay
 FINISHED_BYTES = 64 * MiB  # and their total size (history + result, measured as JSON)
 HEARTBEAT_S = 30.0  # a run nobody has polled for this long is abandoned (all its tabs closed)
@@ -91,6 +98,9 @@ class TrainingJob:
         self.lock = threading.Lock()
         self._stop = threading.Event()  # nobody watches: the run is being cancelled
         self._paused = False
+        self._paused_at: float | None = None  # time.monotonic() of the Pause, while paused (not while resuming)
+        self._stopped_because: str | None = None  # "pause limit" or "paused runs" when a pause ended the run
+        self.started = False  # given a slot once (a run in line may be new, or paused and waiting to resume)
         self._worker = Worker(memory_mb=WORKER_MEMORY_MB, quiet=False, name="the TinyLM run")
         self._viewers: dict[str, float] = {}  # session id -> last poll (time.monotonic)
         self._p = {"state": "queued", "iteration": 0, "history": [], "pass_at_1": [], "groups": [],
@@ -125,7 +135,12 @@ class TrainingJob:
             snap = {k: (list(v) if isinstance(v, list) else v) for k, v in self._p.items()}
             snap["viewers"] = len(self._active())
             snap["paused"] = self._paused
+            snap["pause_left_s"] = (None if self._paused_at is None else
+                                    max(0.0, self.runs.pause_limit_s - (time.monotonic() - self._paused_at)))
+            snap["stopped_because"] = self._stopped_because
+            snap["pause_limit_s"], snap["max_paused"] = self.runs.pause_limit_s, self.runs.max_paused
         snap["queue_position"] = self.runs.place(self)  # 1, 2, ... while queued, else 0
+        snap["resuming"] = self._paused and snap["queue_position"] > 0  # Resume pressed, waiting for a slot
         snap["iterations"] = self.cfg.grpo.iterations
         return snap
 
@@ -135,21 +150,43 @@ class TrainingJob:
             return bool(self._active()) and not self._stop.is_set()
 
     def can_pause(self, viewer: str) -> bool:
-        """Only a training run's sole viewer may pause it."""
+        """Only the sole viewer of a run in its GRPO stage may pause it (the stage that stops between iterations:
+        SFT and the evaluation would train on in a slot already given to the next run)."""
         with self.lock:
-            return self._p["state"] in ("sft", "grpo", "eval") and set(self._active()) <= {viewer}
+            return self._p["state"] == "grpo" and set(self._active()) <= {viewer}
 
     def pause(self, viewer: str) -> bool:
+        """Freeze the run between iterations and give its trainer slot to the next run in line."""
         if not self.can_pause(viewer):
             return False
-        self._paused = True
+        with self.lock:
+            self._paused, self._paused_at = True, time.monotonic()
         self._worker.signal("pause", True)
+        self.runs.released(self)
         return True
 
     def resume(self, viewer: str) -> None:
-        if self._paused:
-            self._paused = False
-            self._worker.signal("pause", False)
+        """Go on training: at once if a slot is free, else when one frees (the run waits in line, still paused)."""
+        with self.lock:
+            if not self._paused or self._paused_at is None:
+                return
+            self._paused_at = None
+        self.runs.resume(self)
+
+    def _unpause(self) -> None:  # the registry gave it a slot again (under the registry's lock: the job's inside)
+        with self.lock:
+            self._paused, self._paused_at = False, None
+        self._worker.signal("pause", False)
+
+    def _stop_paused(self, why: str) -> None:  # a pause ends the run: "pause limit" or "paused runs" (the page says)
+        with self.lock:
+            if self._paused and not self._stop.is_set():
+                self._stopped_because = why
+                self._stop.set()
+
+    def paused_for(self) -> float | None:  # seconds since the Pause, while paused and not waiting to resume
+        with self.lock:
+            return None if self._paused_at is None else time.monotonic() - self._paused_at
 
     @property
     def paused(self) -> bool:
@@ -185,6 +222,9 @@ class TrainingJob:
             self._p.update(kw)
 
     def _abandoned(self) -> bool:
+        """Checked by the worker's call every 0.1 s: nobody watches, or a pause went past the limit."""
+        if (self.paused_for() or 0.0) > self.runs.pause_limit_s:
+            self._stop_paused("pause limit")
         with self.lock:
             if not self._active():
                 self._stop.set()
@@ -238,9 +278,11 @@ class TinyLMRuns:
     slots. Thread-safe; one lock for the registry and the line (a job's own lock is never held around it)."""
 
     def __init__(self, *, max_concurrent: int = MAX_CONCURRENT, max_finished: int = MAX_FINISHED,
-                 finished_bytes: int = FINISHED_BYTES, heartbeat_s: float = HEARTBEAT_S):  # fmt: skip
+                 finished_bytes: int = FINISHED_BYTES, heartbeat_s: float = HEARTBEAT_S,
+                 pause_limit_s: float = PAUSE_LIMIT_S, max_paused: int = MAX_PAUSED):  # fmt: skip
         self.max_concurrent, self.max_finished = max_concurrent, max_finished
         self.finished_bytes, self.heartbeat_s = finished_bytes, heartbeat_s
+        self.pause_limit_s, self.max_paused = pause_limit_s, max_paused
         self._jobs: OrderedDict[StoryConfig, TrainingJob] = OrderedDict()  # least recently joined first
         self._line: deque[TrainingJob] = deque()  # waiting for a slot, first come first served
         self._training: set[TrainingJob] = set()
@@ -306,6 +348,29 @@ class TinyLMRuns:
         """A run's worker is gone: its slot goes to the next in line."""
         with self._lock:
             self._training.discard(job)
+            if job in self._line:
+                self._line.remove(job)
+            self._dispatch()
+
+    def released(self, job: TrainingJob) -> None:
+        """A run was paused: its slot goes to the next in line (a run waiting to resume leaves the line); past
+        max_paused paused runs, the one paused longest is stopped."""
+        with self._lock:
+            self._training.discard(job)
+            if job in self._line:
+                self._line.remove(job)
+            self._dispatch()
+            held = sorted((j for j in self._jobs.values() if j.running and j.paused_for() is not None),
+                          key=lambda j: -(j.paused_for() or 0.0))  # paused longest first
+        for j in held[:max(0, len(held) - self.max_paused)]:
+            j._stop_paused("paused runs")
+
+    def resume(self, job: TrainingJob) -> None:
+        """A paused run goes on: in a free slot now, else at the end of the line."""
+        with self._lock:
+            if not job.running or job in self._training or job in self._line:
+                return
+            self._line.append(job)
             self._dispatch()
 
     def _dispatch(self) -> None:
@@ -319,9 +384,14 @@ class TinyLMRuns:
             if not job.watched():
                 self._line.remove(job)
                 job._set(state="stopped")
+            elif job.started:  # paused, waiting to resume
+                self._line.remove(job)
+                self._training.add(job)
+                job._unpause()
             elif job.starter not in stopping:
                 self._line.remove(job)
                 self._training.add(job)
+                job.started = True
                 job.start()
 
     def _forget_dead(self) -> None:

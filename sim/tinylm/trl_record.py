@@ -126,7 +126,13 @@ def main(argv: list[str]) -> int:
         print(f"error: {argv[0]}: not a --trainer trl summary ({type(e).__name__}: {e})", file=sys.stderr)
         return 2
     out = Path(argv[1]) if len(argv) == 2 else ASSET
-    out.write_text(json.dumps(rec, indent=1) + "\n")
+    from sim.runtime.files import write_atomically  # whole or not at all; the replaced file's mode kept
+
+    try:
+        write_atomically({out: (json.dumps(rec, indent=1) + "\n").encode()})
+    except OSError as e:
+        print(f"error: cannot write {out}: {e.strerror or e}", file=sys.stderr)
+        return 2
     load_trl_run(out)  # what was written reads back
     return 0
 

@@ -18,19 +18,11 @@ import time
 from pathlib import Path
 
 from sim.export import write_history
+from sim.runtime.args import ArgError, Parser
 from sim.runtime.files import check_apart, check_writable, shipped, shown_path
 from sim.runtime.interrupt import interruptible
 from sim.settings import add_flags, from_args
 from sim.toy import ToyConfig, ToyHistory, expected_run, history_rows, run_toy
-
-
-class ArgError(Exception):
-    """A bad flag: argparse's message, one line."""
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, no usage dump, no SystemExit
-        raise ArgError(message)
 
 
 def build_parser() -> argparse.ArgumentParser:

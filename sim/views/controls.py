@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from sim.settings import control as declared
 from sim.settings import default as field_default
+from sim.validate import neutral
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,51 @@ class Picks:
 
 
 Spec = Num | Choice | Flag | Picks
+PICKS_MAX = 1024  # a Picks control's numbers: 1 .. this, in a link and in a page's report (assets/js/page.js PICKS_MAX)
+
+
+def check_values(specs: Sequence[Spec], values: Mapping[str, object]) -> dict[str, object]:
+    """`values` (by URL key) checked against the page's own controls, before any work is done with them: the
+    setting a page reports to the server (an export, "Use my lab code") is data from a browser, which anyone can
+    rewrite (G = 1024 and 160 seeds on a page whose slider stops at 64 and 64). Every key must be a control's, a
+    number within its slider's range and on its steps, an option one of its options (True is no number here, 1
+    no flag), picks whole numbers from 1 to PICKS_MAX. Returns the page's defaults with `values` over them;
+    ValueError, one line naming the control, for the first value that is not one the page could have set.
+
+    >>> check_values([Num("G", "Group size G", 2, 64, 8, 1)], {"G": 1024})
+    Traceback (most recent call last):
+    ...
+    ValueError: Group size G (G) = 1024 is not a value of this page's control (a number from 2 to 64)
+    """
+    by_key = {s.key: s for s in specs}
+    unknown = sorted(str(k) for k in values if k not in by_key)
+    if unknown:
+        shown = ", ".join(neutral(k[:40]) for k in unknown[:5])
+        raise ValueError(f"not a setting of this page: {shown} (its settings: {', '.join(by_key)})")
+    for key, value in values.items():
+        spec = by_key[key]
+        if not _allowed(spec, value):
+            text = neutral(repr(value)[:60])
+            raise ValueError(f"{spec.label} ({key}) = {text} is not a value of this page's control "
+                             f"({spec.describe()})")
+    return {**defaults(specs), **values}
+
+
+def _allowed(spec: Spec, value: object) -> bool:
+    """Could the page's control `spec` hold `value`?"""
+    if isinstance(spec, Flag):
+        return isinstance(value, bool)
+    if isinstance(spec, Choice):  # 1 == True and 0 == 0.0 in Python: a bool matches only a bool option
+        return any(value == o and isinstance(value, bool) == isinstance(o, bool) and
+                   isinstance(value, str) == isinstance(o, str) for o in spec.options)
+    if isinstance(spec, Picks):
+        return (isinstance(value, (list, tuple)) and len(value) <= PICKS_MAX and
+                all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= PICKS_MAX for v in value))
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return False
+    if not spec.lo <= value <= spec.hi or (spec.integer and value != int(value)):
+        return False
+    return abs(spec.snap(value) - value) <= 1e-9 * max(1.0, abs(value))  # on the slider's steps
 
 
 def build_config(config: type, specs: Sequence[Spec], values: Mapping[str, object], **fixed):
@@ -169,40 +215,6 @@ def build_config(config: type, specs: Sequence[Spec], values: Mapping[str, objec
     lesson build their configs with this one rule (the lesson's twin: assets/js/control_rules.js configOf)."""
     fields = {s.field: _value(s, values[s.key]) for s in specs if s.config is config}
     return config(**fields, **fixed)
-
-
-def checked_fields(specs: Sequence[Spec], fields: Mapping[str, object]) -> dict[str, object]:
-    """Values a browser sent by field name (assets/js/control_rules.js configOf), held to what the page offers:
-    each control's field present, a number in its range and on its steps (not a bool), a choice among its options,
-    a flag true or false; no other field. ValueError naming the first field that is not, as the page would say it.
-    Returns the values as their fields' types."""
-    if not isinstance(fields, Mapping):
-        raise ValueError("settings must be an object of the page's fields")
-    known = {s.field: s for s in specs}
-    extra = sorted(str(k)[:40] for k in fields if k not in known)
-    if extra:
-        raise ValueError(f"{extra[0]!r} is not a setting of this page")
-    out = {}
-    for field, spec in known.items():
-        if field not in fields:
-            raise ValueError(f"{field} is missing")
-        v = fields[field]
-        if isinstance(spec, Flag):
-            ok = isinstance(v, bool)
-        elif isinstance(spec, Num):
-            ok = (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                  and spec.lo <= v <= spec.hi and math.isclose(spec.snap(v), v, rel_tol=0, abs_tol=1e-9)
-                  and (not spec.integer or float(v).is_integer()))  # fmt: skip
-        elif isinstance(spec, Choice):
-            ok = any(v == o and type(v) is type(o) or (isinstance(o, float) and isinstance(v, int)
-                                                         and not isinstance(v, bool) and v == o)
-                     for o in spec.options)  # fmt: skip
-        else:
-            ok = isinstance(v, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
-        if not ok:
-            raise ValueError(f"{field} must be {spec.describe()}, got {str(v)[:40]!r}")
-        out[field] = _value(spec, v)
-    return out
 
 
 def defaults(specs: Sequence[Spec]) -> dict[str, object]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sim.export import settings_json, toy_history_csv, trl_grpo_config, trl_snippet
 from sim.toy import ToyConfig, check_table
-from sim.views.controls import Choice, Flag, Num, build_config, defaults
+from sim.views.controls import Choice, Flag, Num, build_config, check_values
 from sim.views.doc import Note, Text, Verdict, View
 
 BETAS = (0.0, 0.001, 0.01, 0.04, 0.1)  # the page's choices of β
@@ -51,12 +51,9 @@ PRESETS = {  # name -> the settings it changes, by URL key (the rest go back to 
 
 
 def page_config(values: dict) -> ToyConfig:
-    """The config the page runs for these URL values (keys of CONTROLS), the others at the page's defaults."""
-    keys = {c.key for c in CONTROLS}
-    unknown = sorted(set(values) - keys)
-    if unknown:
-        raise ValueError(f"not a Training dynamics setting: {', '.join(unknown)} (one of {', '.join(keys)})")
-    return build_config(ToyConfig, CONTROLS, {**defaults(CONTROLS), **values})
+    """The config the page runs for these URL values (keys of CONTROLS), the others at the page's defaults;
+    ValueError for a key or a value the page's controls do not offer (check_values), before any work."""
+    return build_config(ToyConfig, CONTROLS, check_values(CONTROLS, values))
 
 
 HARD = 0.1  # the hardest prompt "starts to learn" once its p passes this

@@ -17,23 +17,14 @@ exits 2, before FILE is read where it can. Ctrl-C or SIGTERM: `interrupted: noth
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from sim.runtime.args import ArgError, Parser
 from sim.runtime.files import check_apart, check_writable, shipped, shown_path, write_atomically
 from sim.runtime.interrupt import interruptible
 from sim.settings import add_flags, from_args
 from sim.yourdata.datafile import DataError, read_path
-
-
-class ArgError(Exception):
-    """A bad flag: argparse's message, one line."""
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, no usage dump
-        raise ArgError(message)
 
 
 def _check_out(args, suffixes: tuple[str, ...]) -> Path | None:
@@ -49,7 +40,9 @@ def _check_out(args, suffixes: tuple[str, ...]) -> Path | None:
 
 
 def _json_text(obj) -> str:
-    return json.dumps(obj, ensure_ascii=False)
+    from sim.export import json_text  # control and bidi characters escaped, in the file and on stdout
+
+    return json_text(obj)
 
 
 def _run(argv: list[str], parser: argparse.ArgumentParser, work, suffixes: tuple[str, ...] = (".json",)) -> int:

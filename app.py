@@ -14,7 +14,6 @@ import streamlit as st
 
 from sim.paths import ASSETS
 from sim.views.catalog import PAGES, view
-from ui.controls import classroom_active
 from ui.host import SERVER_KEY, bare_server
 from ui.page import apply_style
 from ui.presenter import claim
@@ -58,10 +57,9 @@ def navigation() -> st.navigation:
 
 
 if __name__ == "__main__":  # a session's script run
-    # A local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.
-    # In presenter mode the navigation starts folded: the projector's width goes to the charts (its arrow opens it).
-    st.set_page_config(page_title="GRPO Playground", page_icon=str(ASSETS / "img" / "icon.png"), layout="wide",
-                       initial_sidebar_state="collapsed" if classroom_active(write=False) else "auto")
+    # A local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com. (In presenter
+    # mode the page's script folds the navigation: assets/js/app_view.js presenter.)
+    st.set_page_config(page_title="GRPO Playground", page_icon=str(ASSETS / "img" / "icon.png"), layout="wide")
     server = st.session_state[SERVER_KEY] = served()  # handed to the page (ui/host.py), which passes it on
     try:
         navigation().run()

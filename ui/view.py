@@ -24,11 +24,10 @@ import streamlit as st
 
 from sim.paths import JS
 from sim.player.bundle import app_bundle
-from sim.views.controls import PICKS_MAX, Picks, check_values, defaults
+from sim.views.controls import check_values
 from sim.views.doc import View, to_json
-from ui.controls import parse_url_value, picks_from_link, url_param
 from ui.labview import lab_switch
-from ui.page import open_page, presenter
+from ui.page import open_page
 
 COMPONENT_NAME = "grpo_view"
 BUNDLE_NAME, _ = app_bundle()
@@ -60,32 +59,45 @@ def trainer_urls(view: View, server) -> dict:
             "tinylm_api": f"/{base}{PREFIX}" if base else PREFIX}
 
 
-def show_view(view: View, server, *, lab_extras: Callable | None = None, export: Callable | None = None) -> None:
-    """The page of a view the browser computes: title (Streamlit's), then the component. `lab_extras(values, lab)`:
-    the student's numbers for a setting ("Use my lab code"); `export(kind, values)`: {"filename", "mime", "text",
-    "show"} for an export the page asks for."""
-    open_page(server, view.title, page_reads_link=True)
+def show_view(view: View, server, *, lab_extras: Callable | None = None, export: Callable | None = None,
+              document: Callable | None = None, opened: bool = False) -> None:
+    """A view's page: the component that draws it (assets/js/page.js), its setting read from the link by the page.
+    The server hears of the setting only when it computes something for it, each reported by the page and checked
+    against the page's own controls: `lab_extras(values, lab)`, the student's numbers ("Use my lab code");
+    `document(values)`, the blocks of a document the server computes (Your run's findings on a visitor's file, the
+    Lab's checks; the view's manifest says `server`); `export(kind, values)`, {"filename", "mime", "text", "show"}
+    for an export the page asks for. `opened`: the page drew its title and sidebar itself (open_page)."""
+    if not opened:
+        open_page(server, view.title)
     key = f"view_{view.name}"
     lab = lab_switch(server) if lab_extras is not None else None
-    data = {"mode": "view", "manifest": view.manifest(), **urls(server), "classroom": presenter(),
-            "lab_live": lab is not None, "lab": None, "result": st.session_state.pop(_result_key(key), None),
+    data = {"mode": "view", "manifest": view.manifest(), **urls(server),
+            "report": lab is not None or document is not None, "lab": None, "doc": None,
+            "result": st.session_state.pop(_result_key(key), None),
             "data": view.data() if view.data is not None else None, **trainer_urls(view, server)}
-    if lab is not None:
+    try:
+        values = _values(view, key)
+    except ValueError as e:  # a setting the page's controls do not offer (a rewritten message): said, not computed
+        values, problem = None, [{"kind": "note", "tone": "error", "text": str(e)}]
+    else:
+        problem = None
+    if lab is not None and values is not None:
         try:
-            values = _values(view, key)
             extras = lab_extras(values, lab)
             extras["slots"] = {k: to_json(blocks, host="app") for k, blocks in extras.get("slots", {}).items()}
-        except ValueError as e:  # a setting the engine or the page's controls refuse: the page says so itself
-            values, extras = None, {"slots": {"top": [{"kind": "note", "tone": "error", "text": str(e)}]}}
+        except ValueError as e:  # a setting the engine refuses: the page says so itself
+            extras = {"slots": {"top": [{"kind": "note", "tone": "error", "text": str(e)}]}}
         data["lab"] = {"for": values, **extras}
+    if document is not None and (values is not None or problem):
+        data["doc"] = {"for": values, "blocks": problem or to_json(document(values), host="app")}
     _COMPONENT(key=key, data=data, on_values_change=_nothing,
                on_action_change=(lambda: _export(view, key, export)) if export is not None else _nothing)
 
 
-def show_doc(server, key: str, blocks: Sequence, *, classroom: bool | None = None) -> None:
-    """A document sim computed (sim/views/doc.py's blocks), drawn by the lesson's renderer."""
-    _COMPONENT(key=key, data={"mode": "doc", "blocks": to_json(blocks, host="app"), **urls(server),
-                              "classroom": presenter() if classroom is None else classroom})
+def show_doc(server, key: str, blocks: Sequence) -> None:
+    """A document sim computed (sim/views/doc.py's blocks), drawn by the lesson's renderer (at presenter sizes where
+    the link says so: the page reads its flags itself)."""
+    _COMPONENT(key=key, data={"mode": "doc", "blocks": to_json(blocks, host="app"), **urls(server)})
 
 
 def _nothing() -> None:
@@ -96,24 +108,15 @@ def _result_key(key: str) -> str:
     return f"_{key}_result"
 
 
-def _values(view: View, key: str) -> dict:
-    """The setting on the page: what its component last reported (checked against the page's controls: ValueError
-    for a value they do not offer), else what the link says (by the same rules as the page reads it,
-    ui/controls.py parse_url_value; a value it refuses is the default here, and the page says so)."""
+def _values(view: View, key: str) -> dict | None:
+    """The setting on the page: what its component last reported, checked against the page's controls (ValueError
+    for a value they do not offer), or None before it has reported one (the page reads its link, by the one set of
+    rules, assets/js/control_rules.js, and reports what it shows)."""
     state = st.session_state.get(key)
     reported = state.get("values") if isinstance(state, dict) else None
-    if isinstance(reported, dict):
-        reported = check_values(view.controls, {c.key: reported[c.key] for c in view.controls if c.key in reported})
-    out = defaults(view.controls)
-    for c in view.controls:
-        if isinstance(reported, dict) and c.key in reported:
-            out[c.key] = reported[c.key]
-        elif isinstance(c, Picks):
-            if raw := st.query_params.get_all(c.key):
-                out[c.key] = picks_from_link(c.key, raw, PICKS_MAX)[0]
-        elif (raw := url_param(c.key)) is not None:
-            out[c.key] = parse_url_value(c, raw)[0]
-    return out
+    if not isinstance(reported, dict):
+        return None
+    return check_values(view.controls, {c.key: reported[c.key] for c in view.controls if c.key in reported})
 
 
 def _export(view: View, key: str, export: Callable) -> None:

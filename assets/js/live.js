@@ -22,6 +22,7 @@ import { buffers, viewRuns } from "./view_runs.js";
 
 const LONG_MS = 400; // a computation older than this is stopped when a newer request arrives
 const SAY_MS = 150; // a computation still running after this says so
+export const COMPUTING = "Computing this setting…"; // what a page says while a setting computes (here or on a server)
 
 // ---- where the engine runs ----
 function workerSource(bundle) {
@@ -215,7 +216,7 @@ export class LiveView {
     s.requests += 1;
     s.requestedAt = asked;
     this.request = request;
-    const say = setTimeout(() => this.request === request && (this.msg.textContent = "Computing this setting…"), SAY_MS);
+    const say = setTimeout(() => this.request === request && (this.msg.textContent = COMPUTING), SAY_MS);
     // Plotly.js loads (and runs, ~0.5 s of the main thread) while the engine computes in its Worker; the player
     // finds it loaded, or loading (a failure is the player's to say)
     if (request.plotly_url && !window.Plotly) loadPlotly(request.plotly_url).catch(() => {});

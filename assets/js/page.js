@@ -11,19 +11,22 @@
 //     write(search, hash),               // put the setting into the address bar (no reload, no history entry)
 //     part: "hash" | "query",            // where this host writes the setting
 //     plotly_url, plotly_help,
-//     report(state)?,                    // the app in lab mode: the server computes the student's numbers for it
+//     report(state)?,                    // the app: the setting, for a server that computes for it (lab mode, a
+//                                        // document the server computes: manifest.server)
 //     action(request)?,                  // the app: an export, computed by the server on a click
 //     blocks?,                           // a recorded document (the lab's tasks): drawn as it is
 //     data?,                             // what sim read for the view's document (TinyLM's records): ctx.data
 //     trainer_url?, tinylm_api?,         // TinyLM's trainer script; the app's routes for a run on its server
 //   }
-//   page.update({lab, result})           // the app's extras, new with every script run
+//   page.update({lab, result, doc})      // the app's extras, new with every script run (doc: {for, blocks}, the
+//                                        // document the server computed for a setting: Your run, Lab)
 //
 // `manifest` is sim/views/doc.py View.manifest(): {view, title, intro, intro_md, fold_intro, controls, presets,
 // tools}. Every text goes in with textContent (or as KaTeX of our own formulas): nothing from a link is markup.
 
 import { configOf, stateFromLink, urlText, valueText } from "./control_rules.js";
 import { DocView, inline } from "./doc.js";
+import { COMPUTING } from "./live.js";
 import { hideNames, isTrue, linkText, picksFromLink, readLink } from "./lesson_rules.js";
 import { el } from "./player_charts.js";
 import { TrainerView } from "./tinylm_trainer_view.js";
@@ -57,7 +60,7 @@ export class ViewPage {
     this.link = this.readLink();
     this.flags = flagsOf(this.link);
     this.hidden = this.known(this.flags.hide);
-    this.extras = { lab: null, result: null };
+    this.extras = { lab: null, result: null, doc: null };
     this.pinned = null; // the pinned setting (Training dynamics' Pin), kept in the page
     this.current = null;
     this.written = null; // the address this page last wrote: its own change is not a new link
@@ -106,9 +109,12 @@ export class ViewPage {
     this.error = el("div", "ls-error");
     this.error.setAttribute("role", "alert");
     this.error.hidden = true;
+    this.computing = el("p", "gp-status", COMPUTING);
+    this.computing.setAttribute("role", "status");
+    this.computing.hidden = !this.m.server;
     const docBox = el("div", "ls-doc-box");
     if (!this.tools.isConnected) view.append(this.tools);
-    view.append(this.error, docBox);
+    view.append(this.computing, this.error, docBox);
     layout.append(view);
     this.root.append(this.note, layout);
     parent.append(this.root);
@@ -361,8 +367,14 @@ export class ViewPage {
     const fields = configOf(this.controls, { ...state, ...picks });
     this.drawTools();
     let blocks;
+    if (!this.host.blocks && this.m.server) { // the app's server computes this view's document for the setting
+      const d = this.extras.doc;
+      this.computing.hidden = !!d && same(d.for, this.labKey(state));
+      if (!d) return; // the first: it comes with the server's next run (the page reported its setting)
+      blocks = d.blocks; // until the setting's own arrives, the previous one stays, said to be computing
+    }
     try {
-      blocks = this.host.blocks || SHOW[this.m.view](fields, this.context(state));
+      blocks = blocks || this.host.blocks || SHOW[this.m.view](fields, this.context(state));
     } catch (err) {
       this.error.replaceChildren(el("strong", "", "These settings cannot run:"), el("pre", "", String(err.message || err)));
       this.error.hidden = false;
@@ -484,9 +496,9 @@ export class ViewPage {
 
   // The app's extras, new with every script run: the lab's numbers for a setting, an export's result
   update(extras) {
-    const before = JSON.stringify(this.extras.lab);
+    const before = JSON.stringify([this.extras.lab, this.extras.doc]);
     this.extras = { ...this.extras, ...extras };
-    if (this.current && (JSON.stringify(this.extras.lab) !== before || extras.result)) this.draw();
+    if (this.current && (JSON.stringify([this.extras.lab, this.extras.doc]) !== before || extras.result)) this.draw();
   }
 
   destroy() {

@@ -166,6 +166,8 @@ class View:
     data        for a view computed in the page: what sim reads for its document (TinyLM's records), as plain JSON
                 (both hosts give it to the page: ctx.data)
     trainer     its document has a trainer (TinyLM's run in the page): the host loads the trainer's script
+    server      in the app, its document is the server's, computed for the setting the page reports (a visitor's file,
+                the lab's checks: ui/view.py show_view `document`)
     """
 
     name: str
@@ -181,6 +183,7 @@ class View:
     tools: Sequence[str] = ()
     data: Callable | None = None
     trainer: bool = False
+    server: bool = False
 
     def __post_init__(self):
         keys = [c.key for c in self.controls]
@@ -211,7 +214,7 @@ class View:
         return {"view": self.name, "title": self.title, "intro": None if intro is None else intro.text,
                 "intro_md": None if intro is None else intro.md, "fold_intro": self.fold_intro,
                 "controls": [control_json(c) for c in self.controls], "tools": list(self.tools),
-                "trainer": self.trainer, "presets": [{"name": n, "values": dict(v)} for n, v in self.presets.items()]}
+                "trainer": self.trainer, "server": self.server, "presets": [{"name": n, "values": dict(v)} for n, v in self.presets.items()]}
 
 
 # ---- the document as data (what a renderer receives) ----

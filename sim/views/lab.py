@@ -69,7 +69,7 @@ VIEW = View(
                   "group advantages (Task 2), the k3 KL estimator (Task 3) and the GRPO loss (Task 4). Each task is "
                   "checked against the chapter's worked numbers, then against the playground's own implementation "
                   "(`sim.grpo`) on random inputs; a failure says what is wrong in the chapter's terms."),
-    show=tasks, lesson="recorded",
+    show=tasks, lesson="recorded", server=True,
     what="The chapter's Tasks 2–4: what to implement, the equations, every check with its numbers, the commands that "
          "run the checks on your file; in the app, with GRPO_LAB_DIR, the checks run on the server's lab file.",
 )  # fmt: skip

@@ -11,11 +11,12 @@ from urllib.parse import urlencode
 
 import pytest
 
+from sim.views import catalog
 from tests.fixtures.serve import browser_marks
 from tests.fixtures.viewpage import HOSTS, changes, link_part, move, shown, state, texts
 
 pytestmark = browser_marks()
-VIEWS = ["one_group", "training", "wasted", "std_scaling", "passk", "kl_clip"]
+VIEWS = catalog.browser_views()  # every view whose page computes its document (sim/views/catalog.py)
 
 
 @pytest.mark.parametrize("host", HOSTS)

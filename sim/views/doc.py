@@ -214,7 +214,8 @@ class View:
         return {"view": self.name, "title": self.title, "intro": None if intro is None else intro.text,
                 "intro_md": None if intro is None else intro.md, "fold_intro": self.fold_intro,
                 "controls": [control_json(c) for c in self.controls], "tools": list(self.tools),
-                "trainer": self.trainer, "server": self.server, "presets": [{"name": n, "values": dict(v)} for n, v in self.presets.items()]}
+                "trainer": self.trainer, "server": self.server,
+                "presets": [{"name": n, "values": dict(v)} for n, v in self.presets.items()]}
 
 
 # ---- the document as data (what a renderer receives) ----

@@ -28,7 +28,7 @@ import { configOf, stateFromLink, urlText, valueText } from "./control_rules.js"
 import { DocView, inline } from "./doc.js";
 import { COMPUTING } from "./live.js";
 import { hideNames, isTrue, linkText, picksFromLink, readLink } from "./lesson_rules.js";
-import { el } from "./player_charts.js";
+import { cannotRun, el } from "./player_charts.js";
 import { TrainerView } from "./tinylm_trainer_view.js";
 import { SHOW } from "./views.js";
 
@@ -376,7 +376,7 @@ export class ViewPage {
     try {
       blocks = blocks || this.host.blocks || SHOW[this.m.view](fields, this.context(state));
     } catch (err) {
-      this.error.replaceChildren(el("strong", "", "These settings cannot run:"), el("pre", "", String(err.message || err)));
+      this.error.replaceChildren(...cannotRun(err.message || err));
       this.error.hidden = false;
       return;
     }

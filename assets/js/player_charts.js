@@ -86,6 +86,11 @@ export function el(tag, cls, text) {
   return e;
 }
 
+/** What a page shows when sim refuses a setting: the one sentence, then the engine's own words as plain text. */
+export function cannotRun(message) {
+  return [el("strong", "", "These settings cannot run:"), el("pre", "gp-error-text", String(message))];
+}
+
 export const fillIn = (s, t, T) => s.replaceAll("{t}", String(t)).replaceAll("{T}", String(T));
 const iota = (n, start = 0) => Float32Array.from({ length: n }, (_, i) => i + start);
 // a fixed range, or autorange; never `range: null` (Plotly.react then fails on uirevision bookkeeping)

@@ -1,4 +1,4 @@
-"""Tests of sim/toy.py: the count-based fast path against sim.grpo + autograd, the exact binomial sampler,
+"""Tests of sim/toy/: the count-based fast path against sim.grpo + autograd, the exact binomial sampler,
 the chapter's story under the defaults, and the run's contracts (seeds, prefix, validation)."""
 
 import dataclasses

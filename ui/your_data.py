@@ -1,6 +1,6 @@
 """The app's Your run and Your prompts pages (sim/views/your_data.py declares them): the upload, the findings and
 the tables, drawn here; the charts and their words are the declaration's (the one chart spec), and the toy on a
-visitor's pool computes in the browser like Training dynamics (ui/live.py), so no page computes a toy run on the
+visitor's pool computes in the browser like Training dynamics (assets/js/live.js), so no page computes a toy run on the
 server. The file stays in this session (ui/upload.py); the link holds the settings only."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 // ui/controls.py's parse_url_value, the same rule, tested on the same links), with no DOM: a value out of range is clamped, one off the slider's steps
 // snapped, one that is not a number or not an option falls back to the default, each with the app's words.
 // A control is sim/views/controls.py's to_json: {kind: "num" | "choice" | "flag", key, label, default, lo, hi,
-// step, integer, fmt, options, labels}. tests/test_js_controls.py runs both on the same raw values.
+// step, integer, fmt, options, labels}. tests/test_link_rules.py runs both on the same raw values.
 
 import { format, repr } from "./pyformat.js";
 import { decimal, shown } from "./lesson_rules.js";

@@ -1,5 +1,5 @@
 // A view computed in the page, for either host: the lesson (assets/js/doc.js) and the app's component
-// (assets/js/live_component.js) hand a LiveView a request, and it runs the engine (assets/js/engine.js, through
+// (assets/js/app_view.js) hand a LiveView a request, and it runs the engine (assets/js/engine.js, through
 // assets/js/view_runs.js) off the page's main thread, turns the runs into charts and words (assets/js/toy_views.js) and
 // plays them (assets/js/player.js). The host only says what to compute.
 //

@@ -9,7 +9,7 @@
 // heatmap-only chart costs no Plotly call per frame.
 
 // ---- Plotly.js: one <script> per page, from the app's own server ----
-// A host may have started it before this code arrived (assets/js/live_component.js: <script data-grpo-plotly>): then
+// A host may have started it before this code arrived (assets/js/view_component.js: <script data-grpo-plotly>): then
 // its tag is awaited, not loaded twice.
 let plotlyLoading = null;
 export function loadPlotly(url) {

@@ -1,7 +1,7 @@
 """Std scaling (Exercise 15.4): how the std division reweights prompts (the mean |A| of a group, and a prompt's
 weight against its solve rate), and what it does to training once the step size is taken out of the comparison.
 Declared here; its document is assets/js/views.js `std_scaling`, its three toy runs the browser engine's
-stdComparison, whose reference is `std_comparison` below (tests/test_engine_equal.py)."""
+stdComparison, whose reference is `std_comparison` below (tests/test_engine_js.py)."""
 
 from __future__ import annotations
 

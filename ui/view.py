@@ -26,6 +26,7 @@ from sim.paths import JS
 from sim.player.bundle import app_bundle
 from sim.views.controls import Picks, defaults
 from sim.views.doc import View, to_json
+from ui.classroom_routes import class_data
 from ui.controls import parse_url_value, picks_from_link, url_param
 from ui.labview import lab_switch
 from ui.page import open_page, presenter
@@ -33,7 +34,7 @@ from ui.page import open_page, presenter
 COMPONENT_NAME = "grpo_view"
 PICKS_MAX = 1024  # a Picks control's numbers in a link: 1 .. this (assets/js/page.js PICKS_MAX)
 BUNDLE_NAME, _ = app_bundle()
-_CSS = "\n".join((JS / name).read_text(encoding="utf-8") for name in ("player.css", "doc.css"))
+_CSS = "\n".join((JS / name).read_text(encoding="utf-8") for name in ("player.css", "doc.css", "class_mode.css"))
 # isolate_styles=False: Plotly and KaTeX put their CSS in the document's head, which a shadow root would not see
 _COMPONENT = st.components.v2.component(COMPONENT_NAME, css=_CSS, js=(JS / "view_component.js").read_text(
     encoding="utf-8"), isolate_styles=False)
@@ -57,7 +58,8 @@ def show_view(view: View, server, *, lab_extras: Callable | None = None, export:
     key = f"view_{view.name}"
     lab = lab_switch(server) if lab_extras is not None else None
     data = {"mode": "view", "manifest": view.manifest(), **urls(server), "classroom": presenter(),
-            "lab_live": lab is not None, "lab": None, "result": st.session_state.pop(_result_key(key), None)}
+            "lab_live": lab is not None, "lab": None, "result": st.session_state.pop(_result_key(key), None),
+            "class_mode": class_data(server)}  # class mode (ui/classroom_routes.py, assets/js/class_mode.js)
     if lab is not None:
         values = _values(view, key)
         try:

@@ -7,6 +7,7 @@
 // Streamlit calls mount() again with new data on every script run: the ViewPage (its setting, its player's
 // iteration, a revealed answer) or the DocView attached to the element is kept and updated.
 
+import { classCode, startClass } from "./class_mode.js";
 import { DocView } from "./doc.js";
 import { ViewPage } from "./page.js";
 
@@ -26,6 +27,7 @@ export function mount(component) {
     if (data.lab_live && m.page.current) m.report(m.page.current); // lab mode just switched on: the server needs it
   } else m.doc.show(data.blocks);
   return () => {
+    if (m.cls) m.cls.destroy();
     (m.page || m.doc).destroy();
     MOUNTED.delete(parentElement);
   };
@@ -65,6 +67,8 @@ function viewPage(parent, data, setStateValue, setTriggerValue) {
     action: (request) => setTriggerValue("action", { ...request, id: ++asked }),
   };
   m.data = data;
+  const code = classCode(location.search); // read before the page writes its setting into the address bar
   m.page = new ViewPage(parent, data.manifest, host);
+  m.cls = startClass(m.page, data.class_mode, code); // class mode (class_mode.js): a lecturer's, a student's, or null
   return m;
 }

@@ -189,11 +189,24 @@ def test_students_follow_the_player_and_the_lecturers_page(chromium, app):
     lecturer.get_by_test_id("stExpandSidebarButton").click()
     lecturer.locator("[data-testid=stSidebarNavLink][href$='/wasted']").click()
     lecturer.wait_for_function("location.pathname.endsWith('/wasted')")
-    for page in students:
-        page.wait_for_function("location.pathname.endsWith('/wasted')", timeout=30_000)
+    for page in students:  # in place (no new page load, no script run): the address bar says where it is
+        page.wait_for_function("location.pathname.endsWith('/wasted') && window.grpoPage.page.m.view === 'wasted'",
+                               timeout=30_000)
         shown(page, timeout=90_000)
         page.locator(".cm-bar", has_text="Your screen follows the lecturer's.").wait_for()
+        assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # the same page load
+        headings = page.evaluate("[...document.querySelectorAll('h1')].filter((h) => h.offsetParent !== null)"
+                                 ".map((h) => h.textContent.trim())")
+        assert headings == ["Wasted groups"], headings  # the view's title, not Training dynamics'
+        assert page.locator("#ls-p").count() == 1  # Wasted groups' own controls
+        assert page.get_by_role("button", name="Run history (CSV)").count() == 0  # exports: the server's page's
     lecturer.locator(".cm-joined", has_text="2 joined").wait_for()
+    # a reload keeps the class and the page the class is on
+    students[0].reload()
+    students[0].wait_for_selector(IDLE, timeout=90_000)
+    shown(students[0], timeout=90_000)
+    students[0].locator(".cm-bar", has_text="Your screen follows the lecturer's.").wait_for()
+    assert students[0].evaluate("window.grpoPage.page.m.view") == "wasted"
     for page in (lecturer, *students):
         assert not page.errors, page.errors
         page.context.close()

@@ -8,6 +8,8 @@ JSON messages, never a Streamlit script run per student:
     POST {api}/CODE/join                  student: {"id": a stored id or null} -> {"id"}
     POST {api}/CODE/guess                 student: {"id", "poll", "round", "guess"}
     GET  {api}/CODE/events?id=ID          student: Server-Sent Events, what the lecturer decides
+    GET  {api}/views/NAME                 a view's declaration (its manifest): a student's page follows the
+                                          lecturer to another view in place, with no script run (class_mode.js)
 
 The lecturer is a page whose session showed the presenter key (ui/presenter.py): its script run hands it a token
 (`class_data`, minted by ui/classroom.py LecturerTokens), which it sends in the X-Class-Token header; a wrong token
@@ -150,13 +152,15 @@ class ClassRoutes:
     def __init__(self, classes: Classes, wrong_keys: WrongKeys) -> None:
         self.classes, self.wrong_keys = classes, wrong_keys
         self._views: frozenset[str] | None = None
+        self._manifests: dict[str, bytes] = {}
         self.joins = WrongKeys(free=JOIN_BURST, every_s=1.0 / JOIN_PER_S)  # the same bucket, spent by each join
 
     def routes(self, prefix: str = "") -> list:
         from starlette.routing import Route
 
         base = f"{prefix}{API}"
-        return [Route(f"{base}/open", self._guarded(self.open_class), methods=["POST"]),
+        return [Route(f"{base}/views/{{name}}", self._guarded(self.manifest), methods=["GET"]),
+                Route(f"{base}/open", self._guarded(self.open_class), methods=["POST"]),
                 Route(f"{base}/mine", self._guarded(self.mine), methods=["GET"]),
                 Route(f"{base}/{{code}}/board", self._guarded(self.board), methods=["GET"]),
                 Route(f"{base}/{{code}}/events", self._guarded(self.events), methods=["GET"]),
@@ -181,6 +185,21 @@ class ClassRoutes:
                 return _json({"error": e.message}, e.status)
 
         return route
+
+    async def manifest(self, request):
+        """A view's manifest (sim/views/doc.py View.manifest()), as ui/view.py hands it to a page: what a student's page
+        needs to show that view in place when the class follows the lecturer there. Serialised once per view."""
+        from starlette.responses import Response
+
+        name = request.path_params["name"]
+        if name not in self.views:
+            raise Refused(404, "No such view.")
+        if name not in self._manifests:
+            from sim.views.catalog import view
+
+            self._manifests[name] = json.dumps(view(name).manifest(), separators=(",", ":")).encode()
+        return Response(self._manifests[name], media_type="application/json",
+                        headers={"Cache-Control": "public, max-age=600"})
 
     # ---- who asks ----
     @staticmethod

@@ -6,8 +6,12 @@
 // guesses as a histogram growing live, and the lecturer's Reveal shows the answer on every screen; another round
 // (after a discussion) is kept beside the first.
 //
-//   const cls = startClass(page, {api, lecturer}, code);   // app_view.js: a view's page; null outside a class
+//   const cls = startClass(page, {api, lecturer}, code, swap);   // app_view.js: a view's page; null outside a class
 //   cls.destroy();
+//
+// `swap(manifest, search)` puts another view's page in this one's place (app_view.js): a student's page follows the
+// lecturer to another view with the view's declaration from the server (ui/classroom_routes.py, cached), and no
+// Streamlit script run, so a class of 1,000 changes page at once.
 //
 // Transport: Server-Sent Events read with fetch (a header carries the lecturer's token, which EventSource cannot
 // send), one stream per page, reconnecting after a pause; small JSON posts. The tab keeps its class (the code, the
@@ -75,13 +79,15 @@ export function questionOf(q) {
   return { text: q.question, kind, lo, hi, unit: q.unit || "" };
 }
 
-// Where a student's tab goes to follow the lecturer to another page (or into or out of question mode)
-export function followUrl(lead) {
+// The lecturer's page as a link: its query (the setting, and question mode), and its address
+export function followSearch(lead) {
   const q = new URLSearchParams(lead.query);
   if (lead.predict) q.set("predict", "1");
   const text = q.toString().replaceAll("%2C", ",");
-  return `./${lead.view}${text ? `?${text}` : ""}`;
+  return text ? `?${text}` : "";
 }
+
+export const followUrl = (lead) => `./${lead.view}${followSearch(lead)}`;
 
 // A player's iteration now, from a lead received `ms` ago (a playing player has moved on since)
 export function leadT(s, ms, T = Infinity) {
@@ -493,14 +499,15 @@ const SEND = "Your guess goes to the lecturer with no name; the answer appears w
 const SENT = "Your guess is in. The answer appears when the lecturer reveals it.";
 
 class Student {
-  constructor(page, api, code) {
+  constructor(page, api, code, swap) {
     const s = stored(STORE);
     this.s = s && s.code === code && typeof s.sent === "object" ? s : { code, id: null, following: true, sent: {} };
-    Object.assign(this, { page, api, code, lead: null, leadAt: 0, polls: new Map(), boxes: new Set(),
-      players: new Map(), stream: null, ended: false }); // prettier-ignore
+    Object.assign(this, { page, api, code, swap, home: page.m.view, lead: null, leadAt: 0, polls: new Map(),
+      boxes: new Set(), players: new Map(), manifests: new Map(), stream: null, ended: false, moving: false }); // prettier-ignore
     this.save();
     this.bar = classBar(page, "cm-student");
-    page.onChange = (state, by) => by !== "class" && this.s.following && this.lead && this.stepAway();
+    this.title = el("h1", "cm-title");
+    this.watch(page);
     watchPlayers({ loaded: (p) => (this.players.set(p.data.key, p), this.followPlayer(p)),
       moved: () => this.s.following && this.lead && this.stepAway(),
       gone: (p) => p.data && this.players.get(p.data.key) === p && this.players.delete(p.data.key) }); // prettier-ignore
@@ -536,20 +543,59 @@ class Student {
     this.polls = new Map(m.polls.map((p) => [p.text, p]));
     this.draw();
     if (this.s.following && this.lead) this.follow();
-    if (!this.navigating) this.syncBoxes();
+    if (!this.navigating && !this.moving) this.syncBoxes();
   }
 
   // ---- following ----
+  watch(page) {
+    this.page = page;
+    page.onChange = (state, by) => by !== "class" && this.s.following && this.lead && this.stepAway();
+    page.root.prepend(this.bar);
+    // moved to a view other than the one the server drew: its title here, Streamlit's (the drawn view's) hidden
+    const moved = page.m.view !== this.home;
+    document.body.classList.toggle("cm-moved", moved);
+    this.title.textContent = page.m.title;
+    if (moved) page.root.prepend(this.title);
+    else this.title.remove();
+  }
+
   follow() {
     const { lead, page } = this;
-    if (lead.view !== page.m.view || !!lead.predict !== !!page.flags.predict) {
-      this.navigating = true;
-      this.draw("Following the lecturer to another page…");
-      location.assign(followUrl(lead));
-      return;
-    }
+    if (lead.view !== page.m.view || !!lead.predict !== !!page.flags.predict) return this.move();
     if (queryOf(page) !== lead.query) page.applyLink(lead.query);
     for (const p of this.players.values()) this.followPlayer(p);
+  }
+
+  // To the lecturer's view (or into or out of question mode), in place: the newest lead once its view's declaration
+  // has arrived; without it (a refused request), as a new page load
+  async move() {
+    if (this.moving) return;
+    this.moving = true;
+    const view = this.lead.view;
+    const manifest = await this.manifest(view);
+    this.moving = false;
+    if (this.ended || !this.s.following) return;
+    if (this.lead.view !== view) return this.follow(); // the lecturer moved on meanwhile
+    if (!manifest || !this.swap) {
+      this.navigating = true;
+      this.draw("Following the lecturer to another page…");
+      location.assign(followUrl(this.lead));
+      return;
+    }
+    this.watch(this.swap(manifest, followSearch(this.lead)));
+    this.draw();
+    this.follow();
+    this.syncBoxes();
+  }
+
+  async manifest(view) {
+    if (!this.manifests.has(view)) {
+      const r = await call(this.api, `/views/${encodeURIComponent(view)}`, { method: "GET" });
+      const ok = r.ok && r.data && r.data.view === view && Array.isArray(r.data.controls);
+      if (!ok) return null;
+      this.manifests.set(view, r.data);
+    }
+    return this.manifests.get(view);
   }
 
   followPlayer(p) {
@@ -670,17 +716,19 @@ class Student {
     watchPlayers(null);
     this.page.onChange = null;
     this.bar.remove();
+    this.title.remove();
+    document.body.classList.remove("cm-moved");
   }
 }
 
 // Class mode on a view's page: the lecturer's (a token from the server, or kept by this tab), a student's (a class
 // code from the link, or kept by this tab), or none
-export function startClass(page, data, code) {
+export function startClass(page, data, code, swap = null) {
   if (!data || !data.api) return null;
   if (data.lecturer) store(LECTURER_STORE, data.lecturer);
   const token = data.lecturer || stored(LECTURER_STORE);
   if (token) return new Lecturer(page, data.api, token);
   const s = stored(STORE);
   const joining = code || (s && CODE_FORM.test(s.code || "") ? s.code : null);
-  return joining ? new Student(page, data.api, joining) : null;
+  return joining ? new Student(page, data.api, joining, swap) : null;
 }

@@ -61,11 +61,27 @@ from scripts.st_client import Tab  # noqa: E402
 from tests.fixtures.serve import start_server  # noqa: E402
 
 API = "/_class"
+# What the pages' class mode (assets/js/class_mode.js) sends, by kind: the method, the path under API and the keys of
+# its JSON body. The bench sends exactly these (sent() checks); tests/test_class_mode_browser.py records a class in
+# Chromium and finds the same.
+SENDS = {
+    "open": ("POST", "/open", set()), "mine": ("GET", "/mine", None), "board": ("GET", "/{code}/board", None),
+    "lead": ("POST", "/{code}/lead", {"lead"}), "ask": ("POST", "/{code}/ask", {"question"}),
+    "reveal": ("POST", "/{code}/reveal", {"poll"}), "again": ("POST", "/{code}/again", {"poll"}),
+    "close": ("POST", "/{code}/close", set()),
+    "join": ("POST", "/{code}/join", {"id"}), "events": ("GET", "/{code}/events?id={id}", None),
+    "guess": ("POST", "/{code}/guess", {"id", "poll", "round", "guess"}), "view": ("GET", "/views/{view}", None),
+}
+LEAD_KEYS = {"view", "predict", "query", "players"}
 VIEW, NEXT_VIEW = "wasted", "training"
 QUESTION = {"text": "A prompt is solved 5% of the time (p = 0.05). With G = 8, in what share of its groups does at "
                     "least one answer differ from the rest?", "kind": "number", "lo": 0, "hi": 100, "unit": "%"}
 DEFAULTS = {"students": 200, "follows": 10}
 CHECK_DEFAULTS = {"students": 1000, "follows": 10}
+
+
+def path(kind: str, **where) -> str:
+    return API + SENDS[kind][1].format(**where)
 
 
 # ---- HTTP on raw connections: the arrival of each event is what is timed ----
@@ -94,6 +110,13 @@ class Http:
                 if attempt:
                     raise
         raise AssertionError("unreachable")
+
+    async def send(self, kind: str, body: dict | None = None, token: str = "", **where) -> tuple[int, dict]:
+        """One of SENDS, as the page sends it."""
+        method, _, keys = SENDS[kind]
+        if (None if body is None else set(body)) != keys:
+            raise AssertionError(f"{kind}: the pages send {keys}, not {body}")
+        return await self.post(path(kind, **where), body, token, method)
 
     async def close(self) -> None:
         if self.writer is not None:
@@ -187,23 +210,24 @@ async def run_class(opts, url: str, pid) -> dict:
     lecturer.token = (json.loads(tab.component_json or "{}").get("class_mode") or {}).get("lecturer") or ""
     if not lecturer.token:
         raise RuntimeError("the lecturer's page has no class token: is --presenter-key the server's key?")
-    status, out = await http.post(f"{API}/open", {}, lecturer.token)
+    status, out = await http.send("open", {}, lecturer.token)
     if status != 200:
         raise RuntimeError(f"opening a class: {status} {out}")
     lecturer.code = code = out["code"]
     lead = {"view": VIEW, "predict": True, "query": "", "players": {}}
+    assert set(lead) == LEAD_KEYS
 
     async def lead_to(query: str, view: str = VIEW) -> float:
         lead.update(query=query, view=view)
         t = time.monotonic()
-        status, out = await http.post(f"{API}/{code}/lead", {"lead": lead}, lecturer.token)
+        status, out = await http.send("lead", {"lead": lead}, lecturer.token, code=code)
         if status != 200:
             lecturer.errors.append(f"lead: {status} {out}")
         return t
 
     await lead_to("")
-    board = asyncio.create_task(stream(host, port, f"{API}/{code}/board", lambda t, m: lecturer.boards.append((t, m)),
-                                       lecturer.token))  # fmt: skip
+    on_board = lambda t, m: lecturer.boards.append((t, m))  # noqa: E731
+    board = asyncio.create_task(stream(host, port, path("board", code=code), on_board, lecturer.token))
     cpu0, bench0, t0 = cpu_seconds(pid) if pid else None, time.process_time(), time.monotonic()
     rss = []
 
@@ -211,13 +235,13 @@ async def run_class(opts, url: str, pid) -> dict:
         """As a page's class mode does: join (again, with its id, on a page the class followed), then the stream."""
         conn = Http(host, port)
         try:
-            status, out = await conn.post(f"{API}/{code}/join", {"id": s.sid or None})
+            status, out = await conn.send("join", {"id": s.sid or None}, code=code)
             await conn.close()
             if status != 200:
                 s.errors.append(f"join: {status} {out}")
                 return
             s.sid = out["id"]
-            await stream(host, port, f"{API}/{code}/events?id={s.sid}", lambda t, m: s.seen.append((t, m)))
+            await stream(host, port, path("events", code=code, id=s.sid), lambda t, m: s.seen.append((t, m)))
         except (OSError, asyncio.IncompleteReadError, ValueError) as e:
             s.errors.append(f"{type(e).__name__}: {e}"[:200])
         finally:
@@ -256,7 +280,7 @@ async def run_class(opts, url: str, pid) -> dict:
         await asyncio.sleep(opts.follow_every)
 
     # 2. a question: asked, guessed by each student once, counted on the board, revealed
-    status, out = await http.post(f"{API}/{code}/ask", {"question": QUESTION}, lecturer.token)
+    status, out = await http.send("ask", {"question": QUESTION}, lecturer.token, code=code)
     lecturer.sent["ask"] = time.monotonic()
     poll = out["poll"]["id"] if status == 200 else None
     if poll is None:
@@ -269,8 +293,7 @@ async def run_class(opts, url: str, pid) -> dict:
             return
         s.guess_sent = time.monotonic()
         try:
-            status, out = await conn.post(f"{API}/{code}/guess", {"id": s.sid, "poll": poll, "round": 1,
-                                                                  "guess": s.guess})  # fmt: skip
+            status, out = await conn.send("guess", {"id": s.sid, "poll": poll, "round": 1, "guess": s.guess}, code=code)
         except (OSError, asyncio.IncompleteReadError, ValueError) as e:
             status, out = 0, {"error": f"{type(e).__name__}: {e}"}
         if status != 200:
@@ -286,7 +309,7 @@ async def run_class(opts, url: str, pid) -> dict:
                                                   sum(lecturer.boards[-1][1]["polls"][0]["counts"]) >= joined):
         await asyncio.sleep(0.2)
     await asyncio.sleep(0.5)
-    status, out = await http.post(f"{API}/{code}/reveal", {"poll": poll}, lecturer.token)
+    status, out = await http.send("reveal", {"poll": poll}, lecturer.token, code=code)
     lecturer.sent["reveal"] = time.monotonic()
     await asyncio.sleep(3.0)
     wall = time.monotonic() - t0
@@ -307,7 +330,7 @@ async def run_class(opts, url: str, pid) -> dict:
             # the page's class mode asks for the view's declaration and draws it in place: no script run
             conn = Http(host, port)
             try:
-                status, out = await conn.post(f"{API}/views/{NEXT_VIEW}", None, method="GET")
+                status, out = await conn.send("view", view=NEXT_VIEW)
                 if status == 200 and out.get("view") == NEXT_VIEW:
                     s.page_followed = time.monotonic()
                 else:
@@ -322,7 +345,7 @@ async def run_class(opts, url: str, pid) -> dict:
     rss.append(rss_mb(pid) if pid else 0.0)
 
     # the end: the lecturer closes the class; every stream ends
-    await http.post(f"{API}/{code}/close", {}, lecturer.token)
+    await http.send("close", {}, lecturer.token, code=code)
     await asyncio.wait([s.task for s in students], timeout=10)
     board.cancel()
     for s in students:

@@ -9,15 +9,20 @@
   not moved, and comes back with one click.
 - The player: the lecturer steps Training dynamics' player and the students' players follow, and the lecturer's
   page change (from the app's navigation) brings the students to that page.
-- Safety in the page: a student's page never holds the lecturer's token, and what a student sends is never markup.
+- Safety in the page: a student's page never holds the lecturer's token, nor any page the presenter key.
+- The load generator's fidelity: every request the pages send to the class routes is one of
+  scripts/bench_class_mode.py's SENDS, with the same body, so the benchmark's class sends what a class sends.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from urllib.parse import urlsplit
 
 import pytest
 
+from scripts.bench_class_mode import API, LEAD_KEYS, SENDS
 from tests.fixtures.serve import IDLE, browser_marks, launch_chromium, start_server
 from tests.fixtures.viewpage import shown
 
@@ -51,8 +56,9 @@ def open_page(chromium, url: str, viewport=LAPTOP):
     context.grant_permissions(["clipboard-read", "clipboard-write"])
     page = context.new_page()
     page.set_default_timeout(60_000)
-    page.errors = []
+    page.errors, page.sent = [], []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.on("request", lambda r: API in r.url and page.sent.append((r.method, r.url, r.post_data)))
     page.goto(url)
     page.wait_for_selector(IDLE, timeout=90_000)
     shown(page, timeout=90_000)
@@ -76,6 +82,25 @@ def student_joins(chromium, app, view: str, code: str, predict: bool):
         shown(page, timeout=90_000)
     page.locator(".cm-bar", has_text="Your screen follows the lecturer's.").wait_for()
     return page
+
+
+def kinds_sent(pages) -> set[str]:
+    """The kinds of SENDS the pages sent to the class routes; each request must be one of them, body included."""
+    templates = {(method, API + where): (kind, keys) for kind, (method, where, keys) in SENDS.items()}
+    found = set()
+    for page in pages:
+        for method, url, body in page.sent:
+            parts = urlsplit(url)
+            where = re.sub(r"/_class/[A-HJ-NP-Z2-9]{6}/", "/_class/{code}/", parts.path)
+            where = re.sub(r"/views/\w+$", "/views/{view}", where) + re.sub(r"id=[\w-]{16}", "?id={id}", parts.query)
+            assert (method, where) in templates, (method, url)
+            kind, keys = templates[(method, where)]
+            data = None if body is None else json.loads(body)
+            assert (None if data is None else set(data)) == keys, (kind, body)
+            if kind == "lead":
+                assert set(data["lead"]) == LEAD_KEYS, data
+            found.add(kind)
+    return found
 
 
 def g_of(page) -> int:
@@ -170,6 +195,8 @@ def test_a_class_guesses_sees_the_histogram_gets_the_answer_and_follows_g(chromi
     lecturer.get_by_role("button", name="End the class").click()
     for page in students:
         page.locator(".cm-bar", has_text="The class has ended.").wait_for()
+    assert kinds_sent([lecturer, *students]) >= {"open", "mine", "lead", "board", "ask", "reveal", "close", "join",
+                                                 "events", "guess"}  # fmt: skip
     for page in (lecturer, *students):
         page.context.close()
 
@@ -207,6 +234,7 @@ def test_students_follow_the_player_and_the_lecturers_page(chromium, app):
     shown(students[0], timeout=90_000)
     students[0].locator(".cm-bar", has_text="Your screen follows the lecturer's.").wait_for()
     assert students[0].evaluate("window.grpoPage.page.m.view") == "wasted"
+    assert "view" in kinds_sent([lecturer, *students])
     for page in (lecturer, *students):
         assert not page.errors, page.errors
         page.context.close()

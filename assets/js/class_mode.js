@@ -525,14 +525,24 @@ class Student {
   }
 
   async join() {
-    const r = await call(this.api, `/${this.code}/join`, { body: { id: this.s.id } });
+    let r;
+    for (const wait of [0, ...RETRY_MS]) { // the server out of reach, or too many joins at once: again, later
+      if (wait) await sleep(wait);
+      r = await call(this.api, `/${this.code}/join`, { body: { id: this.s.id } });
+      if (r.ok || (r.status !== 0 && r.status !== 429) || this.ended) break;
+    }
     if (!r.ok) return this.leave(r.error);
     this.s.id = r.data.id;
     this.save();
     this.stream = new Stream(`${this.api}/${this.code}/events?id=${encodeURIComponent(this.s.id)}`, null,
       (m) => this.onMessage(m), (st) => {
-        if (st.fatal) this.leave(st.error);
+        if (st.status === 403 && !this.rejoined) { // an id the class forgot (a laptop asleep for long): a new one
+          this.rejoined = true;
+          this.s.id = null;
+          this.join();
+        } else if (st.fatal) this.leave(st.error);
         else if (st.connected === false) this.draw("Connection to the class lost: reconnecting…");
+        else if (st.connected) this.draw();
       }); // prettier-ignore
   }
 

@@ -106,10 +106,12 @@ def test_routes_serve_plotly_katex_and_the_bundle_gzipped_once():
     assert s.plotly_url() is None and s.route_url(name) is None  # a bare server (AppTest): no route
     plotly, bundle, katex_js, katex_style, trainer, lesson, *rest = s.routes()
     assert trainer.path == s.route_url(trainer_bundle()[0])  # TinyLM's trainer, for its page only
+    api, rest = rest[:4], rest[4:]
+    pages, classes = rest[:len(NAMES) + 1], rest[len(NAMES) + 1:]
     assert lesson.path == s.route_url("grpo-lesson.zip") == "/assets/grpo-lesson.zip"  # ui/lesson_download.py
-    api, pages = rest[:4], rest[4:]
     assert [r.path for r in api] == [f"/api/tinylm/{a}" for a in ("start", "snapshot", "pause", "leave")]
     assert [r.path for r in pages] == ["/", *(f"/{n}" for n in NAMES)]  # ui/index_page.py
+    assert classes and all(r.path.startswith(f"{s.class_api}/") for r in classes)  # ui/classroom_routes.py
     assert s.plotly_url() == plotly.path and plotly.path.startswith("/assets/plotly-")
     assert s.route_url(name) == bundle.path == f"/assets/{name}"
     assert (s.route_url(KATEX_JS_NAME), s.route_url(KATEX_CSS_NAME)) == (katex_js.path, katex_style.path)
@@ -204,7 +206,9 @@ def test_app_builds_one_server_with_the_route(monkeypatch):
         assert app.served() is app.server and app.server.plotly_url() is not None and app.server.gated
         served = [getattr(r, "path", None) for r in app.app._user_routes]
         assert served[:len(app.server.route_paths)] == list(app.server.route_paths.values())
-        assert served[-len(NAMES) - 1:] == ["/", *(f"/{n}" for n in NAMES)]  # ui/index_page.py
+        i = served.index("/")
+        assert served[i:i + len(NAMES) + 1] == ["/", *(f"/{n}" for n in NAMES)]  # ui/index_page.py
+        assert all(p.startswith(f"{app.server.class_api}/") for p in served[i + len(NAMES) + 1:])  # class mode
     finally:
         sys.modules.pop("app", None)
 

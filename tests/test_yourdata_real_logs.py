@@ -67,6 +67,22 @@ def test_held_out_logs_are_read(name):
     assert text_report(d)
 
 
+CEILING = ("heldout/trl_console_rho0.70_seed42.log", "heldout2/trl_console_exp2_vanilla_seed42.log",
+           "heldout2/trl_console_rho2.00_seed42.log")  # index.json's ceiling_note: they showed the fault
+
+
+@pytest.mark.parametrize("name", CEILING)
+def test_a_solved_pool_is_not_a_stall(name):
+    """Flat at 0.87-0.95 with most groups all correct: 'already solved, nothing broken' (their judgments). No
+    learning and entropy falling say the ceiling, as information; the only other words are information too."""
+    d = read(name)
+    st = statuses(d)
+    assert [k for k, v in st.items() if v == "warn"] == []
+    flat = next(f for f in d.findings if f.key == "no_learning")
+    assert flat.status == "info" and flat.numbers["ceiling"]["by"] == "groups", flat.title
+    assert flat.numbers["ceiling"]["all_correct_lo_end"] > 0.5
+
+
 def test_every_source_is_named_and_every_file_is_there():
     for entry in [*FIXTURES.values(), *HELDOUT.values()]:
         assert (ROOT / entry["file"]).is_file(), entry["file"]

@@ -12,7 +12,7 @@ const SPEEDS = [1, 2, 5, 10, 16, 20, 30, 45, 60, 120]; // iterations per second
 const DISPLAY_FPS = 60; // up to this speed every iteration is drawn
 const MIN_CHART_PX = 300; // a chart is never narrower: fewer columns first (a phone: one chart per row)
 const NARROW_GRID_PX = 500; // a grid this narrow is a phone's: its charts are at most PHONE_CHART_PX high
-const PHONE_CHART_PX = 280;
+const PHONE_CHART_PX = 250;
 // Plotly's toolbar is left out everywhere: it covered the colour bar's title and the labels at a chart's top edge.
 // Drag still zooms and a double click zooms back out, as Plotly does without it.
 const PLOT_CONFIG = { displaylogo: false, displayModeBar: false, responsive: false };

@@ -484,7 +484,7 @@ function toyTable(cfg) {
   return advantageTable(cfg.group_size, { baseline: cfg.baseline, scale, ddof: cfg.ddof, eps: cfg.eps });
 }
 
-// run_toy's advantage_table argument: (A_correct, A_wrong) over k = 0..G, checked as sim.toy.runs._check_table.
+// run_toy's advantage_table argument: (A_correct, A_wrong) over k = 0..G, checked as sim.toy.runs.check_table.
 function checkTable(cfg, table) {
   if (cfg.scale === "batch") {
     throw new Error("a custom advantage table needs scale 'group' or 'none' (the batch std is not a table)");

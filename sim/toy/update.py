@@ -4,9 +4,10 @@ With 0/1 rewards a group's advantages depend only on k, its number of correct an
 counts, not the G answers. `Tables` holds, per k, what the first inner step needs (the advantages, from
 sim.grpo.advantage_table, the one advantage formula, and their surrogate gradients); `apply_update` takes mu
 clipped policy-gradient steps in closed form, S seeds at once; `update_metrics` computes what the update logs
-(TRL's names), for one batch or a few iterations' batches at once. run_toy (sim/toy/runs.py) calls the two every
-iteration, `count_update` is the two on one batch (expected_run's slots form). tests/test_toy.py proves them equal
-to sim/toy/reference.py, which samples every answer and differentiates sim.grpo.policy_loss with autograd.
+(TRL's names), for one batch or a few iterations' batches at once. run_toy (sim/toy/runs.py) calls apply_update
+every iteration and update_metrics a few iterations at a time; `count_update` is the two on one batch
+(expected_run's slots form). tests/test_toy.py proves them equal to sim/toy/reference.py, which samples every
+answer and differentiates sim.grpo.policy_loss with autograd.
 """
 
 from __future__ import annotations

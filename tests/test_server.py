@@ -66,18 +66,17 @@ def test_specs_of_two_configs_on_one_page():
 def test_a_new_setting_costs_the_server_no_toy_run(monkeypatch):
     """Training dynamics, Std scaling and pass@k send their declaration, Your prompts a config: every engine entry
     point fails here, and the pages still run, at their defaults and at a new setting."""
+    import sim.exercises
     import sim.sharpen
     import sim.toy
     import sim.toy.runs
-    import sim.views.passk
-    import sim.views.std_scaling
 
     def refused(*a, **k):
         raise AssertionError("a page ran the toy on the server")
 
     for module, name in [(sim.toy, "run_toy"), (sim.toy, "expected_run"), (sim.toy.runs, "run_toy"),
                          (sim.toy.runs, "expected_run"), (sim.sharpen, "train"),
-                         (sim.views.std_scaling, "std_comparison"), (sim.views.passk, "toy_p_before_after")]:
+                         (sim.exercises, "std_comparison")]:
         monkeypatch.setattr(module, name, refused)
     for path, query in [("pages/training.py", {"seed": "7"}), ("pages/std_scaling.py", {"seed": "7"}),
                         ("pages/passk.py", {"sG": "16"}), ("pages/your_prompts.py", {})]:

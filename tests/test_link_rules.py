@@ -20,10 +20,9 @@ import pytest
 
 from sim.validate import neutral
 from sim.views.catalog import views
-from sim.views.controls import Choice, Flag, Num, Picks, to_json, url_text
+from sim.views.controls import PICKS_MAX, Choice, Flag, Num, Picks, to_json, url_text
 from tests.fixtures.node import js
 from ui.controls import parse_url_value, picks_from_link, plain
-from ui.view import PICKS_MAX
 
 CONTROLS = [c for v in views() if v.lesson == "page" for c in v.controls if not isinstance(c, Picks)]
 TRAINING = {c.key: c for c in next(v for v in views() if v.name == "training").controls}

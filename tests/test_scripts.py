@@ -88,7 +88,7 @@ def test_bench_tinylm_browser_tiny():
     assert "what the trainer adds to a lesson" in done.stdout and "check: " in done.stdout
     moves = out["lesson_page"]["moves_ms"]  # the lesson's page, two control moves while it trains
     assert len(moves) == 2 and all(ms > 0 for ms in moves), out["lesson_page"]
-    assert "a control move -> the live charts redrawn" in done.stdout and "≤ 100 ms" in done.stdout
+    assert "a control move -> the live charts redrawn" in done.stdout  # (its target is left out of a --tiny run)
 
 
 @pytest.mark.integration

@@ -86,6 +86,9 @@ def test_bench_tinylm_browser_tiny():
     assert out["runs"]["2"][0]["workers"] == 2 and out["runs"]["2"][0]["simd"] is True
     assert "Chromium, 2 Workers: GRPO, 4 iterations" in done.stdout and "torch, 1 thread: GRPO" in done.stdout
     assert "what the trainer adds to a lesson" in done.stdout and "check: " in done.stdout
+    moves = out["lesson_page"]["moves_ms"]  # the lesson's page, two control moves while it trains
+    assert len(moves) == 2 and all(ms > 0 for ms in moves), out["lesson_page"]
+    assert "a control move -> the live charts redrawn" in done.stdout  # (its target is left out of a --tiny run)
 
 
 @pytest.mark.integration

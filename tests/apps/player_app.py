@@ -77,8 +77,8 @@ def page(server) -> None:
     S = query_int("S", 16, 1, 64)
     cfg = ToyConfig(group_size=G, iterations=T, n_seeds=S, seed=0)
     run, exp = simulate(cfg)
-    show_doc(server, "toy", [Charts("toy", charts_for(cfg, run, exp), columns=2, T=T)],
-             classroom=st.query_params.get("classroom") == "1")
+    # `?classroom=1` is read by the page's own script (assets/js/app_view.js), as on every page
+    show_doc(server, "toy", [Charts("toy", charts_for(cfg, run, exp), columns=2, T=T)])
 
 
 if __name__ == "__main__":  # a session's script run: the Server the st.App below built (a bare one without it)

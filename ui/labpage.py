@@ -35,7 +35,8 @@ def checks(server) -> list:
     for r in results:
         info = TASKS[r.task]
         if r.passed:
-            out.append(Note(f"Task {info.number}: {info.title} ({info.func}): pass, all {r.n_cases} checks.", "success"))
+            out.append(Note(f"Task {info.number}: {info.title} ({info.func}): pass, all {r.n_cases} checks.",
+                            "success"))
         else:
             failing = f"\nfailing check: {neutral(r.case)}" if r.case else ""
             out.append(Note(f"Task {info.number}: {info.title} ({info.func}): fail.\n"

@@ -15,6 +15,7 @@ import streamlit as st
 from sim.paths import ASSETS
 from sim.views.catalog import PAGES, view
 from ui.host import SERVER_KEY, bare_server
+from ui.lesson_download import lesson_download
 from ui.page import apply_style
 from ui.presenter import claim
 from ui.work import leave
@@ -44,6 +45,7 @@ def home() -> None:
     claim(server)  # ?presenter=KEY (ui/presenter.py)
     apply_style()
     st.title("GRPO Playground", anchor=False)
+    lesson_download(server)  # the sidebar's "Download this lesson", as on every page: a newcomer's offline copy
     show_doc(server, "home", document())
 
 

@@ -51,9 +51,10 @@ sys.path.insert(0, str(ROOT))
 
 from scripts.benchdoc import Report, add_arguments  # noqa: E402
 from scripts.st_client import Tab  # noqa: E402
+from sim.views import catalog  # noqa: E402
 from tests.fixtures.serve import start_server  # noqa: E402
 
-VIEWS = ("training", "one_group", "wasted", "std_scaling", "passk", "kl_clip")  # what the browser computes
+VIEWS = tuple(catalog.browser_views())  # what the browser computes (sim/views/catalog.py)
 DEFAULTS = {"students": 100, "duration": 60.0, "setting_every": 10.0, "visit_every": 60.0, "settle": 120.0,
             "chromium_moves": 0}
 CHECK_DEFAULTS = {"students": 1000, "duration": 30.0, "setting_every": 10.0, "visit_every": 60.0, "settle": 0.0,

@@ -189,6 +189,7 @@ class Tab:
         self._expectations: list[_Expectation] = []
         self.last_sent = 0.0
         self.full_run_finished_at = 0.0  # when the last full-app run finished successfully
+        self.component_json = ""  # the data the page's last st.components.v2 component received (its JSON)
         self._finished = asyncio.Event()  # set by each finished full run
         self._ws = None
         self._reader: asyncio.Task | None = None
@@ -433,7 +434,9 @@ class Tab:
             self.stats.errors.append(f"error on the page: {el.alert.body}"[:300])
         elif kind == "alert" and el.alert.format == Alert.INFO and WAIT_LINE.match(el.alert.body):
             self.stats.waits_shown += 1
-        elif kind in CHART_KINDS and self._expectations:
+        if kind == "bidi_component":
+            self.component_json = el.bidi_component.json
+        if kind in CHART_KINDS and self._expectations:
             for e in list(self._expectations):
                 if e.future.done():
                     self._expectations.remove(e)

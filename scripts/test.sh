@@ -58,7 +58,7 @@ fi
 
 if [ "$mode" = all ] || [ "$mode" = bench ]; then
   missed=()
-  for bench in toy engine cold_start player lesson classroom tinylm tinylm_browser tinylm_class lab trainers your_data; do
+  for bench in toy engine cold_start player lesson classroom class_mode tinylm tinylm_browser tinylm_class lab trainers your_data; do
     start=$SECONDS
     echo "== benchmark: python scripts/bench_$bench.py --check"
     python "scripts/bench_$bench.py" --check

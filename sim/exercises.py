@@ -268,3 +268,25 @@ def matched_lr(cfg, scale: str) -> float:
 
     other = dataclasses.replace(cfg, scale=scale, lr=1.0)
     return first_step_size(cfg) / first_step_size(other)
+
+
+def std_comparison(with_std, hard_level: float) -> dict:
+    """Exercise 15.4's comparison, the toy (sim.toy.ToyConfig `with_std`) run three times: as given (with std);
+    without std at the same lr; without std at the lr that gives the same first step (matched_lr). Per run, means
+    over the config's seeds: lr, first step size, accuracy (T+1,), the hardest prompt's p (T+1,) and the iteration
+    it passes hard_level (or None). Std scaling's page computes it in the browser (assets/js/engine.js
+    stdComparison, tested equal to this)."""
+    import dataclasses
+
+    from sim.toy import first_above, run_toy
+
+    same_step = dataclasses.replace(with_std, scale="none", lr=matched_lr(with_std, "none"))
+    cfgs = {"with std": with_std, "without std, same lr": dataclasses.replace(with_std, scale="none"),
+            "without std, same first step": same_step}
+    out = {}
+    for name, cfg in cfgs.items():
+        h = run_toy(cfg)
+        hard = h.p[:, :, -1].mean(axis=1)
+        out[name] = {"lr": cfg.lr, "step": first_step_size(cfg), "accuracy": h.accuracy.mean(axis=1), "hard": hard,
+                     "hard_starts": first_above(hard, hard_level)}
+    return out

@@ -22,6 +22,7 @@ import re
 
 import pytest
 
+from sim.views import catalog
 from tests.fixtures.axe import report, run_axe
 from tests.fixtures.drawn import QUIET, settle
 from tests.fixtures.serve import browser_marks
@@ -31,9 +32,8 @@ pytestmark = browser_marks()
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
 expect = playwright_sync.expect
 
-APP_PAGES = ["", "training", "one_group", "wasted", "std_scaling", "passk", "kl_clip", "tinylm", "lab", "your_run",
-             "your_prompts"]  # fmt: skip
-PREDICT_PAGES = ["training", "wasted", "std_scaling", "passk", "kl_clip"]  # the pages with questions (?predict=1)
+APP_PAGES = ["", *catalog.NAMES]  # home, then every view (sim/views/catalog.py)
+PREDICT_PAGES = catalog.question_views()  # the pages with questions (?predict=1)
 SMALL, PROJECTOR = {"width": 1280, "height": 800}, {"width": 1920, "height": 1080}
 # the keyboard tests' window: wide enough that the app's charts, beside its navigation and the settings, keep Plotly's
 # toolbar (a chart grid under 700 px has none: assets/js/player.js NARROW_PX)
@@ -43,7 +43,7 @@ MODES = [("", SMALL), ("?classroom=1", PROJECTOR), ("?classroom=1", SMALL), ("?p
 MODE_IDS = ["1280", "classroom-1920", "classroom-1280", "predict-1280"]
 APP_CASES = [(p, q, vp) for q, vp in MODES for p in APP_PAGES if q != "?predict=1" or p in PREDICT_PAGES]
 # the contents and one page per view a lesson has (sim/views/catalog.py; the app-only views have none)
-LESSON_PAGES = ["index", "one_group", "training", "wasted", "std_scaling", "passk", "kl_clip", "tinylm"]
+LESSON_PAGES = ["index", *(n for n in catalog.lesson_views() if catalog.view(n).lesson == "page")]
 
 # The tallest scrolling content: the document's, or a scroll container's (Streamlit's main area and its sidebar).
 CONTENT_HEIGHT = """() => Math.max(document.documentElement.scrollHeight, ...[...document.querySelectorAll('*')]

@@ -28,6 +28,7 @@ import pytest
 
 from scripts.bench_cold_start import cold_start
 from sim.export import toy_history_csv
+from sim.views import catalog
 from sim.views.training import page_config
 from tests.fixtures.drawn import QUIET, settle
 from tests.fixtures.serve import browser_marks
@@ -36,9 +37,8 @@ from tests.fixtures.viewpage import shown, texts
 pytestmark = browser_marks()
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
 
-VIEWS = ["training", "one_group", "wasted", "std_scaling", "passk", "kl_clip"]  # drawn by the browser (ui/view.py)
-SERVER_PAGES = ["tinylm", "lab", "your_run", "your_prompts"]  # Streamlit's widgets, documents from the server
-PAGES = ["training", "", *VIEWS[1:], *SERVER_PAGES]  # /training first: a link opened on a fresh server
+VIEWS = catalog.browser_views()  # their document computed in the page (sim/views/catalog.py)
+PAGES = ["training", "", *(n for n in catalog.NAMES if n != "training")]  # /training first: a fresh server's link
 METRICS_PATH = Path(os.environ.get("GRPO_BROWSER_METRICS", "/tmp/grpo_browser_metrics.json"))
 METRICS: dict[str, object] = {}
 STATS = "window.grpoPlayers.training"

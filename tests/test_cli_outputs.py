@@ -22,6 +22,8 @@ from sim.tinylm import cli as tinylm_cli
 from sim.tinylm.checkpoint import ASSET
 from sim.toy import cli as toy_cli
 from sim.yourdata import cli as data_cli
+from sim.yourdata.diagnose import diagnose, json_text
+from sim.yourdata.runlog import load_run_log
 
 RUN = DATA / "examples" / "tinylm_trl_trainer_state.json"
 POOL = DATA / "examples" / "tinylm_prompts.csv"
@@ -298,5 +300,9 @@ def test_diagnose_out_holds_no_raw_control_character(tmp_path, capsys):
     assert data_cli.diagnose_main([str(log), "--out", str(out)]) == 0
     assert raw_controls(out.read_bytes()) == []
     assert json.dumps(HOSTILE)[1:-1] in json.dumps(json.loads(out.read_text()))  # JSON's escapes: the name reads back
+    capsys.readouterr()  # the report that run printed
     assert data_cli.diagnose_main([str(log), "--json"]) == 0
-    assert raw_controls(capsys.readouterr().out.encode()) == []
+    printed = capsys.readouterr().out
+    assert raw_controls(printed.encode()) == [] and ESCAPED in printed  # the metric keys, escaped on stdout
+    d = diagnose(load_run_log(log.read_bytes(), str(log)))
+    assert json_text(d) == printed.rstrip("\n")  # the page's download is this very text

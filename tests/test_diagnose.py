@@ -15,6 +15,7 @@ from sim.yourdata.diagnose import (
     dead_group_bounds,
     diagnose,
     jensen_floor,
+    json_text,
     rolling_mean,
     step_ranges,
     text_report,
@@ -282,6 +283,19 @@ def test_missing_metrics_are_not_judged_and_json_carries_everything():
     assert {f["key"] for f in out["findings"]} >= {"zero_std_floor", "entropy_falling", "loss_zero", "kl_absent",
                                                    "clip_active", "length_drift"}
     assert "[unknown]" in text_report(d)
+
+
+def test_the_json_download_escapes_control_c1_and_bidi_characters_in_metric_keys():
+    """The page's download (json_text) wrote a reward function named with U+202E, U+009B (a terminal's CSI) and DEL
+    raw (json.dumps(ensure_ascii=False) escapes U+0000-001F only); it is sim.export.json_text's text now, the one
+    `diagnose --json` prints, and reads back to the very object."""
+    name = "acc\u202eevil\u009b2J\x7f"
+    d = diagnose(make_log(reward=np.linspace(0.2, 0.8, T), **{f"rewards__{name}__mean": np.linspace(0.2, 0.8, T)}))
+    text = json_text(d)
+    assert not any(c in text for c in "\u202e\u009b\x7f")
+    assert '"rewards/acc\\u202eevil\\u009b2J\\u007f/mean"' in text  # the metric key, escaped
+    assert json.loads(text) == json.loads(json.dumps(to_json(d)))
+    assert f"rewards/{name}/mean" in json.loads(text)["metrics"]
 
 
 # ---- real GRPOTrainer runs -----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from sim.exercises import (
     no_signal_table,
     p_no_signal,
     per_token_weights,
+    std_comparison,
 )
 
 
@@ -202,6 +203,28 @@ def test_first_step_size_and_matched_lr():
     lr = matched_lr(with_std, "none")  # 0.2 * 0.394 / 0.168 = 0.47
     assert lr == pytest.approx(0.47, abs=0.001)
     assert first_step_size(ToyConfig(scale="none", lr=lr)) == pytest.approx(first_step_size(with_std), rel=1e-12)
+
+
+def test_std_comparison_runs_the_three_configs():
+    """Exercise 15.4's three runs: without std at the same lr the first step is 0.168 / 0.394 of the run with std,
+    and the hardest prompt never passes 0.1 in 200 iterations; at matched_lr (the same first step) it passes it
+    within a few iterations of the run with std (116 here): the step size, not the weighting, made the difference.
+    Each run's curves are its seeds' means; hard_starts is the first iteration past the level."""
+    from sim.toy import ToyConfig, run_toy
+
+    with_std = ToyConfig(n_seeds=4)
+    runs = std_comparison(with_std, 0.1)
+    std, same_lr, same_step = runs["with std"], runs["without std, same lr"], runs["without std, same first step"]
+    assert std["lr"] == same_lr["lr"] == 0.2 and same_step["lr"] == pytest.approx(0.47, abs=0.001)
+    assert same_lr["step"] / std["step"] == pytest.approx(0.168 / 0.394, abs=0.002)
+    assert same_step["step"] == pytest.approx(std["step"], rel=1e-12)
+    h = run_toy(ToyConfig(n_seeds=4, scale="none", lr=same_step["lr"]))
+    np.testing.assert_array_equal(same_step["accuracy"], h.accuracy.mean(axis=1))
+    np.testing.assert_array_equal(same_step["hard"], h.p[:, :, -1].mean(axis=1))
+    assert same_lr["hard_starts"] is None and same_lr["hard"].max() <= 0.1
+    assert abs(std["hard_starts"] - same_step["hard_starts"]) <= 5
+    for run in (std, same_step):
+        assert run["hard"][run["hard_starts"]] > 0.1 >= run["hard"][: run["hard_starts"]].max()
 
 
 def test_length_effect_for_every_loss_type_on_the_chapters_group():

@@ -5,8 +5,9 @@
   markers, bars, heatmaps), when the page opens, while it plays (Play pressed at once, before the page settles),
   at the run's end and after Reset + Step; no tick label hidden for lack of room.
 - Every page fits its screen: no text under 20 px in presenter mode (chart ticks and legends included); the first
-  chart wholly on the first screen at 1920x1080 presenter and on a 390x844 phone; nothing cut at a right edge, and
-  a box that scrolls sideways shows that it does; no console error, script error or failed request.
+  chart wholly on the first screen at 1920x1080 presenter and on a 390x844 phone (a view that trains: its Start);
+  nothing cut at a right edge, and a box that scrolls sideways shows that it does; no console error, script error
+  or failed request.
 - Questions ask before they tell: with ?predict=1, no question's answer is on screen before its Reveal.
 """
 
@@ -68,6 +69,16 @@ def play_at_once(page, timeout_ms: int = 90_000) -> int:
     return press_play(page) if players(page) else 0
 
 
+def start_on_first_screen(page, size: str) -> list[str]:
+    """A view that trains (TinyLM's): its first screen holds its Start, as a chart view's holds its first chart.
+    Its own charts are what Start draws; the recorded runs' charts follow, below the trainer."""
+    box = page.get_by_role("button", name="▶ Start").bounding_box()
+    bottom = page.evaluate("innerHeight")
+    if box is None or box["y"] < 0 or box["y"] + box["height"] > bottom:
+        return [f"at {size} size: the trainer's Start at {box}, not on the first screen (0..{bottom} px)"]
+    return []
+
+
 def to_top(page) -> None:
     """Back to the top of the page (a click scrolls what it clicks into view), in either host."""
     page.evaluate("""() => { window.scrollTo(0, 0);
@@ -111,7 +122,9 @@ def test_every_chart_tells_the_truth_and_the_page_fits_its_screen(browser, serve
             at("on screen", "captions")
         if presenter:
             at("in presenter mode", "smallText")
-        if size != "laptop":
+        if size != "laptop" and name != HOME and view(name).trainer:
+            problems.extend(start_on_first_screen(page, size))
+        elif size != "laptop":
             at(f"at {size} size", "firstChart")
         problems.extend(watch.problems)
         assert not problems, f"{host} {name} at {size}:\n" + "\n".join(dict.fromkeys(problems))

@@ -201,3 +201,58 @@ def test_a_students_path_on_a_phone(exercise_lesson):
         assert not errors, errors
         ctx.close()
         browser.close()
+
+
+# What a newcomer sees on the home page: each list item whole (nothing cut by its box), in screen order
+ITEMS = """() => [...document.querySelectorAll('.ls-links li')].filter((e) => e.offsetParent !== null).map((e) => {
+  const r = e.getBoundingClientRect();
+  const cut = [e, ...e.querySelectorAll('*')].some((x) => x.scrollWidth > x.clientWidth + 1
+    && getComputedStyle(x).overflowX !== 'visible');
+  return {text: e.textContent, top: r.top, right: r.right, cut};
+})"""
+
+
+def test_a_newcomers_first_minute_at_1366(server):
+    """A newcomer opens the app at 1366x768: "Start here" and its link on the first screen, the first screen's terms
+    explained where they appear (PPO's critic, the advantage's ε), every entry of the lists whole and none repeating
+    its own title; "Download this lesson" downloads the lesson's zip on the first click."""
+    import io
+    import zipfile
+
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        ctx = browser.new_context(viewport={"width": 1366, "height": 768}, accept_downloads=True)
+        page = ctx.new_page()
+        page.set_default_timeout(90_000)
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+        page.goto(server)
+        app_idle(page)
+        page.wait_for_selector(".ls-links")
+        assert page.get_by_role("heading", name="Start here").bounding_box()["y"] < 768
+        start = page.get_by_role("link", name="Start with One group").bounding_box()
+        assert start and start["y"] + start["height"] <= 768, start
+        text = page.locator(".ls-doc").first.text_content()
+        assert "PPO's critic, the second network that would otherwise learn" in text
+        assert "ε is a tiny number that keeps such a group at 0" in text
+        items = page.evaluate(ITEMS)
+        assert len(items) >= len(PAGES) + len(EXERCISES) - 2  # the pages and the workbook (the app lists them all)
+        for item in items:
+            assert not item["cut"] and item["right"] <= 1366, item
+            words = item["text"].split(":")
+            assert len({w.strip() for w in words if w.strip()}) == len([w for w in words if w.strip()]), item
+        # the lesson's zip, on the first click
+        link = page.get_by_role("link", name="Download this lesson")
+        with page.expect_download(timeout=60_000) as got:
+            link.click()
+        data = open(got.value.path(), "rb").read()
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            names = z.namelist()
+        assert got.value.suggested_filename == "grpo-lesson.zip"
+        assert any(n.endswith("index.html") for n in names) and any(n.endswith("tinylm-trainer.js") for n in names)
+        assert not errors, errors
+        ctx.close()
+        browser.close()

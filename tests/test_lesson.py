@@ -1,5 +1,5 @@
 """python -m sim lesson build: one page per view from the view's declaration (sim/views/doc.py): its title, intro,
-controls and presets, which the page computes any setting of (the views' JavaScript twins: tests/test_js_views.py
+controls and presets, which the page computes any setting of (the views' JavaScript twins: tests/test_js_twins.py
 proves them equal to sim/views; tests/test_lesson_browser.py opens the pages); TinyLM's page holds the document
 sim computes from its records; the app-only views are listed as such; the command line refuses bad input in one
 line (exit 2) before writing anything."""

@@ -450,3 +450,44 @@ def test_the_exercise_views_ask_before_they_show_the_answer_and_draw_their_chart
     assert p.url.endswith("#c=1&pick=3&pick=4"), p.url
     assert not w.errors, w.errors
     w.close()
+
+
+def test_a_reader_trains_tinylm_in_the_page_past_0_80_and_pauses_resumes_and_stops_it(browser, everything):
+    """The lesson from file://: Start with the defaults trains TinyLM in this tab (its Workers, the lesson's own
+    tinylm-trainer.js) until the exact held-out pass@1 the status line prints passes 0.80; a sole reader's Pause
+    holds it and Resume goes on; Stop during the pass@k evaluation says the run has no pass@k results, and never
+    beside an evaluation still counting."""
+    base = everything.resolve().as_uri()
+    w = Opened(browser, f"{base}/tinylm.html", allowed=base + "/", viewport=(1366, 768))
+    p = w.page
+    p.wait_for_selector(".tl-trainer")
+    status = p.locator(".tl-status")
+    button = lambda name: p.locator(".tl-bar button", has_text=name)  # noqa: E731
+    assert status.text_content().startswith("Press Start to train TinyLM")
+    button("Start").click()
+    p.wait_for_function("/^GRPO: ([2-9]|\\d\\d+) \\/ 300/.test(document.querySelector('.tl-status').textContent)",
+                        timeout=120_000)
+    assert button("Pause").is_enabled() and button("Resume").is_disabled()  # a sole reader may pause
+    button("Pause").click()
+    p.wait_for_function("document.querySelector('.tl-status').textContent.includes('(paused)')")
+    time.sleep(0.5)  # the iteration under way when Pause was pressed ends; then none starts
+    held = status.text_content()
+    time.sleep(1.5)
+    assert status.text_content() == held and button("Resume").is_enabled(), held
+    button("Resume").click()
+    p.wait_for_function("document.querySelector('.tl-status').textContent.startsWith('Done:')", timeout=300_000)
+    said = re.search(r"held-out pass@1 (\d\.\d{3}) → (\d\.\d{3}) \(exact\)", status.text_content())
+    assert said, status.text_content()
+    before, after = float(said[1]), float(said[2])
+    assert before < 0.6 and after >= 0.80, (before, after)  # the chapter's about 0.5 → 0.85
+    assert "never solved" in p.locator(".tl-trainer").text_content()
+    # again, stopped while it evaluates pass@k
+    button("Start").click()
+    p.wait_for_function("document.querySelector('.tl-status').textContent.startsWith('Evaluating pass@k')",
+                        timeout=300_000, polling=50)
+    button("Stop").click()
+    p.wait_for_function("document.querySelector('.tl-status').textContent.startsWith('You stopped')")
+    assert "during its pass@k evaluation" in status.text_content() and "no pass@k results" in status.text_content()
+    assert p.locator(".tl-progress").is_hidden() and "Evaluating" not in p.locator(".tl-trainer").text_content()
+    assert not w.errors, w.errors
+    w.close()

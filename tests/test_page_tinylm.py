@@ -1,7 +1,7 @@
 """pages/tinylm.py under AppTest: the page is the renderer's (assets/js/page.js), as every view's is: the server sends
 the view's declaration, the records the page draws and where the trainer's script and the server's runs are, and
 nothing computed; no Streamlit widget, no link parsed on the server. (The page itself, training in Chromium:
-tests/test_tinylm_page_browser.py; its document under node: tests/test_views_tinylm.py.)"""
+tests/test_tinylm_browser.py; its document under node: tests/test_views_tinylm.py.)"""
 
 from __future__ import annotations
 

@@ -141,6 +141,7 @@ RUN_HERE = {"bench_tinylm.py", "bench_tinylm_class.py", "bench_player.py", "benc
             "bench_tinylm_browser.py"}
 RUN_ELSEWHERE = {  # script -> the test that runs it
     "bench_classroom.py": "tests/test_bench_classroom.py::test_a_short_class",
+    "bench_class_mode.py": "tests/test_bench_class_mode.py::test_a_small_class",
     "bench_cold_start.py": "tests/test_browser.py::test_first_chart_on_a_cold_start",
     "st_client.py": "tests/test_bench_classroom.py (a module: the classroom bench's headless tab)",
     "benchdoc.py": "tests/test_benchdoc.py (a module: every benchmark's figures, --check and docs section)",

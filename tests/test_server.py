@@ -66,18 +66,17 @@ def test_specs_of_two_configs_on_one_page():
 def test_a_new_setting_costs_the_server_no_toy_run(monkeypatch):
     """Training dynamics, Std scaling and pass@k send their declaration, Your prompts a config for the page to run:
     every engine entry point fails here, and the pages still run, at their defaults and at a new setting."""
+    import sim.exercises
     import sim.sharpen
     import sim.toy
     import sim.toy.runs
-    import sim.views.passk
-    import sim.views.std_scaling
 
     def refused(*a, **k):
         raise AssertionError("a page ran the toy on the server")
 
     for module, name in [(sim.toy, "run_toy"), (sim.toy, "expected_run"), (sim.toy.runs, "run_toy"),
                          (sim.toy.runs, "expected_run"), (sim.sharpen, "train"),
-                         (sim.views.std_scaling, "std_comparison"), (sim.views.passk, "toy_p_before_after")]:
+                         (sim.exercises, "std_comparison")]:
         monkeypatch.setattr(module, name, refused)
     for path, query in [("pages/training.py", {"seed": "7"}), ("pages/std_scaling.py", {"seed": "7"}),
                         ("pages/passk.py", {"sG": "16"}), ("pages/your_prompts.py", {})]:
@@ -109,10 +108,12 @@ def test_routes_serve_plotly_katex_and_the_bundle_gzipped_once():
     assert s.plotly_url() is None and s.route_url(name) is None  # a bare server (AppTest): no route
     plotly, bundle, katex_js, katex_style, trainer, lesson, *rest = s.routes()
     assert trainer.path == s.route_url(trainer_bundle()[0])  # TinyLM's trainer, for its page only
+    api, rest = rest[:4], rest[4:]
+    pages, classes = rest[:len(NAMES) + 1], rest[len(NAMES) + 1:]
     assert lesson.path == s.route_url("grpo-lesson.zip") == "/assets/grpo-lesson.zip"  # ui/lesson_download.py
-    api, pages = rest[:4], rest[4:]
     assert [r.path for r in api] == [f"/api/tinylm/{a}" for a in ("start", "snapshot", "pause", "leave")]
     assert [r.path for r in pages] == ["/", *(f"/{n}" for n in NAMES)]  # ui/index_page.py
+    assert classes and all(r.path.startswith(f"{s.class_api}/") for r in classes)  # ui/classroom_routes.py
     assert s.plotly_url() == plotly.path and plotly.path.startswith("/assets/plotly-")
     assert s.route_url(name) == bundle.path == f"/assets/{name}"
     assert (s.route_url(KATEX_JS_NAME), s.route_url(KATEX_CSS_NAME)) == (katex_js.path, katex_style.path)
@@ -207,7 +208,9 @@ def test_app_builds_one_server_with_the_route(monkeypatch):
         assert app.served() is app.server and app.server.plotly_url() is not None and app.server.gated
         served = [getattr(r, "path", None) for r in app.app._user_routes]
         assert served[:len(app.server.route_paths)] == list(app.server.route_paths.values())
-        assert served[-len(NAMES) - 1:] == ["/", *(f"/{n}" for n in NAMES)]  # ui/index_page.py
+        i = served.index("/")
+        assert served[i:i + len(NAMES) + 1] == ["/", *(f"/{n}" for n in NAMES)]  # ui/index_page.py
+        assert all(p.startswith(f"{app.server.class_api}/") for p in served[i + len(NAMES) + 1:])  # class mode
     finally:
         sys.modules.pop("app", None)
 

@@ -42,11 +42,11 @@ def test_settings_are_held_to_the_pages_controls(changed, says):
         try:
             api.story_config(settings(**changed))
         except api.ApiError as e:
-            assert str(e).startswith("These settings would not fit in the server's memory")
+            assert str(e).startswith("they would not fit in the server's memory") and e.settings
         return
     with pytest.raises(api.ApiError) as e:
         api.story_config(settings(**changed))
-    assert says in str(e.value) and str(e.value).startswith("These settings cannot run:") and "\n" not in str(e.value)
+    assert says in str(e.value) and e.value.settings and "\n" not in str(e.value)
 
 
 def test_a_missing_setting_or_a_bad_viewer_is_one_line():
@@ -95,6 +95,9 @@ def test_a_request_that_is_not_one_is_a_400_with_one_line():
     assert call(routes, "start", b"{") == (400, {"error": "a request is a JSON object"})
     assert call(routes, "start", b"[1]") == (400, {"error": "a request is a JSON object"})
     assert call(routes, "start", b" " * (api.MAX_BODY + 1))[1]["error"] == f"a request is at most {api.MAX_BODY} bytes"
+    # a setting sim refuses: its reason alone, flagged, for the page to introduce with its sentence
+    status, said = call(routes, "start", json.dumps({"viewer": VIEWER, "settings": settings(group_size=1)}).encode())
+    assert status == 400 and said["settings"] is True and "Group size G (tl_G) = 1" in said["error"]
     assert [r.methods for r in api.api_routes(Server(None))] == [{"POST"}] * 4
 
 

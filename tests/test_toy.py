@@ -1,4 +1,4 @@
-"""Tests of sim/toy.py: the count-based fast path against sim.grpo + autograd, the exact binomial sampler,
+"""Tests of sim/toy/: the count-based fast path against sim.grpo + autograd, the exact binomial sampler,
 the chapter's story under the defaults, and the run's contracts (seeds, prefix, validation)."""
 
 import dataclasses
@@ -26,10 +26,7 @@ from sim.toy import (
     run_toy,
     run_toy_reference,
 )
-from sim.toy.history import CHUNK_CELLS
-from sim.toy.lean import run_lean as _run_lean
 from sim.toy.model import bernoulli_entropy, bernoulli_kl, no_signal
-from sim.toy.runs import _run_general
 from sim.toy.update import surrogate_grad
 
 
@@ -193,61 +190,91 @@ def test_bernoulli_kl_and_entropy_equal_scipy():
 
 
 # ------------------------------------------------------------------------------------------------
-# The lean loop (mu = 1, no dynamic sampling) equals the general loop
+# run_toy's loop equals the reference, iteration by iteration, on its own samples
 
-LEAN_CASES = {
-    "defaults, 64 seeds": dict(n_seeds=64, iterations=60),
-    "one seed, chunk edge": dict(iterations=CHUNK_CELLS // 24),  # the last chunk holds state T alone
-    "G 64, beta": dict(group_size=64, beta=0.2, n_seeds=5, iterations=40),
-    "rloo, sample std, lr_w": dict(baseline="loo", ddof=1, lr=0.7, lr_w=0.05, n_seeds=3, iterations=50),
-    "dr grpo no baseline": dict(baseline="none", scale="none", beta=0.1, n_seeds=4, iterations=50),
-    "cispo, beta": dict(loss_type="cispo", beta=0.05, n_seeds=3, iterations=50),  # weight min(1, 0.2) A
-    "explicit difficulties": dict(n_prompts=3, difficulties=(-1.0, 0.5, 4.0), u_init=0.3, w_init=-0.2, iterations=70),
+RUN_CASES = UPDATE_CASES | {
+    "cispo capped at rho = 1": dict(loss_type="cispo", clip_eps_high=0.9),  # the clip acts at mu = 1
+    "explicit difficulties": dict(n_prompts=3, difficulties=(-1.0, 0.5, 4.0), u_init=0.3, w_init=-0.2),
 }
 
 
-@pytest.mark.parametrize("name", list(LEAN_CASES))
-def test_lean_loop_equals_general_loop(name):
-    """Same random stream: identical counts and parameters (bit for bit), metrics to 1e-12."""
-    cfg = ToyConfig(**LEAN_CASES[name])
-    lean, general = _run_lean(cfg), _run_general(cfg)
-    assert lean is not None
-    for field in ("counts", "p", "u", "w", "answers", "n_groups", "clip_ratio/region_mean", "frac_all_correct",
-                  "frac_all_wrong", "frac_reward_zero_std", "reward"):
-        np.testing.assert_array_equal(get(lean, field), get(general, field), err_msg=field)
-    for field in ("accuracy", "kl_exact", "entropy", "expected_zero_frac", "loss", "kl", "mean_abs_adv", "grad_norm"):
-        np.testing.assert_allclose(get(lean, field), get(general, field), rtol=1e-12, atol=1e-12, err_msg=field)
-    assert (general.counts == 0).any() and (general.counts == cfg.group_size).any()  # flat groups occurred
+def replay_with_reference(h) -> int:
+    """Re-does every iteration of the history h with reference_update (every answer, sim.grpo + autograd),
+    from h's own state t and its own batch, and asserts that it gives h's state t + 1 and its metrics.
+    Without dynamic sampling the batch is the first draws, h.counts[t]; with it, the refills are drawn
+    again by runs._refill from the same keys (the sampler is not what is checked here: the update is).
+    Returns the number of flat groups (all correct or all wrong) met, so a caller can ask for some."""
+    from sim.rng import toy_keys
+    from sim.toy.binomial import binomial_sampler
+    from sim.toy.model import init_state
+    from sim.toy.runs import _refill
+
+    cfg = h.config
+    S, G, P = cfg.n_seeds, cfg.group_size, len(h.difficulties)
+    z_ref = init_state(cfg, S)[3]
+    keys = toy_keys(cfg.seed, S)
+    for t in range(cfg.iterations):
+        k0 = h.counts[t].astype(np.intp)
+        if cfg.dynamic_sampling:
+            prompt, k, weight, answers = _refill(keys, t, k0, h.p[t], cfg, binomial_sampler(G))
+        else:
+            prompt, k, weight, answers = np.tile(np.arange(P), (S, 1)), k0, np.ones((S, P)), np.full(S, G * P)
+        np.testing.assert_array_equal(h.answers[t + 1] - h.answers[t], answers)
+        for s in range(S):
+            kept = weight[s] > 0
+            rewards = (np.arange(G) < k[s, kept, None]).astype(float)  # k[s, n] correct answers, then wrong ones
+            w, u, m = reference_update(h.w[t, s], h.u[t, s], prompt[s, kept], rewards, cfg, h.difficulties,
+                                       z_ref[s])
+            assert abs(h.w[t + 1, s] - w) < 1e-10, (t, s)
+            np.testing.assert_allclose(h.u[t + 1, s], u, atol=1e-10, rtol=0, err_msg=f"u at {t, s}")
+            for key, value in m.items():
+                assert abs(h.metrics[key][t, s] - value) < 1e-10, (key, t, s)
+            assert h.metrics["n_groups"][t, s] == kept.sum()
+    return int(((h.counts == 0) | (h.counts == G)).sum())
 
 
-def test_lean_loop_does_not_depend_on_the_chunk_size(monkeypatch):
+@pytest.mark.parametrize("name", list(RUN_CASES))
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_run_toy_equals_reference_at_every_iteration(name, dynamic, cispo_in_grpo, one_torch_thread, monkeypatch):
+    """The one training loop (update tables, arrays reused in place, metrics computed a few iterations at a
+    time) against sim.grpo + autograd: every iteration's new parameters and metrics to 1e-10. Chunks of 4
+    iterations, so that 10 iterations cross two chunk edges and end on a partial chunk."""
     import sim.toy.history
 
-    cfg = ToyConfig(n_seeds=3, iterations=23, beta=0.1)
-    a = _run_lean(cfg)
-    for cells in (100, 1):  # 4 iterations per chunk; one (S * P > CHUNK_CELLS)
+    extra = RUN_CASES[name]
+    cfg = ToyConfig(**{"n_prompts": 6, "group_size": 5, "n_seeds": 2, "iterations": 10, "dynamic_sampling": dynamic,
+                       **extra})
+    monkeypatch.setattr(sim.toy.history, "CHUNK_CELLS", 4 * cfg.n_seeds * len(make_difficulties(cfg)))
+    assert replay_with_reference(run_toy(cfg)) > 0  # flat groups occurred: the no-signal slots are covered
+
+
+def test_run_toy_defaults_equal_reference_at_every_iteration(one_torch_thread, monkeypatch):
+    """The chapter's defaults (24 prompts, G = 8), 4 seeds, over chunks of 6 iterations."""
+    import sim.toy.history
+
+    monkeypatch.setattr(sim.toy.history, "CHUNK_CELLS", 6 * 4 * 24)
+    assert replay_with_reference(run_toy(ToyConfig(n_seeds=4, iterations=15))) > 0
+
+
+@pytest.mark.parametrize("extra", [dict(beta=0.1), dict(dynamic_sampling=True, mu=2, scale="batch")])
+def test_run_toy_does_not_depend_on_the_chunk_size(extra, monkeypatch):
+    import sim.toy.history
+
+    cfg = ToyConfig(n_seeds=3, iterations=23, **extra)
+    a = run_toy(cfg)
+    for cells in (4 * 3 * 24, 1):  # 4 iterations per chunk, then 1 (S * P > CHUNK_CELLS)
         monkeypatch.setattr(sim.toy.history, "CHUNK_CELLS", cells)
-        b = _run_lean(cfg)
-        for field in ("counts", "p", "u", "w"):
+        b = run_toy(cfg)
+        for field in ("counts", "p", "u", "w", "answers", "n_groups"):
             np.testing.assert_array_equal(get(a, field), get(b, field), err_msg=field)
         for field in ("kl_exact", "entropy", "expected_zero_frac", "loss", "kl", "mean_abs_adv", "grad_norm"):
             np.testing.assert_allclose(get(a, field), get(b, field), rtol=1e-14, atol=1e-15, err_msg=field)
 
 
-def test_run_toy_takes_the_lean_loop_only_where_it_applies():
-    calls = []
-    cfg = ToyConfig(iterations=5)
-    for extra in (dict(), dict(mu=2), dict(dynamic_sampling=True), dict(scale="batch")):
-        c = dataclasses.replace(cfg, **extra)
-        h = run_toy(c, on_step=lambda t, m: calls.append(t))
-        np.testing.assert_array_equal(h.counts, run_toy(c).counts)  # on_step (general loop) changes nothing
-    assert calls == [1, 2, 3, 4, 5] * 4
-
-
-def test_lean_loop_hands_over_where_sigmoid_underflows(monkeypatch):
-    """policy() takes log sigmoid(z) ~ z where sigmoid(z) == 0; the lean loop does not, so it must give
-    the run to the general loop. Emulate the underflow at z < -20 (it needs z < -745 in float64)."""
-    import sim.toy.lean
+def test_run_toy_where_sigmoid_underflows(monkeypatch):
+    """policy() takes log sigmoid(z) ~ z where sigmoid(z) == 0 (z < -745 in float64), into run_toy's arrays
+    too. Emulate the underflow at z < -20: the hardest prompt (d = 25) then has p = 0 and the run stays finite,
+    with its log pi(correct) = z."""
     import sim.toy.model
 
     real = sim.toy.model.expit
@@ -259,13 +286,13 @@ def test_lean_loop_hands_over_where_sigmoid_underflows(monkeypatch):
         out[...] = p
         return out
 
-    monkeypatch.setattr(sim.toy.lean, "expit", expit_underflowing)
     monkeypatch.setattr(sim.toy.model, "expit", expit_underflowing)
-    cfg = ToyConfig(d_max=25.0, iterations=20, n_seeds=2)
-    assert _run_lean(cfg) is None
-    h = run_toy(cfg)
-    assert (h.p[:, :, -1] == 0).all() and np.isfinite(h.kl_exact).all()
-    np.testing.assert_array_equal(h.counts, _run_general(cfg).counts)
+    z = np.array([-30.0, 0.0])
+    np.testing.assert_array_equal(policy(z)[2], [-30.0, np.log(0.5)])
+    h = run_toy(ToyConfig(d_max=25.0, iterations=20, n_seeds=2))
+    assert (h.p[:, :, -1] == 0).all() and (h.counts[:, :, -1] == 0).all()
+    for x in (h.kl_exact, h.entropy, h.u, *h.metrics.values()):
+        assert np.isfinite(x).all()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -410,12 +437,6 @@ def test_history_shapes_and_finite():
     np.testing.assert_allclose(h.metrics["reward"], h.counts.mean(axis=2) / 8)
     assert (h.answers[:, 0] == np.arange(8) * 5 * 8).all()
     np.testing.assert_allclose(h.entropy[0], np.mean([stats.bernoulli.entropy(x) for x in h.p[0, 0]]))
-
-
-def test_on_step_called_each_iteration():
-    seen = []
-    run_toy(ToyConfig(iterations=4), on_step=lambda t, m: seen.append((t, float(m["loss"][0]))))
-    assert [t for t, _ in seen] == [1, 2, 3, 4]
 
 
 BAD = [

@@ -11,12 +11,13 @@ from urllib.parse import urlencode
 
 import pytest
 
+from sim.views import catalog
 from tests.fixtures.serve import browser_marks
 from tests.fixtures.viewpage import HOSTS, changes, link_part, move, shown, state, texts
 
 pytestmark = browser_marks()
-VIEWS = ["one_group", "training", "wasted", "std_scaling", "passk", "kl_clip"]
-SERVER_VIEWS = ["your_run", "your_prompts"]  # the app's only: the document its server computes from a visitor's file
+VIEWS = catalog.browser_views()  # every view whose page computes its document (sim/views/catalog.py)
+SERVER_VIEWS = [v.name for v in catalog.views() if v.server and v.lesson == "app"]  # a visitor's file: the app's only
 ADDRESS = [(h, v) for h in HOSTS for v in VIEWS] + [("app", v) for v in SERVER_VIEWS]
 
 

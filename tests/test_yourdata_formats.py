@@ -139,6 +139,20 @@ def test_transformers_console_output_is_read_between_progress_bars():
     assert log.gaps == {"grad_norm": {"nan": [1]}} and log.reward_funcs == ["acc"]
 
 
+def test_a_console_kept_to_its_printed_dicts_is_a_console_not_json():
+    """`grep "^{'loss'" nohup.out > steps.log` (heldout3/trl_console_csd_adq_seed42.log is such a cut): the file
+    starts with `{'`, which no JSON does, so it is read as a console, not refused as bad JSON. A `{'` file with no
+    log line in it is still refused in one line, as the JSON it looks like."""
+    text = ("{'loss': '0', 'grad_norm': '0', 'completion_length': '256', 'reward': '0', 'reward_std': '0'}\n"
+            "{'loss': '0', 'grad_norm': '0', 'completion_length': '225.1', 'reward': '0.125', 'reward_std': '0.2'}\n"
+            "{'train_runtime': '1.482e+04', 'train_loss': '0', 'epoch': '0.02676'}\n")
+    log = load_run_log(text.encode(), "steps.log")
+    assert log.source == "console" and log.steps.tolist() == [1, 2]
+    assert log.metrics["reward"].tolist() == [0.0, 0.125]
+    assert log.metrics["completions/mean_length"].tolist() == [256.0, 225.1]
+    assert "not valid JSON" in refused(b"{'a' 1}\n", "x.log", "line 1")
+
+
 def test_verls_console_is_read_through_ray_prefixes_and_colours():
     text = ("INFO start\n\x1b[36m(TaskRunner pid=348037)\x1b[0m step:1 - actor/entropy:0.25 - actor/kl_loss:"
             "np.float64(0.001) - actor/kl_coef:0.001 - critic/score/mean:0.8 - val-core/gsm8k/acc/mean@1:0.7 - "

@@ -250,6 +250,48 @@ def test_truncation_reads_the_cap_from_the_setting_or_the_clipped_answers():
     assert finding(tall, "truncation").status == "ok"
 
 
+def test_a_mean_length_pinned_at_its_largest_value_is_the_cap():
+    """TRL before 0.17 logs no clipped share and no max length: a mean length exactly 256 at step after step is every
+    answer at 256 tokens, the cap (heldout3/trl_console_csd_adq_seed42.log: 49 of 50 steps). A mean that varies, or
+    one pinned at a few tokens (a toy's fixed answer), or pinned only early, says nothing; and no share is invented."""
+    T = 50
+    length = np.full(T, 256.0)
+    length[36] = 225.1
+    log = RunLog("t", "t.csv", np.arange(1, T + 1), {"completions/mean_length": length, "reward": np.zeros(T)}, {},
+                 (), "optimizer")
+    f = finding(diagnose(log), "truncation")
+    assert f.status == "warn" and f.numbers["cap"] == 256 and f.title.startswith("Answers at the length cap")
+    assert "clipped" not in f.title and "exactly that at 49 of 50" in f.title and "exactly at the last step" in f.rule
+    varied = np.random.default_rng(0).uniform(150, 256, T)
+    log.metrics["completions/mean_length"] = varied
+    ok = finding(diagnose(log), "truncation")
+    assert ok.status == "ok" and "no clipped share logged" in ok.title and "0.0%" not in ok.title
+    log.metrics["completions/mean_length"] = np.full(T, 5.0)  # every answer "#### 7": five tokens, no cap
+    assert finding(diagnose(log), "truncation").status == "ok"
+    early = np.concatenate([np.full(20, 256.0), np.linspace(200, 120, T - 20)])  # at the cap early, then not
+    log.metrics["completions/mean_length"] = early
+    assert finding(diagnose(log), "truncation").status != "warn"
+    assert finding(diagnose(log, DiagnoseConfig(max_completion_length=1024)), "truncation").status == "ok"
+
+
+def test_a_reward_std_of_zero_is_a_step_with_no_signal_where_no_share_is_logged():
+    """A std of 0 (the batch's, or the mean of the groups' stds) leaves no group that varies: frac_reward_zero_std
+    = 1, though TRL before 0.18 does not log it. Lasting at a reward of 0: a warning; a few steps: information; a
+    std above 0 says nothing about the share, so nothing is said of those steps."""
+    T = 50
+    log = RunLog("t", "t.csv", np.arange(1, T + 1), {"reward": np.zeros(T), "reward_std": np.zeros(T)}, {}, (),
+                 "optimizer")
+    f = finding(diagnose(log), "no_signal_steps")
+    assert f.status == "warn" and f.numbers["steps"] == T and "reward_std = 0" in f.rule
+    std = np.full(T, 0.3)
+    std[[10, 20, 30]] = 0.0
+    log.metrics["reward_std"], log.metrics["reward"] = std, np.full(T, 0.4)
+    f = finding(diagnose(log), "no_signal_steps")
+    assert f.status == "info" and list(f.steps) == [11, 21, 31]
+    log.metrics["reward_std"] = np.full(T, 0.3)
+    assert all(x.key != "no_signal_steps" for x in diagnose(log).findings)
+
+
 def test_a_function_flat_at_its_ceiling_is_not_stuck():
     T = 100
     rising = np.linspace(0.2, 0.8, T)

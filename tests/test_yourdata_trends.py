@@ -67,6 +67,45 @@ def test_noise_is_not_a_trend_and_a_solved_pool_is_not_a_stall():
     assert solved.status == "info" and "already solved" in solved.title
 
 
+def b_lo(r, z, G=8):
+    """The least all-correct share the reward allows (sim/yourdata/rules/ceiling.py's condition), written out."""
+    return r - (1 - z) * (G - 1) / G
+
+
+@pytest.mark.parametrize("r, z, at", [(0.69, 0.8, True), (0.66, 0.8, False),  # b_lo 0.515 / 0.485 about 0.5
+                                      (0.88, 0.86, True), (0.88, 0.3, False),  # held-out: 82% dead; the same r, live
+                                      (0.30, 0.8, False)])  # dead groups mostly all wrong: a stall, whatever z
+def test_a_flat_reward_at_its_ceiling_is_not_a_stall(r, z, at):
+    """heldout/trl_console_rho0.70_seed42 read "no learning" at 0.88 -> 0.945 with 75-93% of groups all-equal: most
+    groups all correct, nothing left to learn on them. The ceiling: the least all-correct share r - (1 - z)(G - 1)/G
+    at least 0.5, lasting; entropy's fall there is sharpening, not collapse without gain."""
+    assert (b_lo(r, z) >= 0.5) == at
+    entropy = np.linspace(0.16, 0.06, 200)
+    d = diagnose(log_of(reward=noisy(r, 0.01), frac_reward_zero_std=z, entropy=entropy))
+    flat, ent = finding(d, "no_learning"), finding(d, "entropy_falling")
+    assert (flat.status, ent.status) == (("info", "info") if at else ("warn", "warn")), (flat.title, ent.title)
+    assert flat.numbers["ceiling"]["at"] == at
+    if at:
+        assert "at its ceiling, the pool is already solved (at least" in flat.title and "Too-easy" in flat.reading
+        assert "while the reward sat at its ceiling" in ent.title and "harder prompts" in flat.remedy
+
+
+def test_a_ceiling_must_last_to_the_end():
+    """A run that fell from its ceiling is not excused: solved for the first half (b_lo 0.78), then the dead groups
+    turn all wrong (reward 0.3, z 0.8) to the end, entropy falling and the reward lower than it started."""
+    half = np.arange(200) < 100
+    d = diagnose(log_of(reward=noisy(np.where(half, 0.9, 0.3), 0.01), frac_reward_zero_std=np.where(half, 0.86, 0.8),
+                        entropy=np.linspace(0.16, 0.06, 200)))
+    assert finding(d, "entropy_falling").status == "warn"
+    top = finding(d, "entropy_falling").numbers["ceiling"]
+    assert top["at"] is False and top["solved_steps"] >= 100
+    mean_only = diagnose(log_of(reward=np.clip(noisy(0.95, 0.02), 0, 1), entropy=np.linspace(0.16, 0.06, 200)))
+    assert finding(mean_only, "entropy_falling").status == "info"  # no zero-std share: the reward's 0.9 alone
+    assert finding(mean_only, "no_learning").numbers["ceiling"]["by"] == "reward"
+    summed = diagnose(log_of(reward=noisy(1.6, 0.01), frac_reward_zero_std=0.9))  # not 0/1: no bound, no ceiling
+    assert finding(summed, "no_learning").status == "warn"
+
+
 # ---- kl, clip, entropy, dead groups ----------------------------------------------------------------------------
 
 def test_kl_high_from_the_first_step():

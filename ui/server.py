@@ -15,6 +15,7 @@ It owns:
 - the presenter key (`presenter_key`, printed at start) and the wrong keys per client address (`wrong_keys`): the
   session that shows the key gets the lecturer's priority (ui/presenter.py);
 - the navigation fix (`use_app_navigation()`, checked against Streamlit STREAMLIT_CHECKED);
+- the classes a lecturer opened (`classes`, ui/classroom.py) and their routes (ui/classroom_routes.py);
 - a slot for the TinyLM registry (`tinylm_registry`), handed in by app.py, the lab's pool (`lab_pool`), the
   worker that reads a visitor's upload (`file_pool`) and the lesson zip's build (`lesson_zip`).
 
@@ -84,12 +85,15 @@ class Server:
                  presenter_key: str | None = None) -> None:
         import secrets
 
+        from ui.classroom import Classes
         from ui.presenter import WrongKeys
         from ui.work import GATE_SIZE, Gate
 
         # the lecturer's priority needs this key (ui/presenter.py); app.py hands in GRPO_PRESENTER_KEY's or a fresh one
         self.presenter_key = presenter_key if presenter_key is not None else secrets.token_urlsafe(16)
         self.wrong_keys = WrongKeys()  # wrong presenter keys per client address: guessing is slowed
+        self.classes = Classes()  # class mode's classes, in memory (ui/classroom.py)
+        self.class_api: str | None = None  # where routes() serves class mode (ui/classroom_routes.py), if it does
         self.gate = Gate(GATE_SIZE)  # script runs at once, the lecturer first (ui/work.py)
         self.gated = gated  # app.py's server gates its script runs; a bare one (AppTest) does not
         self.route_paths: dict[str, str] = {}  # file name -> the path routes() serves it on
@@ -187,7 +191,17 @@ class Server:
         return [self._route(PLOTLY_JS_NAME, PLOTLY_JS.read_bytes()), self._route(*app_bundle()),
                 self._route(KATEX_JS_NAME, KATEX_JS.read_bytes()),
                 self._route(KATEX_CSS_NAME, katex_css().encode("utf-8"), "text/css"), self._route(*trainer_bundle()),
-                self._lesson_route(), *api_routes(self), *index_routes(NAMES)]
+                self._lesson_route(), *api_routes(self), *index_routes(NAMES), *self._class_routes()]
+
+    def _class_routes(self) -> list:
+        """Class mode's routes (ui/classroom_routes.py), under server.baseUrlPath as index_routes are."""
+        import streamlit as st
+
+        from ui.classroom_routes import API, ClassRoutes
+
+        prefix = (st.get_option("server.baseUrlPath") or "").strip("/")
+        self.class_api = f"/{prefix}{API}" if prefix else API
+        return ClassRoutes(self.classes, self.wrong_keys).routes(f"/{prefix}" if prefix else "")
 
     def _lesson_route(self):
         from ui.lesson_download import ZIP_NAME

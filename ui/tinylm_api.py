@@ -27,7 +27,12 @@ MAX_WAITING = 32  # runs waiting for a slot: past it a new run is refused (the p
 
 
 class ApiError(ValueError):
-    """A request the page should not have sent: a 400 with this one line."""
+    """A request the page should not have sent: a 400 with this one line. `settings`: the line is sim's reason for
+    refusing the run's settings, which the page introduces with its own sentence (player_charts.js cannotRun)."""
+
+    def __init__(self, message: str, *, settings: bool = False):
+        super().__init__(message)
+        self.settings = settings
 
 
 def story_config(fields: dict):
@@ -51,9 +56,9 @@ def story_config(fields: dict):
         cfg = build_config(StoryConfig, SETTINGS, by_key, grpo=grpo)
         check_run(cfg.grpo.prompts_per_iter, cfg.grpo.group_size, cfg.sft.model, cfg.eval_samples)
     except MemoryCapError as e:
-        raise ApiError(f"These settings would not fit in the server's memory: {e}") from None
+        raise ApiError(f"they would not fit in the server's memory: {e}", settings=True) from None
     except (ValueError, TypeError) as e:
-        raise ApiError(f"These settings cannot run: {e}") from None
+        raise ApiError(str(e), settings=True) from None
     return cfg
 
 
@@ -132,7 +137,7 @@ def api_routes(server) -> list:
                     raise ApiError("a request is a JSON object")
                 out = await asyncio.to_thread(handle, server.tinylm_registry, action, body)
             except ApiError as e:
-                return JSONResponse({"error": str(e)}, status_code=400)
+                return JSONResponse({"error": str(e)} | ({"settings": True} if e.settings else {}), status_code=400)
             return JSONResponse(out, headers={"Cache-Control": "no-store"})
 
         return serve

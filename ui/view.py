@@ -26,12 +26,13 @@ from sim.paths import JS
 from sim.player.bundle import app_bundle
 from sim.views.controls import check_values
 from sim.views.doc import View, to_json
+from ui.classroom_routes import class_data
 from ui.labview import lab_switch
 from ui.page import open_page
 
 COMPONENT_NAME = "grpo_view"
 BUNDLE_NAME, _ = app_bundle()
-_CSS = "\n".join((JS / name).read_text(encoding="utf-8") for name in ("player.css", "doc.css"))
+_CSS = "\n".join((JS / name).read_text(encoding="utf-8") for name in ("player.css", "doc.css", "class_mode.css"))
 # isolate_styles=False: Plotly and KaTeX put their CSS in the document's head, which a shadow root would not see
 _COMPONENT = st.components.v2.component(COMPONENT_NAME, css=_CSS, js=(JS / "view_component.js").read_text(
     encoding="utf-8"), isolate_styles=False)
@@ -74,7 +75,8 @@ def show_view(view: View, server, *, lab_extras: Callable | None = None, export:
     data = {"mode": "view", "manifest": view.manifest(), **urls(server),
             "report": lab is not None or document is not None, "lab": None, "doc": None,
             "result": st.session_state.pop(_result_key(key), None),
-            "data": view.data() if view.data is not None else None, **trainer_urls(view, server)}
+            "data": view.data() if view.data is not None else None, **trainer_urls(view, server),
+            "class_mode": class_data(server)}  # class mode (ui/classroom_routes.py, assets/js/class_mode.js)
     try:
         values = _values(view, key)
     except ValueError as e:  # a setting the page's controls do not offer (a rewritten message): said, not computed

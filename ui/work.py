@@ -4,7 +4,7 @@
     leave(server)        # app.py, when the script run ends: the place goes to the next in line
 
 Script runs share one interpreter lock, so 30 runs at once each take 30 times as long, the projected screen's
-too. No page computes a toy run any more (the browser does: ui/live.py), but a class of 200 moving sliders still
+too. No page computes a toy run any more (the browser does: assets/js/live.js), but a class of 200 moving sliders still
 asks for about 20 script runs a second; the gate lets students in one at a time, in order, and the lecturer's
 session (it showed the server's presenter key, ui/presenter.py; `?classroom=1` alone only enlarges the page)
 straight in. A lab call from a page (the student's code, in the lab's sandbox) gives its place up while it waits

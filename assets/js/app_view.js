@@ -8,6 +8,7 @@
 // Streamlit calls mount() again with new data on every script run: the ViewPage (its setting, its player's
 // iteration, a revealed answer) or the DocView attached to the element is kept and updated.
 
+import { classCode, startClass } from "./class_mode.js";
 import { DocView } from "./doc.js";
 import { isTrue, readLink } from "./lesson_rules.js";
 import { ViewPage } from "./page.js";
@@ -51,11 +52,12 @@ export function mount(component) {
     MOUNTED.set(parentElement, m);
   }
   m.data = data;
-  if (m.page) {
+  if (m.page && !m.moved) {
     m.page.update({ lab: data.lab || null, result: data.result || null, doc: data.doc || null });
     if (data.report && m.page.current) m.report(m.page.current); // lab mode just switched on: the server needs it
-  } else m.doc.show(data.blocks);
+  } else if (m.doc) m.doc.show(data.blocks);
   return () => {
+    if (m.cls) m.cls.destroy();
     (m.page || m.doc).destroy();
     MOUNTED.delete(parentElement);
   };
@@ -98,6 +100,19 @@ function viewPage(parent, data, setStateValue, setTriggerValue) {
     tinylm_api: data.tinylm_api || "",
   };
   m.data = data;
+  const code = classCode(location.search); // read before the page writes its setting into the address bar
   m.page = new ViewPage(parent, data.manifest, host);
+  // Class mode (class_mode.js): a lecturer's, a student's, or null. A student's page follows the lecturer to another
+  // view in place, with no script run (the address bar says where it is); the exports and the lab's numbers belong
+  // to the page the server drew, so a page moved to another view has neither.
+  const swap = (manifest, search) => {
+    const to = new URL(`./${manifest.view}${search}`, location.href);
+    history.replaceState(history.state, "", `${to.pathname}${to.search}`);
+    m.page.destroy();
+    m.moved = manifest.view !== data.manifest.view;
+    m.page = new ViewPage(parent, manifest, m.moved ? { ...host, report: null, action: null } : host);
+    return m.page;
+  };
+  m.cls = startClass(m.page, data.class_mode, code, swap);
   return m;
 }

@@ -7,7 +7,7 @@
 //     runToy(config)           sim.toy.run_toy: S seeds of the 24-prompt toy, sampled
 //     expectedRun(config)      sim.toy.expected_run: the exact average run (its "slots" form)
 //     runSharpen(config)       sim.sharpen.train (method "counts"): the sharpening toy of the pass@k debate
-//     stdComparison(config)    sim.views.std_scaling.std_comparison: Exercise 15.4's two comparisons
+//     stdComparison(config)    sim.exercises.std_comparison: Exercise 15.4's two comparisons
 //
 // Same seed, same run: every draw comes from Philox4x32-10 at the counter sim/rng.py assigns it, and each
 // sampled count is the same inverse CDF of that uniform, so counts and answers equal sim's exactly and every
@@ -484,7 +484,7 @@ function toyTable(cfg) {
   return advantageTable(cfg.group_size, { baseline: cfg.baseline, scale, ddof: cfg.ddof, eps: cfg.eps });
 }
 
-// run_toy's advantage_table argument: (A_correct, A_wrong) over k = 0..G, checked as sim.toy.runs._check_table.
+// run_toy's advantage_table argument: (A_correct, A_wrong) over k = 0..G, checked as sim.toy.runs.check_table.
 function checkTable(cfg, table) {
   if (cfg.scale === "batch") {
     throw new Error("a custom advantage table needs scale 'group' or 'none' (the batch std is not a table)");
@@ -1075,7 +1075,7 @@ export function matchedLr(config, scale) {
   return firstStepSize(config) / firstStepSize({ ...config, scale, lr: 1 });
 }
 
-// sim.views.std_scaling.std_comparison: means over the config's seeds of three runs, with std; without std at the
+// sim.exercises.std_comparison: means over the config's seeds of three runs, with std; without std at the
 // same lr; without std at the lr that gives the same first step (matchedLr). Per run: lr, the first step size,
 // accuracy (T+1,), the hardest prompt's p (T+1,) and the iteration it passes hard_level (or null).
 export function stdComparison(config, hard_level = HARD) {

@@ -1,7 +1,7 @@
 // The closed forms of the exercise views, for a page that computes them (a lesson): the JavaScript twin of what
 // sim/exercises.py, sim/kl_clip.py and sim/passk.py compute for One group, KL and clipping, pass@k and Wasted groups.
 // sim/ is the reference: it computes by autograd through sim.grpo.policy_loss where this file writes the derivative
-// out; tests/test_js_views.py runs both on random settings and compares every number (to 1e-9) and every word.
+// out; tests/test_js_twins.py runs both on random settings and compares every number (to 1e-9) and every word.
 // sim's names, one function per formula; no DOM.
 //
 // Shapes: G answers of a group, N grid points, R repeats, V tokens.

@@ -1,5 +1,5 @@
 // A view computed in the page, for either host: the lesson (assets/js/doc.js) and the app's component
-// (assets/js/live_component.js) hand a LiveView a request, and it runs the engine (assets/js/engine.js, through
+// (assets/js/app_view.js) hand a LiveView a request, and it runs the engine (assets/js/engine.js, through
 // assets/js/view_runs.js) off the page's main thread, turns the runs into charts and words (assets/js/toy_views.js) and
 // plays them (assets/js/player.js). The host only says what to compute.
 //
@@ -15,7 +15,7 @@
 
 import { buildPayload, nd } from "./chart_spec.js";
 import { Player } from "./player.js";
-import { loadPlotly } from "./player_charts.js";
+import { cannotRun, el, loadPlotly } from "./player_charts.js";
 import { PredictBox } from "./predict.js";
 import * as V from "./toy_views.js";
 import { buffers, viewRuns } from "./view_runs.js";
@@ -145,13 +145,6 @@ export class Runner {
   }
 }
 
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
 // What a view shows for its runs: {payload options, above, below, question}
 export function viewOf(request, runs) {
   const { view, config } = request;
@@ -268,7 +261,7 @@ export class LiveView {
     this.stats.errors += 1;
     this.stats.lastError = err.message;
     this.msg.textContent = "";
-    this.error.replaceChildren(el("strong", "", "These settings cannot run:"), el("pre", "gp-error-text", err.message));
+    this.error.replaceChildren(...cannotRun(err.message));
     this.error.hidden = false;
     this.playerBox.hidden = this.metricsBox.hidden = true;
     this.above.hidden = this.below.hidden = true;

@@ -1,6 +1,6 @@
 // What the views read off arrays, computed as numpy computes it, so that a number the page shows is Python's to
 // the last bit where that matters (a caption's rounding): numpy's pairwise summation, mean, population std,
-// linear percentiles and linspace. No DOM; sim/views (Python) is the reference (tests/test_js_views.py).
+// linear percentiles and linspace. No DOM; sim/views (Python) is the reference (tests/test_js_twins.py).
 
 import { nd } from "./chart_spec.js";
 

@@ -20,6 +20,8 @@
 //   }
 //   page.update({lab, result, doc})      // the app's extras, new with every script run (doc: {for, blocks}, the
 //                                        // document the server computed for a setting: Your run, Lab)
+//   page.onChange = (state, by) => ...   // class mode (class_mode.js): each setting shown; by "class" if applyLink's
+//   page.applyLink("G=16&beta=0.04")     // class mode: the lecturer's setting, read by the link's rules
 //
 // `manifest` is sim/views/doc.py View.manifest(): {view, title, intro, intro_md, fold_intro, controls, presets,
 // tools}. Every text goes in with textContent (or as KaTeX of our own formulas): nothing from a link is markup.
@@ -28,7 +30,7 @@ import { configOf, stateFromLink, urlText, valueText } from "./control_rules.js"
 import { DocView, inline } from "./doc.js";
 import { COMPUTING } from "./live.js";
 import { hideNames, isTrue, linkText, picksFromLink, readLink } from "./lesson_rules.js";
-import { el } from "./player_charts.js";
+import { cannotRun, el } from "./player_charts.js";
 import { TrainerView } from "./tinylm_trainer_view.js";
 import { SHOW } from "./views.js";
 
@@ -344,13 +346,25 @@ export class ViewPage {
   }
 
   // ---- the setting ----
-  go(state) {
+  go(state, by = null) {
     this.current = state;
     this.state.state = state;
     for (const c of this.controls) this.inputs[c.key].set(state[c.key], state);
     this.writeLink(state);
     if (this.host.report) this.host.report(state);
     this.draw();
+    if (this.onChange) this.onChange(state, by);
+  }
+
+  // Class mode: a setting from outside the address bar (the lecturer's, as a link's query), read by the link's rules
+  applyLink(text) {
+    const link = readLink(`?${text}`, "", this.multi);
+    const { state } = stateFromLink(this.controls.filter((c) => c.kind !== "picks"), link.values);
+    for (const c of this.controls.filter((x) => x.kind === "picks")) {
+      const raw = link.lists.get(c.key);
+      state[c.key] = raw === undefined ? [...c.default] : picksFromLink(c.key, raw, PICKS_MAX)[0];
+    }
+    this.go(state, "class");
   }
 
   changed() {
@@ -376,7 +390,7 @@ export class ViewPage {
     try {
       blocks = blocks || this.host.blocks || SHOW[this.m.view](fields, this.context(state));
     } catch (err) {
-      this.error.replaceChildren(el("strong", "", "These settings cannot run:"), el("pre", "", String(err.message || err)));
+      this.error.replaceChildren(...cannotRun(err.message || err));
       this.error.hidden = false;
       return;
     }
@@ -468,13 +482,15 @@ export class ViewPage {
       }
     }
     const unknown = [...this.link.values.keys()].filter((k) => !this.controls.some((c) => c.key === k) &&
-      !["classroom", "predict", "hide", "presenter"].includes(k)); // prettier-ignore
+      !["classroom", "predict", "hide", "presenter", "class"].includes(k)); // prettier-ignore
     if (unknown.length) notes.push(`URL parameter${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => k.slice(0, 40)).join(", ")} ` +
       `${unknown.length > 1 ? "are not settings" : "is not a setting"} of this page; ignored`); // prettier-ignore
     const unknownHide = String(this.link.values.get("hide") || "").split(",").map((s) => s.trim())
       .filter((k) => k && k !== "presets" && !this.controls.some((c) => c.key === k)); // prettier-ignore
     if (unknownHide.length) notes.push(`URL parameter hide names ${unknownHide.map((k) => k.slice(0, 40)).join(", ")}, ` +
       "which are not controls of this page; ignored"); // prettier-ignore
+    if (this.link.values.has("class") && !this.host.app) notes.push("This link is for a class: class mode (the class " +
+      "following the lecturer, a poll on every question) needs the app's server; this lesson page works on its own"); // prettier-ignore
     this.note.textContent = [...this.link.notes, ...notes].map((n) => (n.endsWith(".") ? n : `${n}.`)).join(" ");
     this.note.hidden = !this.note.textContent;
     this.go(state);

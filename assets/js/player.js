@@ -12,7 +12,7 @@ const SPEEDS = [1, 2, 5, 10, 16, 20, 30, 45, 60, 120]; // iterations per second
 const DISPLAY_FPS = 60; // up to this speed every iteration is drawn
 const MIN_CHART_PX = 300; // a chart is never narrower: fewer columns first (a phone: one chart per row)
 const NARROW_GRID_PX = 500; // a grid this narrow is a phone's: its charts are at most PHONE_CHART_PX high
-const PHONE_CHART_PX = 280;
+const PHONE_CHART_PX = 250;
 // Plotly's toolbar is left out everywhere: it covered the colour bar's title and the labels at a chart's top edge.
 // Drag still zooms and a double click zooms back out, as Plotly does without it.
 const PLOT_CONFIG = { displaylogo: false, displayModeBar: false, responsive: false };
@@ -21,6 +21,14 @@ const DASHES = { dash: "7,4", dot: "2,3", dashdot: "7,3,2,3", longdash: "11,4", 
 let ids = 0; // ids that tie each chart to its title and caption (aria-labelledby, aria-describedby)
 
 const ownsSpace = (target) => target.tagName === "BUTTON" || target.tagName === "SELECT";
+
+// Class mode (assets/js/class_mode.js, the app's classes) follows the lecturer's players: it hears of each player's
+// data (loaded), of each move a person makes (Play, Pause, Step, Back, Reset, the timeline, the speed: moved) and of
+// its end (gone), and moves a student's player with follow(), which tells nobody.
+let watcher = null;
+export function watchPlayers(w) {
+  watcher = w;
+}
 
 // ---- the player: bar, charts, clock ----
 export class Player {
@@ -76,7 +84,10 @@ export class Player {
     this.resetBtn = button("⟲ Reset", "Back to iteration 0", () => this.reset());
     this.speedSel = el("select", "gp-speed");
     this.speedSel.setAttribute("aria-label", "speed in iterations per second");
-    this.speedSel.addEventListener("change", () => (this.speed = Number(this.speedSel.value)));
+    this.speedSel.addEventListener("change", () => {
+      this.speed = Number(this.speedSel.value);
+      this.moved();
+    });
     const speedLabel = el("label", "gp-speed-label", "speed ");
     speedLabel.appendChild(this.speedSel);
     this.timeline = el("input", "gp-timeline");
@@ -167,6 +178,7 @@ export class Player {
     this.dirty = true;
     this.updateBar();
     this.schedule();
+    if (watcher) watcher.loaded(this);
   }
 
   buildCharts(n) {
@@ -223,6 +235,7 @@ export class Player {
     this.lastNow = null;
     this.updateBar();
     this.schedule();
+    this.moved();
   }
 
   pause() {
@@ -230,6 +243,7 @@ export class Player {
     this.t = Math.max(this.shown, 0); // stop on the frame on screen, not on one still being drawn
     this.updateBar();
     this.schedule();
+    this.moved();
   }
 
   step(d) {
@@ -238,6 +252,7 @@ export class Player {
     this.t = Math.min(Math.max(from + d, 0), this.T);
     this.updateBar();
     this.schedule();
+    this.moved();
   }
 
   reset() {
@@ -245,11 +260,28 @@ export class Player {
     this.t = 0;
     this.updateBar();
     this.schedule();
+    this.moved();
   }
 
   seek(t) {
     this.playing = false;
     this.t = Math.min(Math.max(t, 0), this.T);
+    this.updateBar();
+    this.schedule();
+    this.moved();
+  }
+
+  moved() {
+    if (watcher) watcher.moved(this);
+  }
+
+  // Class mode: the lecturer's iteration, playing or not, at the lecturer's speed (tells nobody: not a move)
+  follow({ t, playing, speed }) {
+    if (speed && speed !== this.speed) this.setSpeedOptions(speed);
+    this.t = Math.min(Math.max(t, 0), this.T ?? t);
+    this.playing = !!playing && this.t < (this.T ?? Infinity);
+    this.acc = 0;
+    this.lastNow = null;
     this.updateBar();
     this.schedule();
   }
@@ -388,6 +420,7 @@ export class Player {
 
   destroy() {
     this.destroyed = true;
+    if (watcher) watcher.gone(this);
     this.resizer.disconnect();
     cancelAnimationFrame(this.raf);
     if (this.Plotly) for (const s of this.slots || []) this.Plotly.purge(s.plot);

@@ -9,7 +9,7 @@
 // heatmap-only chart costs no Plotly call per frame.
 
 // ---- Plotly.js: one <script> per page, from the app's own server ----
-// A host may have started it before this code arrived (assets/js/live_component.js: <script data-grpo-plotly>): then
+// A host may have started it before this code arrived (assets/js/view_component.js: <script data-grpo-plotly>): then
 // its tag is awaited, not loaded twice.
 let plotlyLoading = null;
 export function loadPlotly(url) {
@@ -84,6 +84,11 @@ export function el(tag, cls, text) {
   if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text; // plain text, never parsed as HTML
   return e;
+}
+
+/** What a page shows when sim refuses a setting: the one sentence, then the engine's own words as plain text. */
+export function cannotRun(message) {
+  return [el("strong", "", "These settings cannot run:"), el("pre", "gp-error-text", String(message))];
 }
 
 export const fillIn = (s, t, T) => s.replaceAll("{t}", String(t)).replaceAll("{T}", String(T));

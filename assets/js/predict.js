@@ -116,6 +116,15 @@ export function outside(q, guess) {
     `${fmtNumber(guess, fmt, q.unit)} is outside that range. Try again.`; // prettier-ignore
 }
 
+// Class mode (assets/js/class_mode.js, the app's classes) watches every box: it may hold a box's button (a student's
+// guess goes to the lecturer; the lecturer's asks the class, then reveals to everyone), add its panel under the box
+// (drawn), and reveal or reopen a box when the lecturer does. `hold(box)` gives null (the box as it is) or
+// {label, enabled, caption, sent, noGuess, send(guess)}.
+let watcher = null;
+export function watchQuestions(w) {
+  watcher = w;
+}
+
 function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -132,6 +141,7 @@ export class PredictBox {
     parent.appendChild(this.box);
     this.onReveal = onReveal;
     this.revealed = false;
+    this.forced = false; // revealed by the lecturer, with or without a guess (class mode)
     this.guess = null;
   }
 
@@ -144,8 +154,10 @@ export class PredictBox {
     const p = el("p");
     p.append(el("strong", "", "Predict first. "), document.createTextNode(q.question));
     this.box.append(p);
-    if (this.revealed && this.guess !== null) return this.showAnswer();
-    if (q.kind === "choice") return this.askChoice(q);
+    if (this.revealed && (this.guess !== null || this.forced)) return this.showAnswer();
+    const held = watcher ? watcher.hold(this) : null;
+    if (held && held.noGuess) return this.askHeld(held);
+    if (q.kind === "choice") return this.askChoice(q, held);
     const label = el("label", "gp-guess-label", "Your guess" + (q.unit && q.unit.trim() ? ` (${q.unit.trim()})` : ""));
     const input = el("input", "gp-guess");
     input.type = "number";
@@ -154,11 +166,12 @@ export class PredictBox {
     input.id = `gp-guess-${Math.random().toString(36).slice(2)}`;
     label.htmlFor = input.id;
     if (this.guess !== null) input.value = String(this.guess);
+    input.disabled = !!(held && held.sent);
     const warn = el("p", "gp-warn");
     warn.hidden = true;
     const hint = el("p", "gp-warn gp-hint");
     hint.hidden = true;
-    const reveal = el("button", "gp-btn", "Reveal");
+    const reveal = el("button", "gp-btn", held ? held.label : "Reveal");
     reveal.type = "button";
     const check = () => {
       const g = input.value.trim() === "" ? NaN : input.valueAsNumber;
@@ -169,65 +182,97 @@ export class PredictBox {
       hint.textContent = fraction || "";
       hint.hidden = !fraction;
       this.guess = Number.isNaN(g) || why ? null : g;
-      reveal.disabled = this.guess === null;
+      reveal.disabled = this.guess === null || !!(held && !held.enabled);
       reveal.title = this.guess === null ? "enter a guess first" : "";
     };
     input.addEventListener("input", check);
-    reveal.addEventListener("click", () => {
-      if (this.guess === null) return;
-      this.revealed = true;
-      this.showAnswer();
-      this.onReveal();
-    });
+    reveal.addEventListener("click", () => this.pressed(held));
     check();
-    this.box.append(label, input, warn, hint, reveal, el("p", "gp-caption", "The answer (and the chart) appear once you have guessed."));
+    this.box.append(label, input, warn, hint, reveal, el("p", "gp-caption", held ? held.caption : "The answer (and the chart) appear once you have guessed."));
+    if (watcher) watcher.drawn(this);
+  }
+
+  // Reveal, or what class mode does instead (send the guess to the lecturer)
+  pressed(held) {
+    if (this.guess === null) return;
+    if (held) held.send(this.guess);
+    else this.reveal();
+  }
+
+  reveal() {
+    this.revealed = true;
+    this.showAnswer();
+    this.onReveal();
+  }
+
+  // Class mode: the lecturer revealed the answer, on every screen, guessed or not
+  forceReveal() {
+    this.forced = true;
+    this.reveal();
+  }
+
+  // Ask again (Guess again; class mode: the lecturer's next round)
+  reopen() {
+    this.revealed = false;
+    this.forced = false;
+    this.guess = null;
+    this.ask(this.q);
+    this.onReveal();
+  }
+
+  // Class mode's lecturer: the question and the class's button, no guess of their own
+  askHeld(held) {
+    const b = el("button", "gp-btn", held.label);
+    b.type = "button";
+    b.disabled = !held.enabled;
+    b.addEventListener("click", () => held.send(null));
+    this.box.append(b, el("p", "gp-caption", held.caption));
+    if (watcher) watcher.drawn(this);
   }
 
   // a choice: the options as radio buttons under "Your answer"
-  askChoice(q) {
+  askChoice(q, held = null) {
     const fs = el("fieldset", "gp-choice");
     fs.append(el("legend", "", "Your answer"));
     const name = `gp-choice-${Math.random().toString(36).slice(2)}`;
-    const reveal = el("button", "gp-btn", "Reveal");
+    const reveal = el("button", "gp-btn", held ? held.label : "Reveal");
     reveal.type = "button";
-    reveal.disabled = this.guess === null;
+    reveal.disabled = this.guess === null || !!(held && !held.enabled);
     q.options.forEach((o, i) => {
       const r = el("input");
-      Object.assign(r, { type: "radio", name, id: `${name}-${i}`, value: String(i), checked: this.guess === o });
+      Object.assign(r, { type: "radio", name, id: `${name}-${i}`, value: String(i), checked: this.guess === o,
+        disabled: !!(held && held.sent) }); // prettier-ignore
       r.addEventListener("change", () => {
         this.guess = o;
-        reveal.disabled = false;
+        reveal.disabled = !!(held && !held.enabled);
       });
       const l = el("label", "gp-option", o);
       l.htmlFor = r.id;
       fs.append(r, l);
     });
-    reveal.addEventListener("click", () => {
-      if (this.guess === null) return;
-      this.revealed = true;
-      this.showAnswer();
-      this.onReveal();
-    });
-    this.box.append(fs, reveal, el("p", "gp-caption", "The answer (and the chart) appear once you have guessed."));
+    reveal.addEventListener("click", () => this.pressed(held));
+    this.box.append(fs, reveal, el("p", "gp-caption", held ? held.caption : "The answer (and the chart) appear once you have guessed."));
+    if (watcher) watcher.drawn(this);
   }
 
   showAnswer() {
-    if (this.entry) this.entry.revealed = true;
     // the question stays; the guess's input and Reveal give way to the verdict (and Guess again)
     this.box.replaceChildren(...[...this.box.children].slice(0, 1));
-    const [close, text] = this.q.kind === "choice" ? choiceVerdict(this.q, this.guess) : verdict(this.q, this.guess);
-    const line = el("p", close ? "gp-close" : "gp-far", text);
-    const again = el("button", "gp-btn", "Guess again");
-    again.type = "button";
-    again.addEventListener("click", () => {
-      this.revealed = false;
-      this.guess = null;
-      this.ask(this.q);
-      this.onReveal();
-    });
-    this.box.append(line);
-    if (this.q.explain) this.box.append(el("p", "", this.q.explain));
-    this.box.append(again);
+    this.register(this.q);
+    if (this.guess === null) { // revealed by the lecturer to someone who had not guessed (class mode)
+      this.box.append(el("p", "gp-caption ls-answer", answerLine(this.q)));
+    } else {
+      const [close, text] = this.q.kind === "choice" ? choiceVerdict(this.q, this.guess) : verdict(this.q, this.guess);
+      this.box.append(el("p", close ? "gp-close" : "gp-far", text));
+      if (this.q.explain) this.box.append(el("p", "", this.q.explain));
+    }
+    if (!watcher || !watcher.hold(this)) { // in a class the lecturer starts the next round
+      const again = el("button", "gp-btn", "Guess again");
+      again.type = "button";
+      again.addEventListener("click", () => this.reopen());
+      this.box.append(again);
+    }
+    if (watcher) watcher.drawn(this);
   }
 
   // The page's open questions, for the browser tests (window.grpoQuestions): the question, what would tell its
@@ -235,7 +280,7 @@ export class PredictBox {
   register(q) {
     const all = (window.grpoQuestions = window.grpoQuestions || new Set());
     if (this.entry) all.delete(this.entry);
-    this.entry = q ? { question: q.question, texts: tells(q), revealed: this.revealed && this.guess !== null } : null;
+    this.entry = q ? { question: q.question, texts: tells(q), revealed: this.revealed && (this.guess !== null || this.forced) } : null;
     if (this.entry) all.add(this.entry);
   }
 

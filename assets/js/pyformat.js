@@ -1,5 +1,5 @@
 // Python's number formatting in JavaScript: what an f-string prints, so that a caption computed in the page is
-// the same text as the one sim/views computes in Python (tests/test_js_views.py checks it on edge cases and on
+// the same text as the one sim/views computes in Python (tests/test_js_twins.py checks it on edge cases and on
 // random settings).
 //
 //   format(0.125, ".2f")   -> "0.12"      (Python rounds the exact binary value half to even; toFixed goes up)

@@ -8,7 +8,7 @@
 //   view.update(block);   // {settings, preset, presets, trl}: the settings Start will use, redrawn as they change
 
 import { DocView } from "./doc.js";
-import { el } from "./player_charts.js";
+import { cannotRun, el } from "./player_charts.js";
 import { live_blocks, status_text } from "./tinylm_views.js";
 
 const DRAW_MS = 250; // a live run is redrawn at most this often: the page stays free for the reader's clicks
@@ -53,7 +53,9 @@ class ServerRun {
     const r = await fetch(`${this.api}/${action}`, { method: "POST", headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ viewer: this.viewer, ...body }) }); // prettier-ignore
     const out = await r.json().catch(() => ({ error: `the server answered ${r.status}` }));
-    if (!r.ok || out.error) throw new Error(out.error || `the server answered ${r.status}`);
+    if (!r.ok || out.error) {
+      throw Object.assign(new Error(out.error || `the server answered ${r.status}`), { settings: !!out.settings });
+    }
     return out;
   }
 
@@ -171,7 +173,8 @@ export class TrainerView {
     } catch (err) { // a setting sim refuses, no trainer, a server that says no: said, never thrown
       this.run = null;
       this.snap = null;
-      this.error.textContent = `This run cannot start: ${err.message || err}`;
+      if (err.settings) this.error.replaceChildren(...cannotRun(err.message));
+      else this.error.textContent = `This run cannot start: ${err.message || err}`;
       this.error.hidden = false;
     }
     this.draw(true);

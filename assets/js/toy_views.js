@@ -2,7 +2,7 @@
 // the toy's pass@k before and after): from a config and the engine's results (assets/js/engine.js), the player's
 // charts, their captions, the words around them and the predict question. The JavaScript twin of
 // sim/views/training.py, std_scaling.py and passk.py: the same names, the same text for the same run, word for
-// word (tests/test_js_views.py feeds both the same runs, on random settings, and compares). Python stays the
+// word (tests/test_js_twins.py feeds both the same runs, on random settings, and compares). Python stays the
 // reference; no formula of the engine lives here (pass@k and where two curves cross are the engine's), only what a
 // view reads off a run (means over seeds as numpy takes them, the seeds' band) and how it says it.
 //

@@ -4,7 +4,7 @@
 //   training    run = runToy(config), exp = expectedRun(config); with mu > 1 the same setting with PPO's symmetric
 //               clip (the clip caption's comparison); a pinned setting's run; the expected run with a student's
 //               advantage table ("Use my lab code")
-//   std         Std scaling's three runs (sim/views/std_scaling.std_comparison)
+//   std         Std scaling's three runs (sim.exercises.std_comparison)
 //   sharpen     the sharpening toy's run
 //   passk_toy   the toy's expected run at the chapter's defaults, T = 200 (pass@k before and after)
 //   your_prompts  the toy on a visitor's pool (explicit difficulties): its run and expected run

@@ -171,7 +171,9 @@ def page(view: View, plotly: str) -> tuple[str, int]:
 
 LESSON_LINE = ("A static edition of the GRPO Playground app: the same views, controls, charts and words, drawn by the "
                "same code. Each view computes in your browser (the same numbers as the app's for the same setting); "
-               "TinyLM's runs were recorded. This folder holds everything it needs and works offline.")
+               "TinyLM trains in your tab beside its recorded runs. This folder holds everything it needs and works "
+               "offline. Class mode (the class following the lecturer, a poll on every question) needs the app's "
+               "server.")
 
 
 def contents(views: list[View], summary: str) -> str:

@@ -1,6 +1,6 @@
 """The player's payload: what the browser receives for a run, as JSON with each array once.
 
-`build_payload` is the one place the charts of sim/player/spec.py become data. The app's page (ui/player.py)
+`build_payload` is the one place the charts of sim/player/spec.py become data. The app's page (ui/view.py)
 and a static lesson (sim/lesson) both call it, so the same run gives them the same bytes.
 """
 

@@ -8,9 +8,9 @@ aggregation coincides because every response has one token.
 
 Read it in this order:
   model.py      ToyConfig (each setting declared once) and the closed forms of a state
-  update.py     one update from the number of correct answers per group (the fast path)
-  runs.py       run_toy (S seeds at once) and expected_run (the exact average run); lean.py is run_toy's
-                fast loop for the defaults; history.py what a run records (TRL's metric names)
+  update.py     one update from the number of correct answers per group
+  runs.py       run_toy (S seeds at once) and expected_run (the exact average run); history.py what a run
+                records (TRL's metric names)
   reference.py  the same update by sampling every answer and autograd through sim.grpo: the oracle
 
 What the defaults show (24 prompts, d from -2 to 7, G = 8, lr = 0.2, u = w = 0), in about 200 iterations

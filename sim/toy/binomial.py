@@ -1,6 +1,6 @@
 """Exact binomial sampling for many different p at once, at a cost nearly independent of G.
 
-The GRPO toy (sim/toy.py) needs, every iteration, the number k of correct answers out of G for each
+The GRPO toy (sim/toy/) needs, every iteration, the number k of correct answers out of G for each
 of S * P groups, each with its own p. numpy's Generator.binomial costs ~250 ns per draw when every draw
 has its own p (more than the whole GRPO update) and grows with G. BinomialSampler inverts the CDF with
 precomputed tables instead:

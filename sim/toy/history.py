@@ -1,7 +1,7 @@
 """What a toy run records, and the one place its arrays are allocated and finished.
 
-Every loop (the general and the lean one in runs.py, the expected run, the autograd reference) fills a
-`History` and calls `finish()`, which computes the state metrics and returns a `ToyHistory`.
+Every loop (run_toy's, the expected run's, the autograd reference's) fills a `History` and calls `finish()`,
+which computes the state metrics (unless the loop has them) and returns a `ToyHistory`.
 Step metrics carry TRL's names where TRL has one (kl, loss, grad_norm, reward,
 frac_reward_zero_std, clip_ratio/region_mean), so a reader finds them again in a TRL log.
 """

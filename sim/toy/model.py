@@ -103,15 +103,25 @@ def make_difficulties(cfg: ToyConfig) -> np.ndarray:
     return np.linspace(cfg.d_min, cfg.d_max, cfg.n_prompts)
 
 
-def policy(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """pi(correct), pi(wrong), log pi(correct), log pi(wrong) for logits z, each accurate in relative terms.
+def policy(z: np.ndarray, out: tuple | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """pi(correct), pi(wrong), log pi(correct), log pi(wrong) for logits z, each accurate in relative terms,
+    into `out` (four arrays of z's shape) if given: run_toy computes one state an iteration without allocating.
 
     log sigmoid(-z) = log sigmoid(z) - z, so three transcendental calls instead of four.
     """
-    p_c = expit(z)
-    lp_c = np.where(p_c > 0, np.log(p_c), z)  # log sigmoid(z) ~ z where sigmoid underflows
-    lp_w = lp_c - z
-    return p_c, np.exp(lp_w), lp_c, lp_w
+    if out is None:
+        z = np.asarray(z, dtype=float)
+        out = tuple(np.empty_like(z) for _ in range(4))
+    p_c, p_w, lp_c, lp_w = out
+    expit(z, out=p_c)
+    if np.count_nonzero(p_c) == p_c.size:  # (count_nonzero: the cheapest test, run_toy's every iteration)
+        np.log(p_c, out=lp_c)
+    else:  # log sigmoid(z) ~ z where sigmoid underflows (z < -745)
+        np.log(p_c, out=lp_c, where=p_c > 0)
+        np.copyto(lp_c, z, where=p_c == 0)
+    np.subtract(lp_c, z, out=lp_w)
+    np.exp(lp_w, out=p_w)
+    return p_c, p_w, lp_c, lp_w
 
 
 def bernoulli_kl(p_c, p_w, lp_c, lp_w, lr_c, lr_w) -> np.ndarray:

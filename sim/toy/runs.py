@@ -2,56 +2,117 @@
 
     run_toy       each iteration draws k_j ~ Binomial(G, p_j) correct answers per prompt (the same law as
                   G separate answers; sim.toy.binomial samples it at a cost independent of G), refills
-                  all-equal groups under dynamic sampling, and applies update.count_update
+                  all-equal groups under dynamic sampling, and applies update.apply_update
     expected_run  the deterministic "average run": each step applies the expected update
 
-run_toy has two loops: _run_general (count_update every iteration, any config) and lean.run_lean (mu = 1,
-no dynamic sampling or batch std: the defaults), which keeps only the dynamics in the loop and computes
-the metrics a few iterations at a time; a test proves the two give the same history.
+tests/test_toy.py replays run_toy's every iteration with sim/toy/reference.py (every answer sampled, sim.grpo
+and autograd) and checks expected_run against an enumeration of the outcomes and the mean of sampled runs.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 
 import numpy as np
 from scipy.special import gammaln
 
 from sim.rng import toy_first_uniforms, toy_keys, toy_refill_uniforms
 from sim.toy import update
-from sim.toy.binomial import binomial_sampler
-from sim.toy.history import History, ToyHistory, chunk_rows, diverged
-from sim.toy.lean import run_lean
+from sim.toy.binomial import BinomialSampler, binomial_sampler
+from sim.toy.history import STATE_METRICS, History, ToyHistory, chunk_rows, diverged, state_metrics
 from sim.toy.model import ToyConfig, init_state, policy
-from sim.toy.update import count_update
+from sim.toy.update import Batch, Step, Table, Tables, count_update
 
-Table = tuple[np.ndarray, np.ndarray]
 REFILL_BLOCKS = 16384  # refill draws computed at once, at most (all of a few rounds, for the slots left empty)
 
 
-def run_toy(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = None, *,
-            advantage_table: Table | None = None) -> ToyHistory:
+def run_toy(cfg: ToyConfig, *, advantage_table: Table | None = None) -> ToyHistory:
     """S = cfg.n_seeds independent sampled runs at once (numpy, count-based).
 
     Same cfg -> same history; the first t iterations do not depend on cfg.iterations. Seed s of a run draws
     from sim/rng.py's portable generator with key seed + s, so it does not depend on n_seeds: "seed 7" of a
     band from seed 0 is the 1-seed run with seed 7, and assets/js/engine.js draws the same numbers.
-    `on_step(t, metrics)` is called after iteration t (1..T) with the step's metrics, (S,) arrays.
     `advantage_table` = (A_correct, A_wrong) over k = 0..G replaces the advantages of cfg (for instance a
     student's group_advantages, tabulated; scale "group" or "none" only). A run whose logits overflow raises
     ValueError (never a NaN history).
+
+    Why it is fast: each iteration computes the policy, draws the counts and steps (update.apply_update), into
+    arrays allocated once; the metrics, which nothing in the loop reads, are computed a few iterations at a time
+    (CHUNK_CELLS values: sim/toy/history.py), as are the first draws' uniforms.
     """
-    if advantage_table is not None:
-        advantage_table = _check_table(cfg, advantage_table)
-    if on_step is None and cfg.mu == 1 and not cfg.dynamic_sampling and cfg.scale != "batch":
-        h = run_lean(cfg, advantage_table)
-        if h is not None:
-            return h
-    return _run_general(cfg, on_step, advantage_table)
+    tables = Tables(cfg, None if advantage_table is None else check_table(cfg, advantage_table))
+    S, T, G = cfg.n_seeds, cfg.iterations, cfg.group_size
+    d, w, u, _ = init_state(cfg, S)
+    P = len(d)
+    draw = binomial_sampler(G)
+    keys = toy_keys(cfg.seed, S) if cfg.dynamic_sampling else None
+    C = chunk_rows(S * P)  # iterations per chunk
+    h = History(cfg, S, d, w, u)
+    us, ws = h.u, h.w
+    p, states = np.empty((T + 1, S, P)), {name: np.empty((T + 1, S)) for name in STATE_METRICS}
+    # a chunk's policy (p_c is p), the first draws' counts, and what the metrics need of each update
+    p_w, lp_c, lp_w, ns_c, ns_w, du = (np.empty((C, S, P)) for _ in range(6))
+    k, dw = np.empty((C, S, P), dtype=np.intp), np.empty((C, S))
+    z, tmp, tmp_w = np.empty((S, P)), np.empty((S, P)), np.empty(S)  # scratch
+    batches = []  # a chunk's batches where they are not the first draws (dynamic sampling, the batch std)
+    clips = np.empty((C, S)) if cfg.mu > 1 else None
+    # With beta = 0, mu = 1 and cfg's own advantages (|A| <= G) a step moves a logit by at most (lr / P + lr_w) G
+    # <= 2000 G, so 5000 iterations stay far inside float64's range: such a run cannot diverge, and skips the check
+    bounded = cfg.beta == 0 and cfg.mu == 1 and advantage_table is None
+    h.answers[:] = G * P  # dynamic sampling draws more: its refills say how many
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        for t0 in range(0, T + 1, C):  # states t0..t1-1 and the steps taken from them
+            t1 = min(t0 + C, T + 1)
+            n = min(t1, T) - t0  # steps in this chunk
+            # (n, S, P) the first draws' uniforms of iterations t0..t0+n-1 (sim/rng.py: seed s has key seed + s)
+            uniforms = toy_first_uniforms(cfg.seed, S, t0, n, P)
+            offsets = draw.offsets(uniforms)
+            batches.clear()
+            for t in range(t0, t1):
+                j = t - t0
+                np.add(ws[t][:, None], us[t], out=z)
+                z -= d  # (S, P) logits w + u - d
+                now = policy(z, out=(p[t], p_w[j], lp_c[j], lp_w[j]))
+                if t == 0:
+                    ref = tuple(x.copy() for x in now)  # the initial policy is the KL reference
+                if t == T:
+                    break
+                k[j] = draw.invert(uniforms[j], p[t], offsets[j])
+                if cfg.dynamic_sampling:
+                    prompt, k_b, weight, h.answers[t] = _refill(keys, t, k[j], p[t], cfg, draw)
+                    batch = Batch.of(cfg, k_b, prompt, weight)
+                else:
+                    batch = Batch.of(cfg, k[j])
+                if batch.prompt is not None or batch.den is not None:
+                    batches.append(batch)
+                step = update.apply_update(cfg, tables, batch, ws[t], us[t], d, now, ref, ws[t + 1], us[t + 1],
+                                           (ns_c[j], ns_w[j], du[j], dw[j], tmp, tmp_w))
+                if batch.prompt is not None:  # dL/du summed from the slots: a new array
+                    du[j] = step.du
+                if clips is not None:
+                    clips[j] = step.clip
+                if not bounded and not np.isfinite(ws[t + 1].sum() + us[t + 1].sum()):
+                    raise diverged(t + 1)
+            pol = (p[t0:t1], p_w[: t1 - t0], lp_c[: t1 - t0], lp_w[: t1 - t0])
+            state_metrics(states, slice(t0, t1), pol, ref[2:], G)
+            if n:
+                h.counts[t0 : t0 + n] = k[:n]
+                batch = _stacked(batches) if batches else Batch.of(cfg, k[:n])
+                step = Step(ns_c[:n], ns_w[:n], du[:n], dw[:n], None if clips is None else clips[:n])
+                m = update.update_metrics(cfg, tables, batch, tuple(x[:n] for x in pol), ref, step)
+                for name, value in m.items():
+                    h.metrics[name][t0 : t0 + n] = value
+    return h.finish(p, states)
 
 
-def _check_table(cfg: ToyConfig, table: Table) -> Table:
+def _stacked(batches: list[Batch]) -> Batch:
+    """A few iterations' batches as one, each field (n, S, ...)."""
+    return Batch(*(None if x[0] is None else np.stack(x) for x in zip(*batches, strict=True)))
+
+
+def check_table(cfg: ToyConfig, table: Table) -> Table:
+    """A student's advantage table (A_correct, A_wrong), each over k = 0..G, as floats; ValueError if it cannot
+    train cfg (the app checks it before the browser trains with it)."""
     if cfg.scale == "batch":
         raise ValueError("a custom advantage table needs scale 'group' or 'none' (the batch std is not a table)")
     a_c, a_w = (np.asarray(x, dtype=float) for x in table)
@@ -62,47 +123,15 @@ def _check_table(cfg: ToyConfig, table: Table) -> Table:
     return a_c, a_w
 
 
-def _run_general(cfg: ToyConfig, on_step: Callable[[int, dict], None] | None = None,
-                 table: Table | None = None) -> ToyHistory:
-    """run_toy for any cfg: _draw_batch and count_update every iteration."""
-    S, T = cfg.n_seeds, cfg.iterations
-    d, w, u, z_ref = init_state(cfg, S)
-    P = len(d)
-    keys, C = toy_keys(cfg.seed, S), chunk_rows(S * P)
-    h = History(cfg, S, d, w, u)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        ref = policy(z_ref)
-        for t in range(T):
-            if t % C == 0:  # the first draws' uniforms, a few iterations at a time: (n, S, P)
-                first = toy_first_uniforms(cfg.seed, S, t, min(C, T - t), P)
-            now = policy(w[:, None] + u - d)  # (S, P) each
-            k0, prompt, k, weight, answers = _draw_batch(keys, t, first[t % C], now[0], cfg)
-            w, u, m = count_update(w, u, prompt, k, weight, cfg, d, z_ref, now=now, ref=ref, table=table)
-            if not np.isfinite(u.sum() + w.sum()):
-                raise diverged(t + 1)
-            m["n_groups"] = weight.sum(axis=1)
-            h.record(t, w, u, k0, answers, m)
-            if on_step is not None:
-                on_step(t + 1, m)
-        return h.finish()
-
-
-def _draw_batch(keys: tuple, t: int, uniforms: np.ndarray, p: np.ndarray, cfg: ToyConfig):
-    """Counts for iteration t: one group per prompt, then (dynamic sampling) refill rounds.
-
-    p (S, P), uniforms (S, P) the first draw's (sim.rng.toy_first_uniforms), keys the seeds' keys.
-    Returns first-draw counts k0 (S, P), and the batch: prompt, k, weight (S, P) with weight 1
-    for a slot holding a group and 0 for a slot left empty, plus answers drawn (S,).
-    Dynamic sampling: every round r = 1..max_redraws, each empty slot (a group whose G rewards were all equal)
-    draws a prompt uniformly from the pool, floor(U P), and a fresh group for it (sim/rng.py's refill uniforms).
-    """
+def _refill(keys: tuple, t: int, k0: np.ndarray, p: np.ndarray, cfg: ToyConfig, draw: BinomialSampler):
+    """Dynamic sampling's batch for iteration t, from the first draw's counts k0 (S, P) at the policy p (S, P):
+    every round r = 1..max_redraws, each empty slot (a group whose G rewards were all equal) draws a prompt
+    uniformly from the pool, floor(U P), and a fresh group for it (sim/rng.py's refill uniforms, keys the seeds').
+    Returns the batch's prompt, k and weight (S, P), weight 1 for a slot holding a group and 0 for a slot left
+    empty, and the answers drawn (S,)."""
     S, P = p.shape
     G = cfg.group_size
-    draw = binomial_sampler(G)
-    k0 = draw.invert(uniforms, p)  # (S, P) correct answers per group, ~ Binomial(G, p)
     answers = np.full(S, G * P)
-    if not cfg.dynamic_sampling:
-        return k0, None, k0, np.ones((S, P)), answers  # prompt None: slot j holds prompt j
     k, prompt = k0.copy(), np.tile(np.arange(P), (S, 1))
     full = (k > 0) & (k < G)
     r = 1
@@ -124,7 +153,7 @@ def _draw_batch(keys: tuple, t: int, uniforms: np.ndarray, p: np.ndarray, cfg: T
         s_f, j_f = seeds[f], slots[f]
         prompt[s_f, j_f], k[s_f, j_f], full[s_f, j_f] = new_prompt[i, f], new_k[i, f], True
         r += b
-    return k0, prompt, k, full.astype(float), answers
+    return prompt, k, full.astype(float), answers
 
 
 def expected_run(cfg: ToyConfig, *, advantage_table: Table | None = None) -> ToyHistory:
@@ -144,7 +173,7 @@ def expected_run(cfg: ToyConfig, *, advantage_table: Table | None = None) -> Toy
     Step metrics are expectations too (grad_norm is the norm of the expected gradient); counts holds G p_j.
     `advantage_table` as in run_toy.
     """
-    table = None if advantage_table is None else _check_table(cfg, advantage_table)
+    table = None if advantage_table is None else check_table(cfg, advantage_table)
     cfg = cfg if cfg.n_seeds == 1 else dataclasses.replace(cfg, n_seeds=1)
     if cfg.mu == 1 and not cfg.dynamic_sampling and cfg.scale != "batch":
         return _expected_folded(cfg, table)
@@ -174,7 +203,7 @@ def _expected_slots(cfg: ToyConfig, table: Table | None) -> ToyHistory:
     P, G = len(d), cfg.group_size
     h = History(cfg, 1, d, w, u)
     slot_prompt, slot_k = np.repeat(np.arange(P), G + 1), np.tile(np.arange(G + 1), P)  # (P*(G+1),)
-    log_c = log_choose(G)
+    log_c, tables = log_choose(G), Tables(cfg, table)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         for t in range(T):
             pol = policy(w[0] + u[0] - d)  # (P,) each
@@ -193,7 +222,7 @@ def _expected_slots(cfg: ToyConfig, table: Table | None) -> ToyHistory:
                 q_bar = q.mean()  # a refill draw (uniform prompt) is flat with probability q_bar
                 answers = G * (P + q.sum() * sum(q_bar**r for r in range(cfg.max_redraws)))
                 n_groups = P - q.sum() * q_bar**cfg.max_redraws
-            w, u, m = count_update(w, u, prompt[None], k[None], weight[None], cfg, d, z_ref, table=table)
+            w, u, m = count_update(w, u, prompt[None], k[None], weight[None], cfg, d, z_ref, tables=tables)
             if not np.isfinite(u.sum() + w.sum()):
                 raise diverged(t + 1)
             m |= {"frac_all_correct": pmf[:, G].mean(), "frac_all_wrong": pmf[:, 0].mean(), "n_groups": n_groups}
@@ -210,15 +239,11 @@ def _expected_folded(cfg: ToyConfig, table: Table | None) -> ToyHistory:
     T = cfg.iterations
     d, w, u, z_ref = init_state(cfg, 1)
     P, G = len(d), cfg.group_size
-    a_c, a_w = update.advantage_table(cfg) if table is None else table
-    (s_c, clip_c), (s_w, clip_w) = update.surrogate_grad(a_c, 1.0, cfg), update.surrogate_grad(a_w, 1.0, cfg)
-    n_c = np.arange(G + 1.0)
-    n_w = G - n_c
+    tab = Tables(cfg, table)
     # (G+1, 8) per k: n_c, n_w, n_c s_c, n_w s_w, sum |A|, the answers the clip touches (CISPO's cap < 1),
     # [k = 0] and [k = G] (so the product also holds P(k = 0) and P(k = G), exactly)
-    clipped = np.zeros(G + 1) if clip_c is None else n_c * clip_c + n_w * clip_w
-    per_k = np.stack([n_c, n_w, n_c * s_c, n_w * s_w, n_c * np.abs(a_c) + n_w * np.abs(a_w), clipped,
-                      n_c == 0, n_c == G], axis=1)
+    clipped = np.zeros(G + 1) if tab.clipped is None else tab.clipped
+    per_k = np.stack([tab.n_c, tab.n_w, tab.ns_c, tab.ns_w, tab.n_abs, clipped, tab.n_c == 0, tab.n_c == G], axis=1)
     h = History(cfg, 1, d, w, u)
     log_c = log_choose(G)
     # per iteration: the expectations per prompt, du
@@ -251,5 +276,3 @@ def _expected_folded(cfg: ToyConfig, table: Table | None) -> ToyHistory:
         h.answers[:] = G * P
         return h.finish()
 
-
-check_table = _check_table  # the app checks a student's advantage table before the browser trains with it

@@ -80,3 +80,26 @@ def view(name: str):
 
 def views(names=NAMES) -> list:
     return [view(n) for n in names]
+
+
+# ---- the lists every test and benchmark reads (a new view is in them with no other change) ----
+
+def browser_views() -> list[str]:
+    """The views whose document the page computes, in both hosts (assets/js/views.js SHOW)."""
+    return [v.name for v in views() if v.lesson == "page"]
+
+
+def server_views() -> list[str]:
+    """The views whose document the app's server computes for the setting (a visitor's file, the lab's checks)."""
+    return [v.name for v in views() if v.server]
+
+
+def lesson_views() -> list[str]:
+    """The views a lesson has a page for (the others are listed on its contents page as the app's only)."""
+    return [v.name for v in views() if v.lesson != "app"]
+
+
+def question_views() -> list[str]:
+    """The views that ask one of the chapter's exercises first (?predict=1)."""
+    asked = {e.page for e in EXERCISES if e.question}
+    return [n for n in NAMES if n in asked]

@@ -53,7 +53,12 @@ class Num:
         if lo < s.lo or hi > s.hi or (s.low_open and lo == s.lo):
             raise ValueError(f"{s.key}: [{lo}, {hi}] is not inside {field}'s declared range ({s.describe()})")
         d = field_default(config, field) if default is None else default
-        spec = cls(s.key, s.label, lo, hi, d, s.step if step is None else step, s.help if help is None else help, fmt,
+        step = s.step if step is None else step
+        if step is None:  # an integer setting steps by 1 unless it says otherwise; a real one must say
+            if not s.integer:
+                raise ValueError(f"{s.key}: {field} declares no step; give step= to its setting or to this slider")
+            step = 1
+        spec = cls(s.key, s.label, lo, hi, d, step, s.help if help is None else help, fmt,
                    config, field)
         if s.integer != spec.integer:
             raise ValueError(f"{s.key}: {field} is {'an integer' if s.integer else 'a real number'}; match lo/hi/step")

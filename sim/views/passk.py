@@ -10,7 +10,6 @@ import numpy as np
 
 from sim.settings import setting, validate
 from sim.sharpen import SharpenConfig
-from sim.toy import ToyConfig, expected_run
 from sim.views.controls import Num
 from sim.views.doc import Text, View
 
@@ -30,7 +29,6 @@ class Samples:
 
 
 KS = np.arange(1, 65)  # k = 1..64, drawn on a log axis
-TOY_T = 200  # the toy's before/after: iteration 0 against this one
 CONTROLS = (  # the page's controls: the estimator's, then the sharpening toy's
     Num.of(Samples, "n", hi=200),
     Num.of(Samples, "c", hi=200),
@@ -39,12 +37,6 @@ CONTROLS = (  # the page's controls: the estimator's, then the sharpening toy's
     Num.of(SharpenConfig, "iterations", lo=20, hi=500),
     Num.of(SharpenConfig, "seed", hi=9999),
 )
-
-
-def toy_p_before_after(T: int = TOY_T) -> tuple[np.ndarray, np.ndarray]:
-    """p_j of the 24-prompt toy (chapter defaults) at iteration 0 and T, exact expected run: (P,), (P,)."""
-    h = expected_run(ToyConfig(iterations=T))
-    return h.p[0, 0], h.p[-1, 0]
 
 
 VIEW = View(

@@ -1,17 +1,14 @@
 """Std scaling (Exercise 15.4): how the std division reweights prompts (the mean |A| of a group, and a prompt's
 weight against its solve rate), and what it does to training once the step size is taken out of the comparison.
 Declared here; its document is assets/js/views.js `std_scaling`, its three toy runs the browser engine's
-stdComparison, whose reference is `std_comparison` below (tests/test_engine_equal.py)."""
+stdComparison, whose reference is sim.exercises.std_comparison (tests/test_engine_js.py)."""
 
 from __future__ import annotations
 
-import dataclasses
-
-from sim.exercises import first_step_size, matched_lr
-from sim.toy import ToyConfig, first_above, run_toy
+from sim.toy import ToyConfig
 from sim.views.controls import Num
 from sim.views.doc import Text, View
-from sim.views.training import HARD  # the hardest prompt "starts to learn" once its p passes this
+from sim.views.training import HARD as HARD  # the hardest prompt "starts to learn" once its p passes this
 
 STD_SEEDS = 16
 CONTROLS = (  # the page's controls (the app's sidebar, a lesson's page)
@@ -20,25 +17,10 @@ CONTROLS = (  # the page's controls (the app's sidebar, a lesson's page)
     Num.of(ToyConfig, "seed", hi=9999),
 )
 
+
 def std_config(G: int, lr: float, seed: int) -> ToyConfig:
     """The run with std that the comparison starts from: the toy's defaults at G, lr, seed, STD_SEEDS seeds."""
     return ToyConfig(group_size=G, lr=lr, seed=seed, n_seeds=STD_SEEDS)
-
-
-def std_comparison(with_std: ToyConfig, hard_level: float = HARD) -> dict:
-    """Means over the config's seeds (STD_SEEDS on the page): `with_std`; without std at the same lr; without std
-    at the lr that gives the same first step (matched_lr). Per run: lr, first step size, accuracy (T+1,), the
-    hardest prompt's p (T+1,) and the iteration it passes hard_level (or None)."""
-    same_step = dataclasses.replace(with_std, scale="none", lr=matched_lr(with_std, "none"))
-    cfgs = {"with std": with_std, "without std, same lr": dataclasses.replace(with_std, scale="none"),
-            "without std, same first step": same_step}
-    out = {}
-    for name, cfg in cfgs.items():
-        h = run_toy(cfg)
-        hard = h.p[:, :, -1].mean(axis=1)
-        out[name] = {"lr": cfg.lr, "step": first_step_size(cfg), "accuracy": h.accuracy.mean(axis=1), "hard": hard,
-                     "hard_starts": first_above(hard, hard_level)}
-    return out
 
 
 VIEW = View(

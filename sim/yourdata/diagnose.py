@@ -119,10 +119,12 @@ def json_safe(x):
 
 
 def json_text(d: Diagnosis) -> str:
-    """to_json(d) as text (the page's download)."""
-    import json
+    """to_json(d) as text (the page's download): the very text `python -m sim diagnose --json` prints, through
+    sim/export.py's one JSON writer, so a control, C1 or bidi character from the file (a reward function named
+    with U+202E) is written as its JSON escape, never raw."""
+    from sim.export import json_text as text  # imported when asked: sim.export loads torch (through sim.grpo)
 
-    return json.dumps(to_json(d), ensure_ascii=False, allow_nan=False)
+    return text(to_json(d), allow_nan=False)
 
 
 def text_report(d: Diagnosis) -> str:

@@ -72,8 +72,10 @@ class Parsed:
 def parse(text: str, name: str) -> Parsed:
     """`text` as the format it is in (see the module's docstring); DataError (one line) for anything else."""
     label = file_label(name)
-    head = text.lstrip()[:1]
-    if head in ("{", "["):
+    head = text.lstrip()[:2]
+    # A printed Python dict: a console kept to its log lines (`grep "^{'loss'" nohup.out`); no JSON starts so
+    printed = head == "{'"
+    if head[:1] in ("{", "[") and not printed:
         lines = _json_lines(text, name)
         if lines is not None:
             return lines
@@ -83,6 +85,8 @@ def parse(text: str, name: str) -> Parsed:
         rows, steps, where, source, notes = found
         return Parsed(source, label, rows, steps, where, "verl" if source.startswith("verl") else "step",
                       notes=notes, strict=False)
+    if printed:  # no line of it is a log's dict: refused as the JSON it looks like, with its place
+        return _from_json(read_json(text, name, nonfinite=True), text, label)
     return _from_table(*panel_columns(read_csv(text, name, max_columns=MAX_COLUMNS)))
 
 

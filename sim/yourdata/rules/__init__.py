@@ -28,7 +28,7 @@ The rules (thresholds are DiagnoseConfig fields, in brackets their defaults):
   policy.py
   entropy_falling  entropy's rolling mean below (1 - entropy_drop [0.20]) x its start: warn when it is still below at
                    the end and the reward ends no more than reward_flat [0.05] above its start (collapse without
-                   gain), info when the reward rose (sharpening) or the dip came back.
+                   gain), info when the reward rose (sharpening), the dip came back, or the reward is at its ceiling.
   loss_zero        info: |loss| <= loss_zero [0.01] while grad_norm > grad_zero [1e-6]: on-policy, as expected.
   kl_absent        info: no kl, so beta = 0 (warn if the file's config says beta > 0).
   clip_active      info: a clip_ratio above 0: reused batches or a separate sampler.
@@ -42,6 +42,13 @@ The rules (thresholds are DiagnoseConfig fields, in brackets their defaults):
                    above it, stays within reward_flat of its start: both named.
   train_vs_eval    warn: eval_reward falls more than eval_drop [0.05] below its best, and ends there, while the
                    training reward rose more than reward_flat since that evaluation.
+  trends.py
+  reward_collapse  warn: the reward rose above its start (or ends below it) by more than 3 standard errors of its
+                   noise, and its end is below its best by more than that and by half its range.
+  no_learning      warn: over min_trend [30] logged rewards, no change beyond the run's noise; info at the ceiling.
+  ceiling.py       (no finding of its own) the reward at its ceiling, for no_learning and entropy_falling: on [0, 1]
+                   at 0.9 or more at the start and the end, or most groups surely all correct (the least all-correct
+                   share r - (1 - z)(G - 1)/G at least 0.5, lasting).
   spikes.py
   spikes           warn: grad_norm, kl or loss more than spike_factor [10] robust standard deviations above the
                    median of the max(W, 20) values before it (grad_norm and kl also spike_factor x that median).

@@ -126,13 +126,14 @@ def series(log: RunLog, names) -> Series:
 
 @dataclass
 class Context:
-    """What every rule of one diagnosis shares: G, W, the 0/1 check, and the derived series it fills for the
-    charts ((T,) each)."""
+    """What every rule of one diagnosis shares: G, W, the 0/1 check, the derived series it fills for the charts
+    ((T,) each), and whether the reward sits at its ceiling (rules/ceiling.py, read by two rules, found once)."""
 
     group_size: int
     window: int
     binary: dict
     derived: dict = field(default_factory=dict)
+    ceiling: dict | None = None
 
 
 def missing(key: str, title: str, needs: tuple[str, ...], log: RunLog, why: str = "") -> Finding:

@@ -10,6 +10,7 @@ from sim.yourdata.runstats import rolling_mean, start_end
 
 LENGTH = "completions/mean_length"
 CLIPPED = "completions/clipped_ratio"
+PINNED_MIN = 16  # tokens: a mean pinned below this is as likely a short fixed answer (a toy task's) as a cap
 
 
 def length_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
@@ -76,7 +77,15 @@ def truncation_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
     clipped = rolling_mean(s[CLIPPED], W) if CLIPPED in names else np.zeros(len(s))
     length = rolling_mean(s[LENGTH], W) if LENGTH in names else None
     near = np.zeros(len(s), dtype=bool)
-    if length is not None and cap:
+    if length is not None and cap is None and CLIPPED not in names:
+        # No cap known and no clipped share (TRL before 0.17): a batch's mean length sits at one value step after
+        # step only if every answer has that length, the cap, or a policy that emits one fixed answer (a warning
+        # either way). The largest logged mean, a whole number of tokens, lasting: the cap, and every answer at it.
+        top = float(np.max(s[LENGTH]))
+        at = s[LENGTH] == top
+        if top >= PINNED_MIN and top == round(top) and lasting(at, W):
+            cap, cap_from, near = top, f"{log.key(LENGTH)} exactly that at {s.of(at)}: every answer that long", at
+    if length is not None and cap and not near.any():
         near = (length >= cfg.near_cap * cap) & (length >= (1 + cfg.length_growth) * start_end(s[LENGTH], W)[0])
     hold = (clipped > cfg.truncation) | near
     severe = (clipped > cfg.truncation_warn) | near
@@ -90,16 +99,23 @@ def truncation_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
             + (f" ({cap:,.0f})" if cap else " (unknown here)") + f" after growing {cfg.length_growth:.0%} from its "
             f"start; a warning when the clipped share stays above {cfg.truncation_warn:g} (or the length at the cap) "
             "at the last step and at a quarter of the steps")
+    if CLIPPED not in names:
+        rule += (f"; with no clipped share logged and no cap known, the largest logged {log.key(LENGTH)}, a whole "
+                 f"number of at least {PINNED_MIN} tokens, exactly at the last step and at a quarter of the steps: "
+                 "the cap, every answer at it (a warning)")
     lengths = (f"; mean length {nums['length_start']:.4g} → {nums['length_end']:.4g}{capped}" if length is not None
                else "")
+    shared = CLIPPED in names  # TRL before 0.17 logs no clipped share: say none, never "0%"
     if not hold.any():
-        return Finding("truncation", "ok", f"Few answers cut at the length cap (clipped share up to "
-                       f"{nums['max_clipped']:.1%}, rolling){lengths}", rule, numbers=nums)
+        share = f"clipped share up to {nums['max_clipped']:.1%}, rolling" if shared else "no clipped share logged"
+        return Finding("truncation", "ok", f"Few answers cut at the length cap ({share}){lengths}", rule,
+                       numbers=nums)
     warn = lasting(severe, W)
-    tail = "" if warn else f"; {nums['end_clipped']:.0%} at the end (rolling): it did not last"
+    tail = "" if warn or not shared else f"; {nums['end_clipped']:.0%} at the end (rolling): it did not last"
+    head = (f"Answers cut at the length cap: up to {nums['max_clipped']:.0%} of completions clipped (rolling)"
+            if shared else "Answers at the length cap")
     return Finding(
-        "truncation", "warn" if warn else "info", f"Answers cut at the length cap: up to {nums['max_clipped']:.0%} of "
-        f"completions clipped (rolling){lengths}, at {s.of(hold)}{tail}", rule, s.at(hold),
+        "truncation", "warn" if warn else "info", f"{head}{lengths}, at {s.of(hold)}{tail}", rule, s.at(hold),
         reading="A completion cut at max_completion_length has no final answer, so a verifier scores it 0 whatever "
                 "its reasoning: the reward then measures the cap as much as the skill, and the length pressure of "
                 "the loss (Chapter 15: dividing by |y| pushes a long wrong answer down less per token; Chapter 16's "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from sim.yourdata.rules.base import Context, DiagnoseConfig, Finding, lasting, missing, series
+from sim.yourdata.rules.ceiling import RULE as CEILING_RULE
+from sim.yourdata.rules.ceiling import ceiling
 from sim.yourdata.runlog import SUMMARY, RunLog
 from sim.yourdata.runstats import rolling_mean, segments, start_end
 
@@ -14,7 +16,8 @@ CLIP_METRICS = ("clip_ratio/region_mean", "clip_ratio/low_mean", "clip_ratio/hig
 def entropy_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
     """entropy_falling: entropy's rolling mean below (1 - entropy_drop) x its start. A warning when it is still
     below at the end and the reward ends no more than reward_flat above its start (collapse without gain); with a
-    reward that rose, or a dip that came back, information (sharpening: watch pass@k at large k)."""
+    reward that rose, a dip that came back, or a reward at its ceiling (rules/ceiling.py: it cannot rise),
+    information (sharpening: watch pass@k at large k)."""
     if not log.has("entropy"):
         return missing("entropy_falling", "Entropy falling", ("entropy",), log)
     s = series(log, ("entropy",))
@@ -28,7 +31,8 @@ def entropy_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
             "first_step": int(s.steps[low][0]) if low.any() else None}
     rule = (f"rolling mean (W = {W}) of entropy below {1 - th:.0%} of its start ({start:.3g}); a warning when it is "
             f"still below at the end, has been for a quarter of the steps, and the reward's last quarter is no more "
-            f"above its first than the run's noise allows (2 standard errors, at least {cfg.reward_flat:g})")
+            f"above its first than the run's noise allows (2 standard errors, at least {cfg.reward_flat:g}); "
+            f"the reward {CEILING_RULE}")
     if not low.any():
         return Finding("entropy_falling", "ok", f"Entropy holds: {start:.3g} → {end:.3g} ({-drop:+.0%})", rule,
                        numbers=nums)
@@ -39,9 +43,12 @@ def entropy_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
     lasting = bool(low.sum() >= max(W, len(low) / 4))
     nums |= {"reward_gain": gain, "below_at_end": below, "lasting": lasting}
     flat = gain is not None and gain <= tol
-    status = "warn" if below and lasting and flat else "info"
+    top = ceiling(log, ctx) if below and lasting and flat else {"at": False}
+    nums["ceiling"] = top
+    status = "warn" if below and lasting and flat and not top["at"] else "info"
     young = f" for {int(low.sum())} {s.unit}: too soon to tell from the reward"
     rose = "" if gain is None else (" while the reward did not rise" if status == "warn" else
+                                    f" while the reward sat at its ceiling ({top['said']})" if top["at"] else
                                     " as the reward rose" if not flat else young if below else "")
     said = (f"Entropy falls {drop:.0%}: {start:.3g} → {end:.3g}, below {1 - th:.0%} of its start from step "
             f"{nums['first_step']}{rose}" if below else
@@ -53,6 +60,10 @@ def entropy_rule(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> Finding:
                 "can narrow coverage (the pass@k debate: RL-trained models win at small k, base models often at "
                 "large k). Chapter 15: watch pass@k at large k and the policy's entropy, not just pass@1."
                 + (" Here the reward ends where it started: collapse without gain." if status == "warn" else
+                   " Here the reward sits at its ceiling, where it cannot rise: the policy sharpens onto answers it "
+                   "already finds, which is not a stall. Chapter 15: “RLVR mostly sharpens (it raises the "
+                   "probability of good solutions the model can already find), and it can narrow coverage as "
+                   "entropy falls.”" if top["at"] else
                    " Falling entropy with a rising reward is what a run that learns looks like (the chapter's lab: "
                    "“your entropy curve falls steadily”)." if gain is not None else
                    " This log has no reward to tell collapse from learning."),

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from sim.yourdata.rules.base import Context, DiagnoseConfig, Finding, missing, series
+from sim.yourdata.rules.ceiling import RULE as CEILING_RULE
+from sim.yourdata.rules.ceiling import ceiling
 from sim.yourdata.runlog import RunLog
 from sim.yourdata.runstats import segments, step_noise
-
-SOLVED = 0.9  # a reward on [0, 1] that starts this high has little left to learn: a flat one is not a stall
 
 
 def change_tolerance(sigma: float, q: int, cfg: DiagnoseConfig, errors: float = 3.0) -> float:
@@ -45,7 +45,7 @@ def trend_rules(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> list[Finding]
             "tolerance": tol, "flat": cfg.reward_flat, "unit": s.unit, "values": n}
     how = (f"means of q = {q} logged rewards: the first, the last and the best in a row; a change counts past "
            f"{tol:.3g} = max(3 standard errors of the run's noise, {cfg.reward_flat:g})")
-    return [_collapse(s, nums, how, best_i), _flat(r, nums, how)]
+    return [_collapse(s, nums, how, best_i), _flat(nums, how, ceiling(log, ctx))]
 
 
 def _collapse(s, nums: dict, how: str, best_i: int) -> Finding:
@@ -76,22 +76,28 @@ def _collapse(s, nums: dict, how: str, best_i: int) -> Finding:
                "learning rate, keep a KL leash (β > 0) or fewer updates per batch (μ).", numbers=nums)
 
 
-def _flat(r: np.ndarray, nums: dict, how: str) -> Finding:
+def _flat(nums: dict, how: str, top: dict) -> Finding:
     start, end, best, tol = nums["start"], nums["end"], nums["best"], nums["tolerance"]
     near = max(2 * nums["noise"] * np.sqrt(2 / nums["q"]), nums["flat"])  # an end within 2 standard errors
     rule = (f"the reward's end within {near:.3g} = max(2 standard errors, {nums['flat']:g}) of its start, and its best "
-            "no further above it than the tolerance; " + how)
+            f"no further above it than the tolerance; {how}; {CEILING_RULE}")
     if abs(end - start) > near or best - start > tol:
         return Finding("no_learning", "ok", f"The reward moves: {start:.3g} → {end:.3g} over {nums['values']:,} "
                        f"{nums['unit']}", rule, numbers=nums)
-    solved = bool(r.min() >= 0 and r.max() <= 1 and start >= SOLVED)
     said = (f"The reward stays at {start:.3g} → {end:.3g} over {nums['values']:,} {nums['unit']} "
             f"(noise ±{nums['noise']:.2g} a step)")
-    if solved:
-        return Finding("no_learning", "info", said + ": the pool is already solved", rule, numbers=nums,
-                       reading="A reward this close to 1 from the start leaves little to learn: most groups are all "
-                               "correct and teach nothing (Chapter 15, “Groups that teach nothing”).",
-                       remedy="Harder prompts, or drop the ones the model already solves.")
+    if top["at"]:
+        return Finding(
+            "no_learning", "info", f"{said}: at its ceiling, the pool is already solved ({top['said']})", rule,
+            numbers=nums | {"ceiling": top},
+            reading="Not a stall: the run sits at its ceiling. Most groups are all correct and teach nothing, and "
+                    "the reward cannot rise on prompts already solved every time. Chapter 15: “Too-easy prompts "
+                    "waste compute. As training succeeds, more prompts move toward p ≈ 1 and more groups come back "
+                    "all-correct. You paid for G generations and got no gradient”; “Problems too easy are dead "
+                    "weight forever.”",
+            remedy="Nothing is broken. To learn more, harder prompts would: drop the prompts solved every time or "
+                   "add harder ones (the Your prompts page shows a pool's dead share at each G); DAPO's dynamic "
+                   "sampling refills each batch with groups that teach.")
     return Finding(
         "no_learning", "warn", said + ": no learning", rule,
         reading="Over a run long enough to see a trend the reward did not move beyond its own noise. GRPO learns "
@@ -99,4 +105,4 @@ def _flat(r: np.ndarray, nums: dict, how: str) -> Finding:
                 "matches), or the step is too small, nothing moves.",
         remedy="Check the groups that teach nothing (frac_reward_zero_std) and a few completions against the "
                "verifier; a larger learning rate, a bigger G, or a pool of middle difficulty (the Your prompts "
-               "page).", numbers=nums)
+               "page).", numbers=nums | {"ceiling": top})

@@ -34,7 +34,15 @@ def zero_std_rules(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> list[Findi
     need = ("reward", "frac_reward_zero_std")
     s = series(log, need)
     if len(s) == 0:
-        return [missing("zero_std_floor", "Groups that teach nothing against the reward", need, log)]
+        out = [missing("zero_std_floor", "Groups that teach nothing against the reward", need, log)]
+        if not log.has("frac_reward_zero_std") and log.has("reward_std"):
+            # TRL before 0.18 logs no zero-std share, but a reward_std of exactly 0 (the batch's std, or the mean
+            # of the groups' stds, or a mean of either over logging_steps) says every group was all-equal: z = 1
+            std = series(log, ("reward", "reward_std"))
+            out += _no_signal(log, std, ctx, std["reward_std"] <= 0,
+                              f"{log.key('reward_std')} = 0, so frac_reward_zero_std = 1 (not logged here; a std of "
+                              "0, of the batch or the groups' mean, leaves no group that varies)")
+        return out
     G, W, d = ctx.group_size, ctx.window, ctx.derived
     r, z = s["reward"], s["frac_reward_zero_std"]
     floor = jensen_floor(r, G)
@@ -47,7 +55,7 @@ def zero_std_rules(log: RunLog, cfg: DiagnoseConfig, ctx: Context) -> list[Findi
     out = _floor_rules(s, cfg, ctx, z, floor, excess_smooth)
     if ctx.binary["ok"] is not False:
         out += _dead_split(s, G, zs, bounds, cfg, W)
-    out += _no_signal(log, s, ctx)
+    out += _no_signal(log, s, ctx, s["frac_reward_zero_std"] >= 1 - 1e-9, "frac_reward_zero_std = 1")
     out.append(_high(log, s, cfg, ctx, zs, bounds))
     return out
 
@@ -179,9 +187,9 @@ def _dead_split(s: Series, G: int, zs: np.ndarray, b: dict, cfg: DiagnoseConfig,
     return out
 
 
-def _no_signal(log: RunLog, s: Series, ctx: Context) -> list[Finding]:
-    z, r = s["frac_reward_zero_std"], s["reward"]
-    dead = z >= 1 - 1e-9
+def _no_signal(log: RunLog, s: Series, ctx: Context, dead: np.ndarray, when: str) -> list[Finding]:
+    """no_signal_steps at the steps `dead` of s (every group all-equal), `when` saying how the log shows it."""
+    r = s["reward"]
     if not dead.any():
         return []
     gn = log.metrics["grad_norm"][s.rows] if log.has("grad_norm") else None
@@ -193,8 +201,8 @@ def _no_signal(log: RunLog, s: Series, ctx: Context) -> list[Finding]:
         "no_signal_steps", "warn" if stuck and not solved else "info",
         f"{steps_word(int(dead.sum()), s.unit)} where every group was all-equal"
         + (" (all correct: reward 1)" if solved else "") + grads,
-        "frac_reward_zero_std = 1 (a warning when it holds at the last step and at a quarter of the steps and the "
-        "reward is not 1 there: every group all correct)", s.at(dead),
+        f"{when} (a warning when it holds at the last step and at a quarter of the steps and the reward is not 1 "
+        "there: every group all correct)", s.at(dead),
         reading="Every advantage was zero: the reward gave no gradient at these steps (with β > 0 only the KL term "
                 "moved the model). Chapter 15: a group in which every response gets the same reward teaches the "
                 "model nothing." + (" Every group was solved: the batch was already learned." if solved else ""),

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from sim.views import catalog
 from sim.views.training import export
+from tests.fixtures.apptest import report
 
 ROOT = Path(__file__).resolve().parents[1]
 BROWSER_VIEWS = [v.name for v in catalog.views() if v.lesson == "page"]
@@ -28,7 +29,9 @@ def page(name: str, **query) -> AppTest:
 
 def views(at: AppTest) -> list[dict]:
     """The data of the page's renderer components (ui/view.py), in page order."""
-    return [json.loads(c.proto.json) for c in at.get("bidi_component") if c.proto.component_name.endswith("grpo_view")]
+    from tests.fixtures.apptest import views as of
+
+    return of(at)
 
 
 def test_every_page_gives_its_place_in_the_gate_back(monkeypatch):
@@ -47,26 +50,6 @@ def test_every_page_gives_its_place_in_the_gate_back(monkeypatch):
         at.switch_page(p).run()
         assert not at.exception, p
         assert server.gate.inside == 0 and server.gate.waiting == 0, p
-
-
-def test_presenter_mode_stays_on_through_the_navigation():
-    """Streamlit's navigation drops the query string: the session keeps ?classroom=1, writes it back on each page
-    it reaches (the renderer draws at presenter sizes) until a link says classroom=0."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
-    at.query_params["classroom"] = "1"
-    at.run()
-    for p in ("pages/wasted.py", "pages/training.py", "pages/tinylm.py", "pages/your_run.py"):
-        at.query_params.clear()  # what the frontend sends on a page change
-        at.switch_page(p).run()
-        assert not at.exception and at.query_params.get("classroom") == "1", p
-    at.query_params.clear()
-    at.switch_page("pages/wasted.py").run()
-    assert [v["classroom"] for v in views(at)] == [True]
-    at.query_params["classroom"] = "0"
-    at.run()
-    at.query_params.clear()
-    at.switch_page("pages/one_group.py").run()
-    assert "classroom" not in at.query_params and [v["classroom"] for v in views(at)] == [False]
 
 
 def test_home_lists_every_page_and_every_exercise():
@@ -93,19 +76,26 @@ def test_a_view_page_sends_its_declaration_and_nothing_computed(name):
     (data,) = views(at)
     view = catalog.view(name)
     assert data["mode"] == "view" and data["manifest"] == view.manifest()
-    assert data["lab"] is None and data["lab_live"] is False and data["result"] is None
+    assert data["lab"] is None and data["report"] is False and data["result"] is None and data["doc"] is None
     assert len(json.dumps(data)) < 20_000  # a declaration, not a run
     assert not at.slider and not at.radio and not at.get("plotly_chart")  # the controls are the page's own
 
 
-def test_the_link_is_the_pages_to_read():
-    """A bad value, a hidden control or a presenter link: the server neither warns nor rewrites the address (the
-    page says what it corrects, in the same words in both hosts: tests/test_link_rules.py)."""
-    at = page("training", G="1_6", hide="G,nope", classroom="1")
-    assert not at.exception and not at.warning
-    assert dict(at.query_params) == {"G": "1_6", "hide": "G,nope", "classroom": "1"}
+HOSTILE_QUERY = {"G": "1_6", "W": "nan", "hide": "G,<b>nope</b>", "classroom": "1", "lr": "\u202e0.5", "seed": "9e9"}
+
+
+@pytest.mark.parametrize("name", catalog.NAMES)
+def test_the_link_is_the_pages_to_read(name):
+    """A bad value, a hidden control, markup, a bidi override or a presenter link, on every page: the server neither
+    warns nor rewrites the address, and sends no document for a setting it did not hear from the page (the page
+    reads its link by the one set of rules, assets/js/control_rules.js, and says what it corrects:
+    tests/test_link_rules.py, tests/test_link_rules_browser.py). Presenter mode is the page's to read too
+    (assets/js/app_view.js presenter: kept for the tab through the navigation, tests/test_journeys.py)."""
+    at = page(name, **HOSTILE_QUERY)
+    assert not at.exception and not at.warning and not at.error
+    assert dict(at.query_params) == HOSTILE_QUERY
     (data,) = views(at)
-    assert data["classroom"] is True
+    assert data["mode"] == "view" and data["doc"] is None and "classroom" not in data
 
 
 def test_the_training_exports_are_the_commands_files():
@@ -129,8 +119,18 @@ def _with_lab(monkeypatch, name, lab_dir, **query) -> dict:
     at = at.toggle(key="use_lab").set_value(True).run()
     assert not at.exception
     (data,) = views(at)
-    assert data["lab_live"] is True
+    assert data["report"] is True  # the page reports its setting from now on
+    at = report(at, name, **{k: _typed(name, k, v) for k, v in query.items()})
+    (data,) = views(at)
     return data["lab"]
+
+
+def _typed(name: str, key: str, raw: str):
+    """A link's value as the page reports it (its control's type: the page read it by control_rules.js)."""
+    spec = next(c for c in catalog.view(name).controls if c.key == key)
+    if key == "pick":
+        return [int(v) for v in raw.split(",")]
+    return type(spec.default)(raw)
 
 
 def test_without_the_setting_there_is_no_switch(monkeypatch):

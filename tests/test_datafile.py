@@ -353,15 +353,14 @@ def test_a_100k_prompt_pool_and_a_10k_step_log_parse():
     assert len(log.steps) == 10_000 and log.metrics["reward"][-1] == pytest.approx(0.75)
 
 
-def test_page_text_helpers_leave_nothing_to_interpret():
-    from ui.upload import chart_text, md
+def test_a_label_from_a_file_leaves_nothing_to_interpret():
+    """A chart's legend is the one place a file's text meets markup (Plotly reads <b>); everywhere else the pages
+    show it as plain text (the renderer's textContent, st.text)."""
+    from sim.yourdata.words import label
 
-    # the pages' own words through Markdown: no emphasis, link, HTML, LaTeX or Streamlit directive survives
-    assert md("a*b_c $x$ [l](u) <b> :red[x] |t| ~s~ #h `c`") == (
-        "a\\*b\\_c \\$x\\$ \\[l\\](u) \\<b\\> \\:red\\[x\\] \\|t\\| \\~s\\~ \\#h \\`c\\`")
     # a label from a file in a Plotly legend: escaped, cut, invisible characters shown
-    assert chart_text("rewards/<b>f</b>/mean") == "rewards/&lt;b&gt;f&lt;/b&gt;/mean"
-    assert chart_text("\u202e" + "y" * 100) .startswith("\\u202e") and len(chart_text("y" * 100)) == 40
+    assert label("rewards/<b>f</b>/mean") == "rewards/&lt;b&gt;f&lt;/b&gt;/mean"
+    assert label("\u202e" + "y" * 100) .startswith("\\u202e") and len(label("y" * 100)) == 40
 
 
 def test_the_apps_upload_cap_is_the_readers_cap():

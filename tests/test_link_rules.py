@@ -1,8 +1,9 @@
-"""One reading of a link for both hosts: the rules of assets/js/control_rules.js and lesson_rules.js (the views'
-pages in the app and in a lesson) and ui/controls.py's parse_url_value and picks_from_link (the app's pages whose
-controls the server draws: TinyLM, Your run, Your prompts; the lab's setting), run on the same links and compared:
-decimal ASCII numbers only, a value out of range clamped, one off the slider's steps snapped, each with the same
-words; the same table of hostile links in both.
+"""One reading of a link for both hosts: the rules of assets/js/control_rules.js and lesson_rules.js (every view's
+page, in the app and in a lesson; the server reads no link), run under node on a table of links and the reading
+each must give: decimal ASCII numbers only, a value out of range clamped, one off the slider's steps snapped, each
+with one note; and on every control of every view, any link gives a value the control can hold (the server's own
+check of a reported setting, sim/views/controls.py check_values, is the oracle). How the page applies them, in both
+hosts, is tests/test_link_rules_browser.py's.
 
 And the rest of lesson_rules.js: a repeated key takes its last value with a note; the link a page writes keeps
 classroom, hide and predict as it read them; the contents page carries only its own keys; text from a link is shown
@@ -11,6 +12,7 @@ document is parsed as JSON and an entry of the wrong shape refused."""
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import sys
@@ -20,22 +22,22 @@ import pytest
 
 from sim.validate import neutral
 from sim.views.catalog import views
-from sim.views.controls import PICKS_MAX, Choice, Flag, Num, Picks, to_json, url_text
+from sim.views.controls import PICKS_MAX, Choice, Flag, Num, Picks, check_values, to_json, url_text
 from tests.fixtures.node import js
-from ui.controls import parse_url_value, picks_from_link, plain
 
-CONTROLS = [c for v in views() if v.lesson == "page" for c in v.controls if not isinstance(c, Picks)]
+CONTROLS = [c for v in views() for c in v.controls if not isinstance(c, Picks)]  # the app's pages' too
 TRAINING = {c.key: c for c in next(v for v in views() if v.name == "training").controls}
+DECIMAL = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*\Z", re.ASCII)  # docs/security.md's numbers
 
 
-def both(spec, raws: list[str]) -> list[tuple]:
-    """(python, javascript) readings of each raw value, with the note each would show."""
+def read(spec, raws: list[str]) -> list[tuple]:
+    """(value, note or None): the page's reading of each raw link value of `spec`, in one node run."""
     c = to_json(spec)
     got = js([{"op": "call", "module": "control_rules", "fn": "parseUrlValue", "args": [c, raw]} for raw in raws])
-    return [(tuple(parse_url_value(spec, raw)), tuple(g)) for raw, g in zip(raws, got, strict=True)]
+    return [tuple(g) for g in got]
 
 
-HOSTILE = [  # (control, raw, the value both use, the note says)
+HOSTILE = [  # (control, raw, the value used, the note says)
     ("G", "1_6", 8, "is not a number from 2 to 64"),  # Python's float() reads 16
     ("seed", "٦٤", 0, "is not a number"),  # Arabic-Indic digits
     ("lr", "０.5", 0.2, "is not a number"),  # full-width digits
@@ -50,25 +52,63 @@ HOSTILE = [  # (control, raw, the value both use, the note says)
 
 
 @pytest.mark.parametrize("key, raw, used, says", HOSTILE)
-def test_a_hostile_link_value_reads_the_same_in_both_hosts(key, raw, used, says):
-    ((py, page),) = both(TRAINING[key], [raw])
-    assert py == page, (py, page)
-    assert py[0] == used and (py[1] is None if says is None else says in py[1]), py
+def test_a_hostile_link_value_reads_as_the_table_says(key, raw, used, says):
+    ((value, note),) = read(TRAINING[key], [raw])
+    assert value == used and isinstance(value, bool) == isinstance(used, bool), (value, note)  # JSON: 0 is 0.0
+    assert note is None if says is None else says in note, note
 
 
-def test_every_control_of_every_view_reads_its_link_the_same_in_both_hosts():
+def test_every_control_of_every_view_reads_any_link_to_a_value_it_can_hold():
+    """Whatever a link says, the page shows a value its control can hold (the very check the server makes of a
+    setting a page reports), and it says nothing only where the link wrote that value: a decimal number equal to it,
+    one of the options as a link writes it (or the same number another way), true or false."""
     rng = random.Random(3)
-    bad = []
+    bad, quiet = [], 0
     for spec in CONTROLS:
-        for (py, page), raw in zip(both(spec, raws := raw_values(spec, rng)), raws, strict=True):
-            if [py[0], py[1]] != [page[0], page[1]]:
-                bad.append((spec.key, raw, py, page))
+        raws = raw_values(spec, rng)
+        for raw, (value, note) in zip(raws, read(spec, raws), strict=True):
+            try:
+                check_values([spec], {spec.key: value})
+            except ValueError as e:
+                bad.append((spec.key, raw, value, str(e)))
+            if note is None:
+                quiet += 1
+                if not said_exactly(spec, raw, value):
+                    bad.append((spec.key, raw, value, "taken without a note"))
     assert not bad, bad[:8]
+    assert quiet > len(CONTROLS)  # each control took some values as they are
 
 
-def test_the_note_is_worded_the_same():
+def said_exactly(spec, raw: str, value) -> bool:
+    """Does the raw link text say `value` itself (no correction to note)?"""
+    if isinstance(spec, Flag):
+        return raw.strip().lower() == url_text(value)
+    x = float(raw) if DECIMAL.match(raw) else math.nan
+    if isinstance(spec, Choice):
+        return raw == url_text(value) or (not isinstance(value, bool | str) and math.isclose(x, value, rel_tol=1e-12))
+    return math.isclose(x, value, rel_tol=1e-12, abs_tol=0.0)
+
+
+P = Num("p", "Solve rate p of the prompt", 0.0, 1.0, 0.05, 0.01, fmt="%.2f")  # Wasted groups' p
+BETA = Choice("beta", "KL coefficient β", (0.0, 0.001, 0.04), 0.0)
+ROUNDING = [  # (control, raw, the value used, the note says): a value that rounds to another one is said
+    (P, "1e-308", 0.0, "is not on the slider's steps of 0.01"), (P, "5e-324", 0.0, "is not on the slider's steps"),
+    (P, "0.0500000001", 0.05, "is not on the slider's steps"), (P, "1-1e-12", 0.05, "is not a number from 0.0 to 1.0"),
+    (P, "0.05", 0.05, None), (P, "5e-2", 0.05, None), (P, "0.30000000000000004", 0.3, None), (P, "1", 1.0, None),
+    (P, "0", 0.0, None), (BETA, "4e-2", 0.04, None), (BETA, "0.0400000000001", 0.0, "is not one of"),
+    (BETA, "1e-320", 0.0, "is not one of"),
+]
+
+
+@pytest.mark.parametrize("spec, raw, used, says", ROUNDING)
+def test_a_value_that_rounds_to_another_one_is_said_and_one_written_another_way_is_not(spec, raw, used, says):
+    ((value, note),) = read(spec, [raw])
+    assert value == used and (note is None if says is None else note.startswith(says)), (value, note)
+
+
+def test_the_note_is_worded_as_the_app_says_it():
     spec = TRAINING["G"]
-    value, problem = parse_url_value(spec, "1_6")
+    ((value, problem),) = read(spec, ["1_6"])
     (note,) = js([{"op": "call", "module": "control_rules", "fn": "correction", "args": [to_json(spec), "1_6", value,
                                                                                         problem]}])
     assert note == "URL parameter G=1_6 is not a number from 2 to 64; using G = 8."
@@ -82,13 +122,13 @@ PICKS = [  # (the link's values, the picks, what the note names)
 
 
 @pytest.mark.parametrize("raw, picks, named", PICKS)
-def test_picked_answers_read_the_same_in_both_hosts(raw, picks, named):
-    py = picks_from_link("pick", raw, PICKS_MAX)
-    (page,) = js([{"op": "call", "module": "lesson_rules", "fn": "picksFromLink", "args": ["pick", raw, PICKS_MAX]}])
-    assert py[0] == page[0] == picks
-    assert (py[1] is None) == (page[1] is None) == (named is None)
+def test_picked_answers_read_as_the_table_says(raw, picks, named):
+    ((got, note),) = js([{"op": "call", "module": "lesson_rules", "fn": "picksFromLink", "args": ["pick", raw,
+                                                                                                 PICKS_MAX]}])
+    assert got == picks
+    assert (note is None) == (named is None)
     if named:
-        assert f"pick=`{named}`" in py[1] and f"pick={named} is not a whole number from 1 to {PICKS_MAX}" in page[1]
+        assert note == f"URL parameter pick={named} is not a whole number from 1 to {PICKS_MAX}; left out"
 
 
 def raw_values(spec, rng: random.Random) -> list[str]:
@@ -142,8 +182,11 @@ def test_neutral_is_sim_validate_neutral_on_every_assigned_code_point():
 @pytest.mark.integration
 @pytest.mark.parametrize("text", ["G", "a" * 39, "a" * 40, "a" * 41, "\u202e61 lessons approved", "x\x00y\u2028z",
                                   "é" * 45, "😀" * 50, "`code`"])
-def test_shown_is_the_apps_plain_text(text):
-    assert rules([["shown", text]])[0] == plain(text).strip("`").strip() or plain(text) == "(empty)"
+def test_a_links_text_is_shown_cut_and_neutral(text):
+    """Cut to 40 characters (code points: an emoji is one) with an ellipsis, then its invisible characters
+    escaped as sim.validate.neutral escapes them."""
+    cut = text if len(text) <= 40 else text[:39] + "…"
+    assert rules([["shown", text]])[0] == neutral(cut)
 
 
 @pytest.mark.integration
@@ -201,9 +244,9 @@ def test_picked_answers_take_every_value_and_drop_what_is_not_one():
 
 @pytest.mark.integration
 def test_a_recorded_document_parses_and_anything_else_is_refused(exercise_lesson):
-    """A recorded view's page (TinyLM) holds its document as inline JSON: parsed, checked for the blocks a page
+    """A recorded view's page (the Lab) holds its document as inline JSON: parsed, checked for the blocks a page
     draws, never run; anything else is refused with a reason."""
-    page = (exercise_lesson / "tinylm.html").read_text(encoding="utf-8")
+    page = (exercise_lesson / "lab.html").read_text(encoding="utf-8")
     text = re.search(r'<script type="application/json" id="ls-data">(.*?)</script>', page, flags=re.S).group(1)
     (doc, problem), = rules([["parseDoc", text]])
     assert problem is None and isinstance(doc, list) and len(doc) > 5

@@ -17,9 +17,9 @@ from sim.player.plotly_js import PLOTLY_JS
 from sim.tinylm.grpo_train import GRPOConfig
 from sim.toy import ToyConfig
 from sim.views.catalog import NAMES
+from sim.views.controls import Choice, Flag, Num, build_config, default_config, defaults
 from sim.views.training import CONTROLS as TRAINING
 from ui import server
-from ui.controls import Choice, Flag, Num, build_config, default_config, defaults
 
 ROOT = Path(__file__).resolve().parents[1]
 LIVE_PAGES = ["pages/training.py", "pages/std_scaling.py", "pages/passk.py"]
@@ -64,8 +64,8 @@ def test_specs_of_two_configs_on_one_page():
 # ---- the pages that compute in the browser cost the server no run ----
 @pytest.mark.integration
 def test_a_new_setting_costs_the_server_no_toy_run(monkeypatch):
-    """Training dynamics, Std scaling and pass@k send their declaration, Your prompts a config: every engine entry
-    point fails here, and the pages still run, at their defaults and at a new setting."""
+    """Training dynamics, Std scaling and pass@k send their declaration, Your prompts a config for the page to run:
+    every engine entry point fails here, and the pages still run, at their defaults and at a new setting."""
     import sim.exercises
     import sim.sharpen
     import sim.toy
@@ -84,8 +84,11 @@ def test_a_new_setting_costs_the_server_no_toy_run(monkeypatch):
         at.query_params.update(query)
         at.run()
         assert not at.exception and not at.error, (path, at.exception)
-    at.slider(key="seed").set_value(7).run()  # Your prompts' own control: a setting of the toy on the pool
+    from tests.fixtures.apptest import live_requests, report
+
+    at = report(at, "your_prompts", seed=7)  # a setting of the toy on the pool, as the page reports it
     assert not at.exception and not at.error
+    assert live_requests(at)["your_prompts"]["config"]["seed"] == 7  # sent, for the browser to run
 
 
 # ---- the routes: Plotly.js and the browser's bundle ----
@@ -220,7 +223,7 @@ def test_pages_build_configs_only_through_their_specs():
     for path in sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]):
         calls = [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.Call)]
         built = {getattr(c.func, "id", getattr(c.func, "attr", None)) for c in calls} & configs
-        assert not built, f"{path.name} builds {built} by hand: use ui.controls.build_config"
+        assert not built, f"{path.name} builds {built} by hand: use sim.views.controls.build_config"
 
 
 # ---- no mutable state at module level outside ui/server.py ----

@@ -1,9 +1,11 @@
 """Settings declared once (sim/settings.py): the engine, the command line and the page's URL controls
-accept the same values because they read the same declaration. And the engine never imports the UI."""
+accept the same values because they read the same declaration (a link is read by the page's script,
+assets/js/control_rules.js, run here under node). And the engine never imports the UI."""
 
 import argparse
 import dataclasses
 import math
+import random
 import subprocess
 import sys
 
@@ -15,8 +17,9 @@ from sim.settings import Setting, add_flags, from_args, setting
 from sim.settings import settings as declared
 from sim.sharpen import SharpenConfig
 from sim.toy import ToyConfig
+from sim.views.controls import Choice, Flag, Num, to_json
+from tests.fixtures.node import js
 from tests.fixtures.props import examples
-from ui.controls import Choice, Flag, Num, parse_url_value
 
 CONFIGS = [ToyConfig, SharpenConfig]
 
@@ -49,51 +52,92 @@ def cli_accepts(cls, name, text) -> bool:
     return True
 
 
+EXACT = 2**53  # the largest whole number a page's script holds exactly (a JavaScript number)
+
+
 def url_spec(cls, name):
-    """The widest control a page can build for a field: its whole declared range."""
+    """The widest control a page can build for a field: its whole declared range (a whole number's up to EXACT: the
+    seed's declared 2^63 - 1 is no slider's end)."""
     s = declared(cls)[name]
     if s.kind == "choice":
         return Choice.of(cls, name)
     if s.kind == "flag":
         return Flag.of(cls, name)
     lo = s.lo if not s.low_open else (s.lo + 1 if s.integer else math.nextafter(s.lo, math.inf))
-    return Num.of(cls, name, lo=lo, step=s.step or (1 if s.integer else 1e-6))
+    hi = min(s.hi, EXACT) if s.integer else s.hi
+    return Num.of(cls, name, lo=lo, hi=hi, step=s.step or (1 if s.integer else 1e-6))
 
 
 NUMBER_FIELDS = [(c, n) for c in CONFIGS for n, s in declared(c).items() if s.kind == "number" and not s.optional]
 CHOICE_FIELDS = [(c, n) for c in CONFIGS for n, s in declared(c).items() if s.kind in ("choice", "flag")]
 
 
+def url_reads(pairs: list[tuple]) -> list[tuple]:
+    """(value, note or None) of each (spec, raw link text), read by the page's rules (control_rules.js), one node
+    run for all."""
+    got = js([{"op": "call", "module": "control_rules", "fn": "parseUrlValue", "args": [to_json(spec), raw]}
+              for spec, raw in pairs])
+    return [tuple(g) for g in got]
+
+
 @pytest.mark.parametrize("cls,name", NUMBER_FIELDS, ids=lambda x: getattr(x, "__name__", x))
 @settings(max_examples=examples(60))
 @given(x=st.one_of(st.integers(-10**7, 10**7), st.floats(allow_nan=True, allow_infinity=True)))
-def test_engine_cli_and_url_agree_on_numbers(cls, name, x):
+def test_engine_and_cli_agree_on_numbers(cls, name, x):
     s = declared(cls)[name]
-    text = str(x)
     engine = engine_accepts(cls, name, int(x) if s.integer and float(x).is_integer() else x)
     if s.integer and isinstance(x, float) and not x.is_integer():
         engine = False  # a fraction is not an integer (the engine refuses the float itself)
-    cli = cli_accepts(cls, name, text)
     if not (isinstance(x, float) and s.integer):  # "3.0" is not an int flag; 3.0 is not an int field
-        assert cli == engine, (name, x)
-    value, problem = parse_url_value(url_spec(cls, name), text)
-    assert engine_accepts(cls, name, value)  # whatever the URL gives the page, the engine takes
-    if problem is None:
-        assert engine, (name, x)  # and a URL value taken without a warning is one the engine accepts
+        assert cli_accepts(cls, name, str(x)) == engine, (name, x)
 
 
-@pytest.mark.parametrize("cls,name", CHOICE_FIELDS, ids=lambda x: getattr(x, "__name__", x))
-def test_engine_cli_and_url_agree_on_choices(cls, name):
-    s = declared(cls)[name]
-    values = list(s.choices) if s.kind == "choice" else [True, False]
-    for v in values:
-        assert engine_accepts(cls, name, v)
-        assert parse_url_value(url_spec(cls, name), str(v).lower() if s.kind == "flag" else str(v)) == (v, None)
-    for bad in ("GRPO", "std", "2", "maybe", ""):
-        if bad not in [str(v) for v in values]:
-            assert parse_url_value(url_spec(cls, name), bad)[1] is not None
-            if s.kind == "choice":
-                assert not cli_accepts(cls, name, bad)
+def test_the_url_gives_the_engine_only_what_it_accepts():
+    """Whatever a link says for a number (in range or not, a fraction for an integer, NaN, infinities, 1e300), the
+    page's reading of it is a value the engine accepts, and one read without a note is one the engine accepts as
+    written. Every numeric field, its whole declared range, one node run."""
+    rng = random.Random(15)
+    pairs = []
+    for cls, name in NUMBER_FIELDS:
+        s = declared(cls)[name]
+        lo, hi = s.lo, min(s.hi, EXACT) if s.integer else s.hi
+        xs = [lo, hi, lo - 1, hi + 1, (lo + hi) / 2, lo + 0.5, -1e300, 1e300, math.nan, math.inf, -math.inf, 0, 3]
+        xs += [rng.uniform(lo, hi) for _ in range(6)]
+        xs += [rng.randint(int(lo), int(min(hi, lo + 10**6))) for _ in range(6)]
+        pairs += [(cls, name, x) for x in xs]
+    got = url_reads([(url_spec(cls, name), str(x)) for cls, name, x in pairs])
+    quiet = 0
+    for (cls, name, x), (value, note) in zip(pairs, got, strict=True):
+        assert engine_accepts(cls, name, value), (cls.__name__, name, x, value)  # whatever the page shows, runs
+        if note is None:
+            quiet += 1
+            typed = int(x) if declared(cls)[name].integer and float(x).is_integer() else x
+            assert engine_accepts(cls, name, typed), (cls.__name__, name, x)  # taken as written: the engine's too
+    assert quiet >= len(NUMBER_FIELDS)  # every field took some values as written
+
+
+def test_engine_cli_and_url_agree_on_choices():
+    pairs, want = [], []
+    for cls, name in CHOICE_FIELDS:
+        s = declared(cls)[name]
+        values = list(s.choices) if s.kind == "choice" else [True, False]
+        for v in values:
+            assert engine_accepts(cls, name, v)
+            pairs.append((url_spec(cls, name), str(v).lower() if s.kind == "flag" else str(v)))
+            want.append((v, None))
+        for bad in ("GRPO", "std", "2", "maybe", ""):
+            if bad not in [str(v) for v in values]:
+                pairs.append((url_spec(cls, name), bad))
+                want.append("a note")
+                if s.kind == "choice":
+                    assert not cli_accepts(cls, name, bad)
+    got = url_reads(pairs)
+    assert len(got) == len(want) > 2 * len(CHOICE_FIELDS)
+    for (spec, raw), (value, note), w in zip(pairs, got, want, strict=True):
+        if w == "a note":
+            assert note is not None, (spec.key, raw)
+        else:
+            assert value == w[0] and isinstance(value, bool) == isinstance(w[0], bool) and note is None, (spec.key, raw)
 
 
 def test_a_page_control_may_narrow_a_range_but_not_widen_it():

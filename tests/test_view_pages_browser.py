@@ -17,6 +17,8 @@ from tests.fixtures.viewpage import HOSTS, changes, link_part, move, shown, stat
 
 pytestmark = browser_marks()
 VIEWS = catalog.browser_views()  # every view whose page computes its document (sim/views/catalog.py)
+SERVER_VIEWS = [v.name for v in catalog.views() if v.server and v.lesson == "app"]  # a visitor's file: the app's only
+ADDRESS = [(h, v) for h in HOSTS for v in VIEWS] + [("app", v) for v in SERVER_VIEWS]
 
 
 @pytest.mark.parametrize("host", HOSTS)
@@ -34,8 +36,7 @@ def test_a_control_move_redraws_in_the_page_and_the_link_follows(open_view, host
     assert not page.errors
 
 
-@pytest.mark.parametrize("host", HOSTS)
-@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("host, view", ADDRESS)
 def test_the_address_bar_reproduces_the_page(open_view, browser, host, view):
     """Every control given a bad value: each is corrected with a note, the address rewritten; the rewritten
     address, opened in a fresh browser, shows the same setting and no note."""
@@ -64,8 +65,8 @@ HOSTILE = ["![x](http://127.0.0.1:9/pixel.png)", "[click me](https://evil.exampl
            "\u202e0.5\u2028", "A" * 10_000]
 
 
-@pytest.mark.parametrize("host", HOSTS)
-@pytest.mark.parametrize("view", ["training", "one_group", "kl_clip"])
+@pytest.mark.parametrize("host, view", [(h, v) for h in HOSTS for v in ("training", "one_group", "kl_clip")]
+                         + [("app", "your_prompts")])  # six controls: each value of HOSTILE given to one
 def test_hostile_link_values_are_plain_text(open_view, host, view, server):
     page = open_view(host, view)
     keys = [c["key"] for c in page.evaluate("window.grpoPage.page.controls")]

@@ -35,8 +35,10 @@ def settle(page) -> None:
 
 
 def upload(page, path: Path) -> None:
+    """As a reader does: open the uploader folded at the top of the page ("Upload your own: ..."), give the file."""
+    page.get_by_test_id("stMain").get_by_text("Upload your own:", exact=False).first.click()
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(path))
-    page.get_by_text(f"{path.name}", exact=False).first.wait_for(timeout=60_000)
+    page.get_by_test_id("stText").filter(has_text=path.name).first.wait_for(timeout=90_000)  # "File: NAME": read
     settle(page)
 
 
@@ -56,7 +58,7 @@ def test_your_run_reads_an_upload_and_shows_its_text_literally(server, page, tmp
     for m in MARKUP:
         assert m in note.inner_text(), m
     assert page.evaluate(MADE) == 0
-    assert main.get_by_text("Entropy falls", exact=False).first.is_visible()  # the findings render
+    main.get_by_text("Entropy falls", exact=False).first.wait_for(timeout=60_000)  # the findings render
     page.wait_for_function(CHARTS)  # the one chart spec, drawn by the shared JavaScript
 
 
@@ -69,7 +71,7 @@ def test_your_prompts_reads_an_upload_and_shows_its_prompts_literally(server, pa
     upload(page, path)
     main = page.get_by_test_id("stMain")
     listed = main.get_by_text("line 2: <b>x</b>", exact=False)
-    assert listed.is_visible()
+    listed.wait_for(timeout=60_000)  # the document, computed for the setting the page reports
     text = listed.inner_text()
     assert "line 3: **x**" in text and "line 4: [x](http://example.com)" in text
     assert page.evaluate(MADE) == 0
@@ -90,7 +92,8 @@ def test_a_log_over_the_old_1_mb_upload_cap_is_read(server, page, tmp_path):
     page.goto(f"{server}/your_run")
     settle(page)
     upload(page, path)
-    assert page.get_by_test_id("stMetricValue").first.inner_text() == "10,000"
+    page.wait_for_function("[...document.querySelectorAll('.ls-metric-value')].some(e => e.textContent === '10,000')",
+                           timeout=90_000)  # the document's first number: its steps
 
 
 def test_a_console_log_as_people_publish_it_is_read(server, page, tmp_path):
@@ -104,5 +107,5 @@ def test_a_console_log_as_people_publish_it_is_read(server, page, tmp_path):
     upload(page, path)
     main = page.get_by_test_id("stMain")
     assert main.get_by_text("File (console): trl_console_rho1.00_seed42.log").is_visible()
-    assert main.get_by_text("Reward collapse:", exact=False).first.is_visible()
+    main.get_by_text("Reward collapse:", exact=False).first.wait_for(timeout=60_000)
     page.wait_for_function(CHARTS)

@@ -1,6 +1,8 @@
 """pages/your_run.py and pages/your_prompts.py under AppTest: the examples at the defaults, an upload read into
 the session only, text from the file shown as plain text, bad files refused with one line, the link holding the
-settings and never the file."""
+settings and never the file. Each page is the view's page (assets/js/page.js) with the document the server computes
+for the setting the page reports (`report`, as the page's script does in a browser): the findings, charts and tables
+arrive as the renderer's blocks, whose every text is plain."""
 
 from __future__ import annotations
 
@@ -10,18 +12,20 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures.apptest import charts, documents, live_requests, walk
+from tests.fixtures.apptest import charts, documents, live_requests, report, views, walk
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("full_error_details")]
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ["<b>x</b>", "**x**", "[link](http://example.com)", "$x^2$", ":red[x]", "\u202eevil"]
 
 
-def page(name: str, **query) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=90)
-    for k, v in query.items():
-        at.query_params[k] = v
-    return at.run()
+def page(name: str, **values) -> AppTest:
+    """The page opened, then the setting `values` (by URL key) reported as its script reports what it read from
+    the link."""
+    at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=90).run()
+    assert not at.exception, at.exception
+    assert not [v for v in views(at) if v.get("doc")]  # no document before the page says its setting
+    return report(at, name.removesuffix(".py"), **values)
 
 
 def upload(at: AppTest, name: str, data: bytes) -> AppTest:
@@ -34,11 +38,27 @@ def texts(at: AppTest) -> list[str]:
 
 
 def rendered(at: AppTest) -> str:
-    """Everything the page renders as Markdown (markdown, captions, metrics' labels, headers): user text must
-    never be among it."""
-    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [m.label for m in at.metric]
-    parts += [e.value for e in at.error] + [w.value for w in at.warning] + [s.value for s in at.subheader]
+    """Everything the page renders as Markdown (markdown, captions, expanders' labels, alerts): user text must never
+    be among it."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [e.label for e in at.expander]
+    parts += [e.value for e in at.error] + [w.value for w in at.warning] + [i.value for i in at.info]
     return "\n".join(parts)
+
+
+def blocks(at: AppTest, kind: str) -> list[dict]:
+    """The page's document's blocks of one kind (folds opened)."""
+    return [b for bs in documents(at) for b in walk(bs) if b["kind"] == kind]
+
+
+def said(at: AppTest) -> str:
+    """Every text of the page's document, as the renderer shows it (plain text)."""
+    out = []
+    for bs in documents(at):
+        for b in walk(bs):
+            out += [str(b.get(k)) for k in ("text", "title", "rule", "steps", "reading", "remedy", "summary")
+                    if b.get(k)]
+            out += [f"{label}: {value}" for label, value, *_ in b.get("items", [])]
+    return "\n".join(out)
 
 
 # ---- Your run -------------------------------------------------------------------------------------------
@@ -46,14 +66,17 @@ def rendered(at: AppTest) -> str:
 def test_your_run_at_its_defaults_diagnoses_the_shipped_trl_run():
     at = page("your_run.py")
     assert not at.exception and not at.error and not at.warning
-    assert "File (trainer_state.json): tinylm_trl_trainer_state.json" in texts(at)
-    body = rendered(at)
+    assert "File (trainer_state.json): tinylm_trl_trainer_state.json (the example)" in texts(at)
+    body = said(at)
     assert "Entropy falls 87%" in body and "mostly all correct (too easy) at 362 of 600 optimizer steps" in body
-    assert "No kl logged: β = 0" in body and "clip\\_ratio/region\\_mean is 0 at every step" in body
+    assert "No kl logged: β = 0" in body and "clip_ratio/region_mean is 0 at every step" in body
+    assert "Steps: 600" in body and "Warnings: 0" in body and "G · window: 8 · 30" in body
     drawn = charts(at)["run_charts"]  # the one chart spec, each chart with its caption
-    assert len(drawn) >= 7 and not at.get("plotly_chart")
+    assert len(drawn) >= 7 and not at.get("plotly_chart") and not at.slider  # the controls are the page's own
     reward = next(c for c in drawn if c["title"] == "Reward")
-    assert reward["x_title"] == "step" and "Reward 0.4" in reward["caption"] and "pass@1" in reward["caption"]
+    assert reward["x_title"] == "step" and "Reward 0.469 → 0.967" in reward["caption"] and "pass@1" in reward["caption"]
+    assert [r["text"] for r in reward["reads"]] == ["0.469", "0.967"]  # read off its rolling mean
+    assert [b.label for b in at.get("download_button")] == ["The diagnosis (JSON)"]
 
 
 def log_csv(columns: list[str], rows: int = 40) -> bytes:
@@ -71,7 +94,8 @@ def test_an_uploaded_log_replaces_the_example_and_its_text_stays_plain():
     assert "File (CSV): <b>run</b>.csv" in shown
     for h in ("<b>x</b>", "**x**", "[link](http://example.com)", "$x^2$", ":red[x]", "\\u202eevil"):
         assert h in shown, h  # literally, in a plain-text element
-    assert "Reward function: **f**" in shown
+    assert "Reward function: **f**" in said(at)  # a document's text: plain, never Markdown (its md is None)
+    assert all(b.get("md") is None for b in blocks(at, "text"))
     body = rendered(at)
     for h in HOSTILE + ["**f**", "<b>run</b>"]:
         assert h not in body, h  # never where Markdown or HTML would be rendered
@@ -81,7 +105,7 @@ def test_an_uploaded_log_replaces_the_example_and_its_text_stays_plain():
     from sim.views.your_data import label
 
     assert label("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"  # a label from a file: Plotly draws the seven characters
-    assert "Entropy falls" in body  # 1 - t/80: from 0.9875 to 0.5125
+    assert "Entropy falls" in said(at)  # 1 - t/80: from 0.9875 to 0.5125
 
 
 @pytest.mark.parametrize("name", ["trl020_minesweeper_trainer_state.json", "verl_qwen32b_console.txt",
@@ -95,11 +119,9 @@ def test_a_real_log_on_the_page_gives_the_clis_findings(name):
     data = (ROOT / "tests" / "fixtures" / "real_logs" / name).read_bytes()
     at = upload(page("your_run.py"), name, data)
     assert not at.exception and not at.error
-    body = rendered(at)
-    from ui.text import md
-
-    for f in diagnose(load_run_log(data, name)).findings:
-        assert md(f.title) in body, f.title
+    shown = {(b["status"], b["title"], b["rule"]) for b in blocks(at, "finding")}
+    findings = diagnose(load_run_log(data, name)).findings
+    assert shown == {(f.status, f.title, f.rule) for f in findings} and len(findings) > 5
 
 
 def test_control_and_bidi_characters_in_a_functions_name_are_escaped_everywhere():
@@ -110,19 +132,20 @@ def test_control_and_bidi_characters_in_a_functions_name_are_escaped_everywhere(
             for t in range(1, 61)]
     at = upload(page("your_run.py"), "evil.json", json.dumps({"log_history": rows}).encode())
     assert not at.exception
-    shown = [*texts(at), rendered(at), json.dumps(charts(at), ensure_ascii=False),
+    shown = [*texts(at), rendered(at), said(at), json.dumps(charts(at), ensure_ascii=False),
              json.dumps(documents(at), ensure_ascii=False)]
     for text in shown:
         assert not any(c in text for c in "\u202e\x1b\x07"), text[:200]
-    assert any("gnp\\u202e.exe\\u001b[31m\\u0007" in t for t in texts(at))  # said, escaped
+    assert "Reward functions: b, gnp\\u202e.exe\\u001b[31m\\u0007" in said(at).splitlines()  # said, escaped
 
 
 def test_a_log_that_is_not_grpo_is_said_in_one_line():
     data = (ROOT / "tests" / "fixtures" / "real_logs" / "sft_trainer_state.json").read_bytes()
     at = upload(page("your_run.py"), "trainer_state.json", data)
-    assert not at.exception and not charts(at)
-    assert [i.value for i in at.info] == ["Not a GRPO run: a supervised or other Trainer run (grad\\_norm, "
-                                          "learning\\_rate, loss; no reward of any kind). Nothing is judged."]
+    assert not at.exception and not charts(at) and not at.get("download_button")
+    assert [(b["tone"], b["text"]) for b in blocks(at, "note")] == [("info", (
+        "Not a GRPO run: a supervised or other Trainer run (grad_norm, learning_rate, loss; no reward of any kind). "
+        "Nothing is judged."))]
 
 
 def test_a_file_that_cannot_be_read_says_why_in_one_line():
@@ -130,28 +153,40 @@ def test_a_file_that_cannot_be_read_says_why_in_one_line():
     assert not at.exception
     assert [e.value for e in at.error] == ["This file cannot be read:"]
     assert texts(at)[-1] == "bad.csv line 3, field reward: =cmd|' /C calc'!A0 is not a number"
-    assert not charts(at)
+    assert not charts(at) and not views(at)  # the page stops at the one line
     nested = upload(page("your_run.py"), "deep.json", b"[" * 100_000)
     assert "nested more than 32 levels deep" in texts(nested)[-1]
 
 
-def test_the_group_size_comes_from_the_link_and_a_summary_that_disagrees_is_flagged():
-    at = page("your_run.py", G="4", W="10")
-    assert not at.warning and "at G = 4" in rendered(at) and "W = 10" in rendered(at)
+def test_the_group_size_is_the_pages_and_a_summary_that_disagrees_is_flagged():
+    at = page("your_run.py", G=4, W=10)
+    assert not at.warning and "at G = 4" in said(at) and "W = 10" in said(at)
     summary = {"trl_log": [{"step": t, "reward": 0.5, "frac_reward_zero_std": 0.1} for t in range(1, 11)],
                "config": {"grpo": {"group_size": 16, "beta": 0.0, "mu": 1}}}
     at = upload(page("your_run.py"), "run.json", json.dumps(summary).encode())
-    assert [w.value for w in at.warning] == [
-        "The file's config says G = 16; the rules use the slider's G = 8. Set the slider to 16."]
+    assert [(b["tone"], b["text"]) for b in blocks(at, "note")][0] == ("warning", (
+        "The file's config says G = 16; the rules use the page's G = 8. Set Group size G to 16."))
+    at = report(at, "your_run", G=16)  # the reader moves the slider: said no more
+    assert not any("config says" in b["text"] for b in blocks(at, "note"))
+
+
+def test_a_setting_the_page_could_not_have_sent_is_refused_in_one_line():
+    """The report is data from a browser, which anyone can rewrite: checked against the page's own controls
+    (sim/views/controls.py check_values) before any work, and said in one line instead of a document."""
+    at = page("your_run.py", G=10**6)
+    assert not at.exception and not charts(at)
+    (note,) = blocks(at, "note")
+    assert note["tone"] == "error"
+    assert "Group size G (G) = 1000000 is not a value of this page's control" in note["text"]
 
 
 def test_the_file_lives_in_this_session_only_and_never_in_the_link():
-    first = upload(page("your_run.py", G="4"), "mine.csv", log_csv(["secret_column"]))
+    first = upload(page("your_run.py", G=4), "mine.csv", log_csv(["secret_column"]))
     assert "secret_column" in "\n".join(texts(first))
     assert set(first.query_params) <= {"G", "W"}  # the link: settings only
     assert "_run_parsed" in first.session_state
     second = page("your_run.py")  # another visitor
-    assert "File (trainer_state.json): tinylm_trl_trainer_state.json" in texts(second)
+    assert "File (trainer_state.json): tinylm_trl_trainer_state.json (the example)" in texts(second)
     assert "secret_column" not in "\n".join(texts(second))
     first.file_uploader[0].set_value(None).run()  # removing the file forgets it
     assert "_run_parsed" not in first.session_state
@@ -181,8 +216,8 @@ def test_a_run_with_only_reward_functions_shows_them_and_what_it_cannot():
     at = upload(page("your_run.py"), "funcs.csv", data)
     assert not at.exception and not at.error
     assert [c["title"] for c in charts(at)["run_charts"]] == ["Reward functions (rewards/<f>/mean)"]
-    said = [b["text"] for blocks in documents(at) for b in walk(blocks) if b["kind"] == "caption"]
-    assert any("Not drawn, the log lacks what they read: Reward (needs reward)" in t for t in said)
+    captions = [b["text"] for b in blocks(at, "caption")]
+    assert any("Not drawn, the log lacks what they read: Reward (needs reward)" in t for t in captions)
 
 
 # ---- Your prompts ---------------------------------------------------------------------------------------
@@ -190,9 +225,12 @@ def test_a_run_with_only_reward_functions_shows_them_and_what_it_cannot():
 def test_your_prompts_at_its_defaults_plans_the_example_pool():
     at = page("your_prompts.py")
     assert not at.exception and not at.error and not at.warning
-    metrics = {m.label: m.value for m in at.metric}
+    (metrics,) = blocks(at, "metrics")
+    metrics = dict(metrics["items"])
     assert metrics["Prompts"] == "512" and metrics["Never solved (c = 0)"] == "6"
-    assert "line 200: 47+56=" in texts(at)[-1]
+    (lines,) = [b for b in blocks(at, "fold") if b["summary"] == "Their lines (6)"]
+    assert lines["open"] and lines["blocks"][0]["text"].startswith("line 200: 47+56=")
+    assert [b.label for b in at.get("download_button")] == ["Every prompt at G = 8 (CSV)"]
     assert set(charts(at)["plan_charts"][i]["title"] for i in range(4)) == {
         "Groups that teach nothing, by group size", "Answers per batch of 64 prompts", "The pool's pass rates",
         "Base model's pass@k over these prompts"}
@@ -216,16 +254,16 @@ def test_an_uploaded_pool_is_planned_and_its_prompts_stay_plain(monkeypatch):
 
     monkeypatch.setattr(sim.toy, "run_toy", refused)  # no page computes a toy run on the server
     monkeypatch.setattr(sim.toy, "expected_run", refused)
-    at = upload(page("your_prompts.py", G="16"), "pool.csv", pool_csv())
+    at = upload(page("your_prompts.py", G=16), "pool.csv", pool_csv())
     assert not at.exception and not at.error
-    shown = "\n".join(texts(at))
+    listed = "\n".join(b["text"] for b in blocks(at, "code"))  # the prompts' lines: plain text to copy
     for h in ("<b>x</b>", "**x**", "[link](http://example.com)", "$x^2$", ":red[x]", "\\u202eevil",
               "=cmd|' /C calc'!A0"):
-        assert h in shown, h
-    assert "Note: columns ignored: notes" in shown
+        assert h in listed, h
+    assert "Note: columns ignored: notes" in texts(at)
     body = rendered(at)
     assert all(h not in body for h in HOSTILE)
-    metrics = {m.label: m.value for m in at.metric}
+    metrics = dict(blocks(at, "metrics")[0]["items"])
     assert metrics["Prompts"] == "67" and metrics["Never solved (c = 0)"] == f"{len(HOSTILE) + 4}"
     # the toy on this pool: one toy prompt per prompt, sent to this session's page only and computed there
     toy = live_requests(at)["your_prompts"]
@@ -237,7 +275,7 @@ def test_a_pool_never_or_always_solved_says_what_the_page_cannot_show():
     """Issue 37 row 4: "expected a non-empty 1-D array"."""
     at = upload(page("your_prompts.py"), "extreme.csv", b"correct,samples\n" + b"0,8\n8,8\n" * 20)
     assert not at.exception and not at.error
-    notes = [b for blocks in documents(at) for b in walk(blocks) if b["kind"] == "note"]
+    notes = blocks(at, "note")
     assert [n["tone"] for n in notes] == ["warning"] and "never solved (20) or always solved (20)" in notes[0]["text"]
     assert len(charts(at)["plan_charts"]) == 4
 

@@ -39,7 +39,7 @@ a.grpo-download:hover {{ border-color: #1f77b4; color: #1f77b4; }}
 {P} [data-testid="stWidgetLabel"] p, {P} [data-testid="stFileUploader"] span, {P} [data-testid="stFileUploader"] small,
 {P} [data-testid="stFileUploader"] div, {P} button p, {P} [data-testid="stText"], {P} code,
 {P} [data-testid="stMarkdownContainer"] p, {P} [data-testid="stExpander"] p, {P} [data-testid="stSidebarNavLink"] span,
-{P} a.grpo-download, {P} .grpo-download-note {{ font-size: 20px !important; }}
+{P} a.grpo-download, {P} .grpo-download-note, {P} [data-testid="stIconMaterial"] {{ font-size: 20px !important; }}
 {P} .katex {{ font-size: 1.45em !important; }}
 </style>"""
 

@@ -1,8 +1,8 @@
-// A page's controls read from its link, in both hosts (the app's own pages of server-side controls read theirs by
-// ui/controls.py's parse_url_value, the same rule, tested on the same links), with no DOM: a value out of range is clamped, one off the slider's steps
-// snapped, one that is not a number or not an option falls back to the default, each with the app's words.
-// A control is sim/views/controls.py's to_json: {kind: "num" | "choice" | "flag", key, label, default, lo, hi,
-// step, integer, fmt, options, labels}. tests/test_link_rules.py runs both on the same raw values.
+// A page's controls read from its link, the one parser of both hosts (the server reads no link), with no DOM: a
+// value out of range is clamped, one off the slider's steps snapped, one that is not a number or not an option
+// falls back to the default, each with one note. A control is sim/views/controls.py's to_json: {kind: "num" |
+// "choice" | "flag", key, label, default, lo, hi, step, integer, fmt, options, labels}. tests/test_link_rules.py
+// runs it on a table of links and their expected readings.
 
 import { format, repr } from "./pyformat.js";
 import { decimal, shown } from "./lesson_rules.js";
@@ -50,13 +50,13 @@ function ulp(x) {
   return x - view.getFloat64(0);
 }
 
-// ui/controls._same_float: x is `value` written another way, equal but for a float's last bits (0.1 + 0.2 for
+// x is `value` written another way, equal but for a float's last bits (0.1 + 0.2 for
 // 0.3); never a value a user would tell apart (1e-308 is not 0, 0.0400000000001 is not 0.04)
 function sameFloat(x, value) {
   return x === value || (value !== 0 && Math.abs(x - value) <= 4 * ulp(value));
 }
 
-// [value to use, problem or null] for the raw text of control c's link value (ui/controls.parse_url_value)
+// [value to use, problem or null] for the raw text of control c's link value
 export function parseUrlValue(c, raw) {
   if (c.kind === "flag") {
     const low = raw.trim().toLowerCase();

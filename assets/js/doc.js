@@ -9,7 +9,8 @@
 // Blocks: heading, text (its `md`: our own **bold**, `code` and $math$), formula (KaTeX of its `latex`, else its
 // text), caption, metrics, charts (the player, no Play bar unless it replays a run), table, note, code (text to
 // copy), ask (predict, then reveal: ?predict=1), columns, live (a LiveView: the toy engine in the page), link (to
-// another page, in either host) and links (a list of them), and in the app only (`app`): verdict (a student's lab code against the reference).
+// another page, in either host) and links (a list of them), and in the app only (`app`): verdict (a student's lab code
+// against the reference), finding (a rule checked on a visitor's log) and fold (blocks under a line that opens them).
 // Every text goes in with textContent: nothing from a link or the data is ever parsed as markup.
 
 import { buildPayload } from "./chart_spec.js";
@@ -73,7 +74,10 @@ if (typeof document !== "undefined" && document.fonts) {
   });
 }
 
-export const APP_ONLY = ["verdict"]; // blocks only the app draws: they need its server
+export const APP_ONLY = ["verdict", "finding", "fold"]; // blocks only the app draws: they need its server
+
+// a finding's status, as its box says it (sim/yourdata/rules: warn, info, ok, unknown)
+const STATUS = { warn: "Warning", info: "Finding", ok: "Checked", unknown: "Not judged" };
 
 // the caption that follows a row of charts (before the next heading or charts) describes those of its charts
 // that have no caption of their own
@@ -170,6 +174,8 @@ export class DocView {
       return ul;
     }
     if (b.kind === "verdict") return this.verdict(b);
+    if (b.kind === "finding") return this.finding(b);
+    if (b.kind === "fold") return this.fold(b);
     if (b.kind === "metrics") return this.metrics(b);
     if (b.kind === "table") return this.table(b);
     if (b.kind === "charts") return this.charts(b, rowCaption);
@@ -234,6 +240,31 @@ export class DocView {
     const box = el("div", `ls-box ls-${b.tone} ls-verdict`);
     box.append(el("p", "ls-verdict-title", b.title));
     for (const text of [b.message, b.check].filter(Boolean)) box.append(el("pre", "ls-verdict-text", text));
+    return box;
+  }
+
+  // a rule checked on a visitor's log: its status and title, then the rule, the steps, the reading, what to do
+  finding(b) {
+    const box = el("div", `ls-finding ls-finding-${STATUS[b.status] ? b.status : "info"}`);
+    const title = el("p", "ls-finding-title");
+    title.append(el("span", "ls-finding-status", `${STATUS[b.status] || STATUS.info}: `), document.createTextNode(b.title));
+    box.append(title);
+    for (const [label, text] of [["Rule", b.rule], ["Steps", b.steps], ["Reading", b.reading], ["What to do", b.remedy]]) {
+      if (!text) continue;
+      const p = el("p", "ls-finding-part");
+      p.append(el("strong", "", `${label}. `), document.createTextNode(text));
+      box.append(p);
+    }
+    return box;
+  }
+
+  // blocks folded under one line; opened or closed by the reader, it stays so for the next setting
+  fold(b) {
+    const open = (this.folds = this.folds || new Map()).get(b.key);
+    const box = el("details", "ls-fold");
+    box.open = open === undefined ? !!b.open : open;
+    box.addEventListener("toggle", () => this.folds.set(b.key, box.open));
+    box.append(el("summary", "", b.summary), ...this.nodes(b.blocks));
     return box;
   }
 

@@ -1,7 +1,7 @@
 // GRPO Playground lesson: the rules a lesson page applies to its link and to its data, with no DOM (node's test
 // imports this module; the lesson's page script, assets/js/lesson_page.js, imports it).
 //
-// The link is user input: read by the app's rules (ui/controls.py). A key given twice in the query (or twice in
+// The link is user input: read by one set of rules in both hosts (control_rules.js). A key given twice in the query (or twice in
 // the hash) takes its last value, with a note, except a control that holds several values (`multi`: One group's
 // picked answers, `pick=1&pick=4`, as Streamlit writes it); the hash wins over the query (it is what the page
 // rewrites); numbers are decimal only (no 0x10, 0b10, Infinity); anything shown back is cut to 40 characters and
@@ -10,7 +10,7 @@
 
 export const TRUE = ["1", "true", "yes", "on"];
 export const FLAGS = ["classroom", "hide", "predict"]; // the page's own keys: the only ones the contents page carries
-export const LIMIT = 40; // characters of a link's value shown back (ui/controls.py's PLAIN_LIMIT)
+export const LIMIT = 40; // characters of a link's value shown back
 export const REBUILD = "Rebuild the lesson: python -m sim lesson build OUT --force";
 
 // Python's str.isprintable() is false for these categories (and true for the space, U+0020)
@@ -27,7 +27,7 @@ export function neutral(text) {
   return out;
 }
 
-// ui/controls.plain's text: cut to `limit` characters (code points) with an ellipsis, then neutral
+// A link's text as a note shows it: cut to `limit` characters (code points) with an ellipsis, then neutral
 export function shown(text, limit = LIMIT) {
   const chars = Array.from(String(text));
   const cut = chars.length > limit ? `${chars.slice(0, limit - 1).join("")}…` : chars.join("");

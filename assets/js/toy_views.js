@@ -227,8 +227,8 @@ export function pool_charts(cfg, run, exp, reduction, pool_size, o = {}) {
   const what = cfg.n_prompts === pool_size ? `your ${f(pool_size, ",.0f")} prompts`
     : `${cfg.n_prompts} quantiles of your ${f(pool_size, ",.0f")} prompts`; // prettier-ignore
   charts[0] = { ...charts[0], title: `Mean accuracy over ${what} (G = ${cfg.group_size})` };
-  charts[2] = { ...charts[2], x_title: "prompt j (easy → hard, by the base model's rate)",
-    caption: charts[2].caption + ` The toy's prompts: ${reduction}.`, // the pool's, not the chart's: given
+  charts[2] = { ...charts[2], // the axis keeps Training's short title: a presenter's third of the width holds it
+    caption: charts[2].caption + ` The toy's prompts, easy to hard by your base model's rate: ${reduction}.`, // given
     given: [...charts[2].given, ...(reduction.match(/\d[\d,]*(\.\d+)?%?/g) || [])] }; // prettier-ignore
   return charts;
 }

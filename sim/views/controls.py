@@ -7,9 +7,9 @@
 A control's URL key and label are the setting's own (sim/settings.py: `setting(8, ..., key="G", label="Group size
 G")`), so "G" and "Group size G" are written once, where `group_size` is declared, and every page and lesson that
 offers the setting reads them from there. A view may narrow the range (never widen it), pick a few options, set
-another default or explain the control in its own words (`help`); it never renames the key. The app draws these
-as Streamlit widgets bound to the URL (ui/controls.py); a lesson writes them into its page (`to_json`) and draws
-them in the browser. No UI framework here.
+another default or explain the control in its own words (`help`); it never renames the key. Both hosts write them
+into the page (`to_json`), whose script draws them and reads the link (assets/js/page.js, control_rules.js); the
+app's server checks a setting a page reports against them (`check_values`). No UI framework here.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ Blocks (`to_json` is what a renderer receives):
   Text(text, md=None)                a paragraph; `md`: our own short Markdown for it (**bold**, `code`, $math$)
   Text.of(md)                        the same, written once: the plain text is the Markdown without its marks
   Formula(latex, text)               an equation: KaTeX of the LaTeX, the plain text where that cannot be drawn
-  Caption(text)                      small print under a chart or a table
+  Caption(text, given)               small print under a chart or a table (`given`: its numbers that no chart
+                                     above it draws, for a caption right under a row of charts)
   Metrics([(label, value, delta?)])  a row of numbers, already formatted
   Charts(key, charts, columns, T)    charts of the one chart spec (sim/player/spec.py), drawn whole (or played
                                      over T iterations by the player)
@@ -28,6 +29,9 @@ Blocks (`to_json` is what a renderer receives):
   Link(page, label, what, ...)       a link to another page (a lesson names one it lacks as in the app only)
   Links([Link, ...])                 links as a list
   Verdict(comparison, what, task)    a student's lab function against the reference (the app only, lab mode)
+  Finding(status, title, rule, ...)  a rule checked on a visitor's log: its status, the rule, the steps where it
+                                     holds, the chapter's reading and what to do (Your run)
+  Fold(key, summary, blocks)         blocks folded under a line that opens them (a `details`)
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ class Formula:
 @dataclass(frozen=True)
 class Caption:
     text: str
+    given: Sequence[str] = ()  # numbers it gives that no chart above it draws (a setting, a count of the file)
 
 
 @dataclass(frozen=True)
@@ -143,9 +148,32 @@ class Verdict:
     task: str | None = None
 
 
+@dataclass(frozen=True)
+class Finding:
+    """A rule checked on a visitor's log (sim/yourdata/rules: Finding), as the page shows it. Every text is plain:
+    a finding quotes what the file holds (a reward function's name)."""
+
+    status: str  # "warn" (holds; act), "info" (holds; a fact), "ok" (does not hold), "unknown" (not judged)
+    title: str
+    rule: str
+    steps: str = ""  # where it holds, as step ranges ("" where it does not)
+    reading: str = ""
+    remedy: str = ""
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Blocks folded under one line that opens them (the findings that do not hold, a long list of prompts)."""
+
+    key: str  # the fold keeps its state (open or not) across settings under this key
+    summary: str
+    blocks: Sequence
+    open: bool = False
+
+
 Block = (Heading | Text | Formula | Caption | Metrics | Charts | Table | Note | Code | Columns | Live | Link | Links
-         | Verdict)
-APP_ONLY = (Verdict,)  # blocks a lesson leaves out: they need the app's server
+         | Verdict | Finding | Fold)
+APP_ONLY = (Verdict, Finding, Fold)  # blocks a lesson leaves out: they need the app's server (a visitor's file)
 
 
 @dataclass(frozen=True)
@@ -233,6 +261,11 @@ def to_json(blocks: Sequence, *, host: str = "lesson", charts: Callable | None =
             out.append({"kind": "charts", "key": b.key, "payload": payload})
         elif isinstance(b, Columns):
             out.append({"kind": "columns", "columns": [to_json(c, host=host, charts=charts) for c in b.columns]})
+        elif isinstance(b, Fold):
+            out.append({"kind": "fold", "key": b.key, "summary": b.summary, "open": b.open,
+                        "blocks": to_json(b.blocks, host=host, charts=charts)})
+        elif isinstance(b, Caption):
+            out.append({"kind": "caption", "text": b.text, **({"given": [str(g) for g in b.given]} if b.given else {})})
         elif isinstance(b, Metrics):
             out.append({"kind": "metrics", "items": [[str(x) for x in item] for item in b.items]})
         elif isinstance(b, Table):

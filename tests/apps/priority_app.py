@@ -3,11 +3,9 @@ computations would get in the server's gate and queue (ui/work.py's hooks), kept
 
 import streamlit as st
 
-from sim.toy import ToyConfig
-from ui.controls import Num
 from ui.host import page_server
 from ui.page import open_page
 from ui.work import _page_hooks, status_line
 
-open_page(page_server(), "Priority", None, [Num.of(ToyConfig, "group_size", hi=64)])
+open_page(page_server(), "Priority")
 st.session_state["priority_seen"] = _page_hooks(status_line())[2]

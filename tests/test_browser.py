@@ -170,19 +170,19 @@ def test_a_slow_setting_says_it_is_computing_and_keeps_the_old_charts(page, serv
     sent: list[float] = []
     page.on("websocket", lambda ws: ws.on("framesent", lambda _: sent.append(time.monotonic())))
     open_training(page, server, "?G=64&seeds=64&T=500&mu=8&dyn=true&seed=4321")
-    status = page.locator(".gp-status")
+    status = page.locator(".gp-live > .gp-status")  # the live part's (page.js has its own for a server's document)
     assert status.text_content() == "", "the status line is empty once the charts are there"
     time.sleep(0.5)
     t0 = time.monotonic()
     page.locator("#ls-seed").focus()
     page.keyboard.press("ArrowRight")
-    page.wait_for_function("document.querySelector('.gp-status').textContent === 'Computing this setting…'")
+    page.wait_for_function("document.querySelector('.gp-live > .gp-status').textContent === 'Computing this setting…'")
     assert status.is_visible()
     assert page.locator(".gp-plot:visible").count() == 5, "the previous charts stay while the new ones compute"
     assert "(seed 4321)" in " ".join(texts(page, ".gp-title"))
     assert page.evaluate("1 + 1") == 2  # the page's main thread answers meanwhile: the engine runs in a Worker
     page.locator(".gp-title", has_text="(seed 4322)").first.wait_for(timeout=60_000)
-    page.wait_for_function("document.querySelector('.gp-status').textContent === ''")
+    page.wait_for_function("document.querySelector('.gp-live > .gp-status').textContent === ''")
     assert not [s for s in sent if s >= t0], "the change sent the server a message"
     assert page.get_by_test_id("stException").count() == 0 and not page.errors
 

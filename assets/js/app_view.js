@@ -37,7 +37,9 @@ export function presenter() {
   const was = document.body.classList.contains(PRESENTER);
   document.body.classList.toggle(PRESENTER, on);
   if (on && !was) { // the sidebar folded once, as the page opens in presenter mode
-    const fold = document.querySelector('[data-testid="stSidebar"][aria-expanded="true"] [data-testid="stSidebarCollapseButton"] button');
+    // Streamlit 1.67 marks an open sidebar with data-collapsed="false" and its fold button with aria-expanded="true"
+    const fold = document.querySelector('[data-testid="stSidebar"]:not([data-collapsed="true"]) ' +
+      '[data-testid="stSidebarCollapseButton"] button[aria-expanded="true"]');
     if (fold) fold.click();
   }
   return on;

@@ -268,8 +268,7 @@ function leash({ pi, pi_ref }, ctx) {
       "GRPO puts the KL penalty in the loss, estimated per sampled token from $u = \\pi_{ref}/\\pi_\\theta$:"),
     formula(String.raw`k_1 = -\log u \qquad k_2 = \tfrac12 (\log u)^2 \qquad k_3 = u - \log u - 1 \;\ge 0`,
       "k1 = −log u,   k2 = ½ (log u)²,   k3 = u − log u − 1 ≥ 0"),
-    charts("kl_chart", [Chart("KL estimators against u = π_ref / π", lines, { x_title: "u = π_ref / π",
-      y_title: "per-token estimate", y_range: [-1.5, 3], height: 380 })]), // prettier-ignore
+    charts("kl_chart", [klChart(lines)]),
     ...slot(ctx, "after_kl_chart"),
     ask("k3", `The policy gives a token probability ${f(pi, ".2f")}, the reference ${f(pi_ref, ".2f")}. What is its k3?`,
       pyRound(chk.k3, 4), { tolerance: 0.002, lo: 0, explain: "k3 = u − log u − 1 with u = π_ref / π." }, [
@@ -280,6 +279,16 @@ function leash({ pi, pi_ref }, ctx) {
       "check: π = 0.6, π_ref = 0.5 gives u = 0.833, k3 = 0.0157 and slope 0.167: gradient descent on +β k3 nudges " +
       "the token back down toward the reference. k1 can be negative for a single token; k2 is biased."), // prettier-ignore
   ];
+}
+
+// its own caption, since the one after the question below is about the question; no number a guess could use
+function klChart(lines) {
+  const chart = Chart("KL estimators against u = π_ref / π", lines, { x_title: "u = π_ref / π",
+    y_title: "per-token estimate", y_range: [-1.5, 3], height: 380, caption: "k3 (the thick line) is never negative " +
+      "and is zero where π = π_ref; k1 goes below zero for a token the policy likes more than the reference; the " +
+      "black dot is your token." }); // prettier-ignore
+  chart.given = ["1", "3"]; // the estimators' names, k1 and k3
+  return chart;
 }
 
 function clip({ p_old, p_new }, view, ctx) {

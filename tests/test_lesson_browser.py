@@ -399,7 +399,7 @@ def test_classroom_predict_and_hide(browser, lesson):
     p.wait_for_function(DRAWN)
     said = box.text_content()
     assert re.search(r"Your guess 100, this run's answer \d+: off by \d+ \(\d+% of the answer\), (within|not "
-                     r"within) ±\d+\.", said), said
+                     r"within) ±\d+: ", said), said
     assert "It waits until the shared skill w" in said
     assert p.evaluate("document.querySelector('.gp-root').classList.contains('gp-classroom')")
     columns = p.evaluate("getComputedStyle(document.querySelector('.gp-charts')).gridTemplateColumns")
@@ -450,7 +450,7 @@ def test_the_exercise_views_ask_before_they_show_the_answer_and_draw_their_chart
     p.wait_for_function("document.querySelector('.js-plotly-plot').data")
     bars = p.evaluate("Array.from(document.querySelector('.js-plotly-plot').data[0].y)")
     assert [round(b, 3) for b in bars] == [1.732, -0.577, -0.577, -0.577]
-    assert p.evaluate(f"['.xtick text'].map({size})") == ["18px"]  # the app's presenter chart sizes
+    assert p.evaluate(f"['.xtick text'].map({size})") == ["20px"]  # the app's presenter chart sizes
     # the picked answers: back to "each" and pick 2 and 3 by their buttons; the link keeps them, once each
     p.locator("#ls-mode-0").check()
     p.get_by_role("button", name="1", exact=True).click()  # unpick 1 (the chapter's group is 1 and 4)

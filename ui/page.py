@@ -29,9 +29,10 @@ a.grpo-download {{ display: inline-block; padding: 0.35rem 0.8rem; border: 1px s
   color: inherit; text-decoration: none; }}
 a.grpo-download:hover {{ border-color: #1f77b4; color: #1f77b4; }}
 .grpo-download-note {{ font-size: 0.85rem; opacity: 0.8; margin: 0.3rem 0 0; }}
-/* a phone: a title of one or two short lines, so that the page's first chart fits its first screen */
+/* a phone: a title of one or two short lines, so that the page's first chart fits its first screen; the header's
+   band is see-through there, since the title now starts beside its icons (beneath them it would be cut) */
 @media (max-width: 640px) {{ h1 {{ font-size: 1.9rem !important; padding-top: 0.5rem !important;
-  padding-bottom: 0.25rem !important; }} }}
+  padding-bottom: 0.25rem !important; }} [data-testid="stHeader"] {{ background: transparent !important; }} }}
 {P}, {P} .stApp {{ font-size: 20px; }}
 {P} h1 {{ font-size: 2.2rem !important; padding-top: 0 !important; }}
 {P} [data-testid="stMainBlockContainer"] {{ padding-top: 4rem !important; }}

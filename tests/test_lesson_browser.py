@@ -500,3 +500,37 @@ def test_a_reader_trains_tinylm_in_the_page_past_0_80_and_pauses_resumes_and_sto
     assert p.locator(".tl-progress").is_hidden() and "Evaluating" not in p.locator(".tl-trainer").text_content()
     assert not w.errors, w.errors
     w.close()
+
+
+def test_a_control_move_while_tinylm_trains_redraws_only_the_chart_it_changes(browser, everything):
+    """The TRL overlay switched on and off while the reader's run is under way (paused, so that no iteration arrives
+    meanwhile) draws anew only the live chart it changes (reward with pass@1): the recorded runs' charts and the
+    other live charts stay as drawn (player.js compares each chart's spec and arrays), and the changed chart's
+    Plotly data holds the TRL lines exactly while the box is ticked."""
+    base = everything.resolve().as_uri()
+    w = Opened(browser, f"{base}/tinylm.html", allowed=base + "/", viewport=(1366, 768))
+    p = w.page
+    p.wait_for_selector(".tl-trainer")
+    p.locator(".tl-bar button", has_text="Start").click()
+    p.wait_for_function("/^GRPO: ([2-9]|\\d\\d+) \\/ 300/.test(document.querySelector('.tl-status').textContent) "
+                        "&& window.grpoPlayers.tl_live && window.grpoPlayers.tl_live.draws > 0", timeout=120_000)
+    p.locator(".tl-bar button", has_text="Pause").click()
+    p.wait_for_function("document.querySelector('.tl-status').textContent.includes('(paused)')")
+    time.sleep(1.0)  # the iteration under way when Pause was pressed ends and is drawn (DRAW_MS later)
+    redrawn = "Object.fromEntries(Object.entries(window.grpoPlayers).map(([k, s]) => [k, s.redrawn]))"
+    trl = ("[...document.querySelectorAll('[data-key=tl_live] .gp-plot')].map((g) => g.data.map((t) => t.name)"
+           ".filter((n) => n.includes('TRL')).length)")
+    before = p.evaluate(redrawn)
+    assert len(before) >= 3 and "tl_live" in before, before  # the live charts and the recorded runs'
+    assert p.evaluate(trl) == [0] * 8
+    for on, lines in ((True, 2), (False, 0)):
+        draws = p.evaluate("window.grpoPlayers.tl_live.draws")
+        p.locator("#ls-tl_trl").set_checked(on)
+        p.wait_for_function(f"window.grpoPlayers.tl_live.draws > {draws}")
+        want = ",".join(map(str, [lines] + [0] * 7))
+        p.wait_for_function(f"{trl}.join(',') === '{want}'")
+        after = p.evaluate(redrawn)
+        assert after == {**before, "tl_live": before["tl_live"] + 1}, (before, after)
+        before = after
+    assert not w.errors, w.errors
+    w.close()

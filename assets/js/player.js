@@ -123,7 +123,8 @@ export class Player {
   }
 
   newStats() {
-    return { draws: 0, drawn: [], dataArrivedAt: 0, dataDrawnAt: 0, loads: 0, newPlots: 0 };
+    // redrawn: charts drawn in full (mounted, or new data, a legend click, a new plot area)
+    return { draws: 0, drawn: [], dataArrivedAt: 0, dataDrawnAt: 0, loads: 0, newPlots: 0, redrawn: 0 };
   }
 
   style(classroom) {
@@ -138,7 +139,7 @@ export class Player {
   }
 
   apply(data) {
-    const arrays = data.arrays.map(decode);
+    let arrays = null; // decoded for the charts drawn anew only
     const style = this.style(data.classroom);
     // a phone's charts are at most PHONE_CHART_PX high, so that the first one fits its first screen
     style.maxHeight = (this.grid.clientWidth || window.innerWidth) < NARROW_GRID_PX ? PHONE_CHART_PX : Infinity;
@@ -151,13 +152,26 @@ export class Player {
       this.columns = null; // the new slots need their columns
     }
     this.shape = shape;
-    this.views = data.charts.map((spec, i) => new ChartView(spec, arrays, T, style));
+    // A chart whose spec and arrays are those it already draws keeps its view and is not drawn again: a control
+    // that changes one chart of a page redraws that chart only (a Plotly.react of every chart cost ~10 ms each).
+    const styleKey = JSON.stringify(style);
+    this.views = data.charts.map((spec, i) => {
+      const slot = this.slots[i];
+      const key = chartKey(spec, data.arrays);
+      const specKey = JSON.stringify([key.spec, T, styleKey]);
+      const refs = key.refs;
+      if (slot.view && slot.specKey === specKey && sameArrays(slot.refs, refs)) return slot.view;
+      arrays = arrays || data.arrays.map(decode);
+      const v = new ChartView(spec, arrays, T, style);
+      Object.assign(slot, { specKey, refs, fresh: true, view: v });
+      v.hidden = slot.hidden; // names switched off in the legend stay off for the new data
+      this.drawLegend(slot, v);
+      return v;
+    });
     this.layoutColumns();
     this.rowCaption.textContent = data.row_caption || "";
     this.views.forEach((v, i) => {
       const slot = this.slots[i];
-      v.hidden = slot.hidden; // names switched off in the legend stay off for the new data
-      this.drawLegend(slot, v);
       slot.caption.textContent = v.spec.caption;
       slot.caption.hidden = !v.spec.caption;
       // how its caption's numbers were read off its data, and the ones it gives (chart_spec.js read): the browser
@@ -381,6 +395,7 @@ export class Player {
         if (slot.hidden.has(name)) slot.hidden.delete(name);
         else slot.hidden.add(name);
         b.setAttribute("aria-pressed", slot.hidden.has(name) ? "false" : "true");
+        slot.fresh = true;
         this.dirty = true;
         this.schedule();
       });
@@ -388,18 +403,24 @@ export class Player {
     })); // prettier-ignore
   }
 
-  // Start redrawing every chart at t; returns their promises. A frame of the same data takes Plotly's animation
-  // path (traces only); new data, a legend click or a plot area that moved (a resize) is drawn in full, so that
-  // the traces are always laid out on the axes drawn beside them.
+  // Start redrawing the charts at t; returns their promises. A frame of the same data takes Plotly's animation
+  // path (traces only); a chart's new data, a legend click or a plot area that moved (a resize) is drawn in full,
+  // so that the traces are always laid out on the axes drawn beside them. A chart whose data did not change and
+  // that is on screen at t already is left as it is.
   drawCharts(t, newData) {
     return this.views.map((v, i) => {
       const slot = this.slots[i];
+      const fresh = newData && slot.fresh;
+      const at = slot.t;
+      slot.fresh = false;
+      slot.t = t;
       slot.view = v;
       slot.title.textContent = fillIn(v.spec.title, t, this.T);
       slot.cover.hidden = !v.heat;
       if (!slot.mounted) {
         slot.mounted = true;
         this.stats.newPlots += 1;
+        this.stats.redrawn += 1;
         return this.Plotly.newPlot(slot.plot, v.traces(t), v.layoutFull, PLOT_CONFIG).then(() => {
           // after zoom, pan, resize or new data, put the cover back where the axis now puts t
           slot.plot.on("plotly_afterplot", () => slot.view.cover(slot.plot, slot.cover, this.shown));
@@ -410,9 +431,10 @@ export class Player {
       }
       const moved = plotArea(slot.plot) !== slot.size;
       let redraw = null;
-      if (newData || moved) {
+      if (fresh || moved) {
+        this.stats.redrawn += 1;
         redraw = this.Plotly.react(slot.plot, v.traces(t), v.layoutFull).then(() => (slot.size = plotArea(slot.plot)));
-      } else if (!v.staticFrames) redraw = this.Plotly.react(slot.plot, v.traces(t), v.layoutBase);
+      } else if (!v.staticFrames && at !== t) redraw = this.Plotly.react(slot.plot, v.traces(t), v.layoutBase);
       v.cover(slot.plot, slot.cover, t);
       return redraw;
     });
@@ -426,6 +448,37 @@ export class Player {
     if (this.Plotly) for (const s of this.slots || []) this.Plotly.purge(s.plot);
     this.root.remove();
   }
+}
+
+// Which fields of a trace name one of the payload's arrays, by its index (chart_spec.js traceSpec); a line's
+// width is its width in pixels, a bar series' an array
+const REFS = { line: ["y", "x"], band: ["lo", "hi", "x"], barseries: ["y", "width"], bars: ["y", "categories"],
+  heatmap: ["z", "x", "y"] }; // prettier-ignore
+const refKeys = (tr) => (REFS[tr.kind] || []).filter((k) => typeof tr[k] === "number");
+
+// A chart's spec and the arrays it draws: the spec without the arrays' indices, which move when a chart before it
+// in the payload gains or loses a line
+function chartKey(spec, arrays) {
+  const traces = spec.traces.map((tr) => ({ ...tr, ...Object.fromEntries(refKeys(tr).map((k) => [k, "#"])) }));
+  return { spec: JSON.stringify({ ...spec, traces }), refs: spec.traces.flatMap((tr) => refKeys(tr).map((k) => arrays[tr[k]])) };
+}
+
+// Whether two lists of payload arrays hold the same values: base64 as sent by sim, else their bytes (NaN as NaN)
+function sameArrays(a, b) {
+  return !!a && a.length === b.length && a.every((x, i) => sameArray(x, b[i]));
+}
+function sameArray(a, b) {
+  if (a === b) return true;
+  if (!a || !b || String(a.shape) !== String(b.shape) || a.dtype !== b.dtype) return false;
+  if (a.b64 !== undefined || b.b64 !== undefined) return a.b64 === b.b64;
+  const [x, y] = [a.v, b.v];
+  if (x.length !== y.length) return false;
+  if (!ArrayBuffer.isView(x) || !ArrayBuffer.isView(y) || x.constructor !== y.constructor) {
+    return Array.prototype.every.call(x, (e, i) => Object.is(e, y[i]));
+  }
+  const [p, q] = [new Uint8Array(x.buffer, x.byteOffset, x.byteLength), new Uint8Array(y.buffer, y.byteOffset, y.byteLength)];
+  for (let i = 0; i < p.length; i++) if (p[i] !== q[i]) return false;
+  return true;
 }
 
 // Where Plotly put the plot area (its margins and size): the geometry every trace and axis is drawn in

@@ -148,9 +148,12 @@ export class TrainerView {
     if (o.trainer_url) setTimeout(() => loadTrainer(o.trainer_url).catch(() => {}), 0); // ready before Start
   }
 
+  // A control of the page moved: redrawn at once with the run as last drawn, so that only what the control changed
+  // (the TRL overlay's chart) is drawn anew; iterations that arrived since follow with the next live draw, at most
+  // DRAW_MS later (its timer is left running). Drawing them here too made every live chart redraw on every click.
   update(block) {
     this.block = block;
-    this.draw(true);
+    this.draw(true, this.drawn);
   }
 
   async start(where) {
@@ -196,14 +199,17 @@ export class TrainerView {
     this.draw(["done", "stopped", "error"].includes(snap.state)); // the end at once, the rest at most 4 times a second
   }
 
-  draw(now = false) {
+  draw(now = false, snap = this.snap) {
     if (!now) {
       if (!this.timer) this.timer = setTimeout(() => ((this.timer = 0), this.draw(true)), DRAW_MS);
       return;
     }
-    clearTimeout(this.timer);
-    this.timer = 0;
-    const snap = this.snap;
+    if (snap === this.snap) {
+      clearTimeout(this.timer);
+      this.timer = 0;
+    }
+    // what this draw shows, kept as it is now (a run's snapshot grows in place as its messages arrive)
+    this.drawn = snap && { ...snap, history: [...snap.history], pass_at_1: [...snap.pass_at_1], groups: [...snap.groups] };
     const live = !!snap && LIVE.includes(snap.state);
     const trains = live && ["grpo", "eval", "sft"].includes(snap.state);
     this.startBtn.disabled = live;

@@ -59,7 +59,10 @@ export class Player {
     // the grid's width changes with the window and with Streamlit's sidebar: resize the charts to it
     this.resizer = new ResizeObserver(() => {
       this.layoutColumns();
-      for (const slot of this.slots || []) if (slot.mounted && this.Plotly) this.Plotly.Plots.resize(slot.plot);
+      // only a displayed plot (Plotly refuses the others); a hidden one is resized when its grid shows again
+      for (const slot of this.slots || []) {
+        if (slot.mounted && this.Plotly && slot.plot.offsetParent !== null) this.Plotly.Plots.resize(slot.plot);
+      }
     });
     this.resizer.observe(this.grid);
     this.root.addEventListener("keyup", (e) => {

@@ -126,8 +126,9 @@ def test_the_lecturers_path(lecturer_server):
         # a TinyLM run to its end: every live chart covers its last iteration
         page.goto(f"{url}/tinylm?classroom=1&tinylm_on=true&tl_iters=6&tl_P=4&tl_G=4&tl_eval=4")
         app_idle(page)
-        page.get_by_role("button", name="Start").click()
-        page.get_by_text("6 / 6 iterations").first.wait_for(timeout=240_000)
+        page.get_by_role("button", name="▶ Start").click()  # in this tab (assets/js/tinylm_trainer_view.js)
+        page.wait_for_function("document.querySelector('.tl-status').textContent.startsWith('Done:')",
+                               timeout=240_000)
         app_idle(page)
         time.sleep(1.5)
         live = [c for c in page.evaluate(CHARTS) if c["x_range"] and c["x_max"] is not None

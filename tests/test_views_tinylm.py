@@ -11,6 +11,7 @@ import pytest
 from sim.tinylm.figures import side as sim_side
 from sim.views import catalog
 from sim.views.tinylm import data
+from tests.fixtures.apptest import walk
 from tests.fixtures.node import call, js
 
 
@@ -20,13 +21,6 @@ def fields(**changed) -> dict:
     out = {c.field: state[c.key] for c in view.controls}
     return out | changed
 
-
-def walk(blocks):
-    for b in blocks:
-        yield b
-        if b["kind"] == "columns":
-            for col in b["columns"]:
-                yield from walk(col)
 
 
 def test_the_page_is_the_trainer_then_the_records():

@@ -45,8 +45,8 @@ def _value(x):
 
 
 def _field(f: dataclasses.Field) -> dict:
-    """One config field: its default and, for a declared setting, what sim.settings.Setting.check needs to word
-    its messages (`allowed` as sim.validate.check_number writes it, `choices_repr` as check_choice does)."""
+    """One config field: its default and, for a declared setting, what engine.js needs to check a value and to
+    say what the setting accepts (`describe`, sim.settings.Setting.describe's words)."""
     out = {"name": f.name, "default": _value(f.default)}
     spec = f.metadata.get("setting")
     if spec is None:
@@ -54,9 +54,9 @@ def _field(f: dataclasses.Field) -> dict:
     out |= {"kind": spec.kind, "help": spec.help, "optional": spec.optional, "describe": spec.describe()}
     if spec.kind in ("number", "numbers"):
         out |= {"lo": _value(spec.lo), "hi": _value(spec.hi), "integer": spec.integer, "low_open": spec.low_open,
-                "allowed": f"{'(' if spec.low_open else '['}{spec.lo}, {spec.hi}]", "step": _value(spec.step)}
+                "step": _value(spec.step)}
     if spec.kind == "choice":
-        out |= {"choices": _value(spec.choices), "choices_repr": repr(spec.choices),
+        out |= {"choices": _value(spec.choices),
                 "labels": {str(c): spec.option_label(c) for c in spec.choices}}
     return out
 

@@ -1,7 +1,8 @@
 """assets/js/engine.js, the browser's second path of sim/: its generated declarations are current, its own tests
 pass under node, and for hundreds of random valid configs it gives sim's runs (same seed, same run, everywhere):
 counts and answers equal, every real array within 1e-9 relative (normwise: see tests/fixtures/engine_jobs.py),
-the same messages for invalid and diverging configs. Under node (integration) and once in Chromium (e2e)."""
+the same refusals (the same setting named) for invalid configs and the same iteration for diverging ones. Under
+node (integration) and once in Chromium (e2e)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def test_the_declarations_block_is_current():
     source = engine_js.ENGINE.read_text(encoding="utf-8")
     assert engine_js.rewrite(source) == source, "assets/js/engine.js is out of date: run python -m sim.engine_js"
     seed = next(line for line in source.splitlines() if line.startswith('    {"name": "seed"'))
-    assert '"hi": "9223372036854775807"' in seed and '"allowed": "[0, 9223372036854775807]"' in seed  # a string
+    assert '"hi": "9223372036854775807"' in seed and '"describe": "an integer in [0, 2**63-1]"' in seed  # a string
     assert '"MAX_MEMORY_MB": 480.0' in source and '"HISTORY_ARRAYS": 3' in source
 
 

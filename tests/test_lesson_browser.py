@@ -182,7 +182,7 @@ def test_presets_and_a_run_over_the_memory_cap(browser, lesson):
     p.wait_for_function("[...document.querySelectorAll('.gp-live > .gp-text')].some((c) => !c.hidden && "
                         "c.textContent.includes('CISPO (ε_max = 5) capped the weight of'))")
     # a run over the engine's memory cap (no control of the page reaches it) is refused before anything is
-    # allocated, with sim's message in the app's words, and no charts (a run that diverges:
+    # allocated, with the engine's message in the app's words, and no charts (a run that diverges:
     # tests/test_view_pages_browser.py)
     err = p.locator(".gp-error")
     p.evaluate("window.grpoPage.doc.kept.get('live:training').live.show({view: 'training', config: {n_seeds: 1024, "

@@ -1,7 +1,7 @@
 """TinyLM trained in headless Chromium from file:// (assets/js/tinylm_run.js on the minimal page
 `python -m sim.tinylm.browser --page` writes): in two Workers and in one it is node's run, bit for bit (the batch's
-shards are fixed); Pause holds it between iterations, Resume goes on, Stop ends it; a bad setting is refused with
-sim's words before anything starts; nothing outside the page's folder is requested.
+shards are fixed); Pause holds it between iterations, Resume goes on, Stop ends it; a bad setting is refused in
+the declarations' words before anything starts; nothing outside the page's folder is requested.
 
 Run: OMP_NUM_THREADS=1 python -m pytest tests/test_tinylm_browser.py -m e2e
 """
@@ -95,7 +95,7 @@ def test_pause_holds_the_run_resume_goes_on_stop_ends_it(page):
     assert after["result"] is None and after["error"] is None and not page.errors
 
 
-def test_a_bad_setting_is_refused_with_sims_words_before_anything_starts(page):
+def test_a_bad_setting_is_refused_in_the_declarations_words_before_anything_starts(page):
     assert page.evaluate("window.tinylmStart({group_size: 1})") is False
-    assert page.inner_text("#status") == "These settings cannot run: group_size must be in [2, 1024], got 1"
+    assert page.inner_text("#status") == "These settings cannot run: group_size must be an integer in [2, 1024], got 1"
     assert page.evaluate("window.tinylmRun") is None

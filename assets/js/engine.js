@@ -18,48 +18,48 @@
 // run.p is indexed [t][s][j] as in Python: at(run.p, t, s, j). Plain objects and typed arrays survive
 // postMessage, so a Worker can run the engine and hand the result to the page.
 //
-// Read it in this order: validation (Python's messages), the random generator, the binomial inverse CDF, the
+// Read it in this order: validation (in the declarations' words), the random generator, the binomial inverse CDF, the
 // advantage table, the toy's model and its update (count_update), the two runs, the sharpening toy, Std scaling.
 
 // ---- declarations: written by `python -m sim.engine_js` from sim/ (do not edit by hand) ----
 export const DECLARATIONS = {
   "ToyConfig": [
-    {"name": "n_prompts", "default": 24, "kind": "number", "help": "number of prompts P in the pool", "optional": false, "describe": "an integer in [1, 256]", "lo": 1, "hi": 256, "integer": true, "low_open": false, "allowed": "[1, 256]", "step": null},
-    {"name": "d_min", "default": -2.0, "kind": "number", "help": "difficulty of the easiest (leftmost) prompt", "optional": false, "describe": "a number in [-50, 50]", "lo": -50.0, "hi": 50.0, "integer": false, "low_open": false, "allowed": "[-50.0, 50.0]", "step": 0.5},
-    {"name": "d_max", "default": 7.0, "kind": "number", "help": "difficulty of the hardest prompt; d_j spread linearly d_min..d_max", "optional": false, "describe": "a number in [-50, 50]", "lo": -50.0, "hi": 50.0, "integer": false, "low_open": false, "allowed": "[-50.0, 50.0]", "step": 0.5},
-    {"name": "difficulties", "default": null, "kind": "numbers", "help": "explicit difficulties d_j, one per prompt, overriding d_min/d_max", "optional": true, "describe": "numbers, each number in [-50, 50]", "lo": -50.0, "hi": 50.0, "integer": false, "low_open": false, "allowed": "[-50.0, 50.0]", "step": null},
-    {"name": "u_init", "default": 0.0, "kind": "number", "help": "initial per-prompt parameter u_j (the same for every j)", "optional": false, "describe": "a number in [-50, 50]", "lo": -50.0, "hi": 50.0, "integer": false, "low_open": false, "allowed": "[-50.0, 50.0]", "step": null},
-    {"name": "w_init", "default": 0.0, "kind": "number", "help": "initial shared skill w", "optional": false, "describe": "a number in [-50, 50]", "lo": -50.0, "hi": 50.0, "integer": false, "low_open": false, "allowed": "[-50.0, 50.0]", "step": null},
-    {"name": "group_size", "default": 8, "kind": "number", "help": "answers G sampled per prompt (TRL's num_generations)", "optional": false, "describe": "an integer in [2, 1024]", "lo": 2, "hi": 1024, "integer": true, "low_open": false, "allowed": "[2, 1024]", "step": 1},
-    {"name": "lr", "default": 0.2, "kind": "number", "help": "step size on the per-prompt parameters u", "optional": false, "describe": "a number in [0, 1000]", "lo": 0.0, "hi": 1000.0, "integer": false, "low_open": false, "allowed": "[0.0, 1000.0]", "step": 0.05},
-    {"name": "lr_w", "default": null, "kind": "number", "help": "step size on the shared skill w (none: the same as lr; 0 switches the shared skill off)", "optional": true, "describe": "a number in [0, 1000]", "lo": 0.0, "hi": 1000.0, "integer": false, "low_open": false, "allowed": "[0.0, 1000.0]", "step": 0.05},
-    {"name": "beta", "default": 0.0, "kind": "number", "help": "weight of the k3 KL penalty to the reference (TRL's default 0; DeepSeekMath 0.04)", "optional": false, "describe": "a number in [0, 100]", "lo": 0.0, "hi": 100.0, "integer": false, "low_open": false, "allowed": "[0.0, 100.0]", "step": null},
-    {"name": "scale", "default": "group", "kind": "choice", "help": "advantage divisor", "optional": false, "describe": "one of group, batch, none", "choices": ["group", "batch", "none"], "choices_repr": "('group', 'batch', 'none')", "labels": {"group": "group std (GRPO)", "batch": "batch std (TRL option)", "none": "none (Dr. GRPO)"}},
-    {"name": "baseline", "default": "mean", "kind": "choice", "help": "advantage baseline", "optional": false, "describe": "one of mean, loo, none", "choices": ["mean", "loo", "none"], "choices_repr": "('mean', 'loo', 'none')", "labels": {"mean": "group mean (GRPO)", "loo": "leave-one-out (RLOO)", "none": "none (REINFORCE)"}},
-    {"name": "ddof", "default": 0, "kind": "choice", "help": "std convention", "optional": false, "describe": "one of 0, 1", "choices": [0, 1], "choices_repr": "(0, 1)", "labels": {"0": "population (chapter)", "1": "sample (TRL)"}},
-    {"name": "eps", "default": 0.0001, "kind": "number", "help": "added to the std before dividing (0 gives the chapter's exact +-1)", "optional": false, "describe": "a number in [0, 1]", "lo": 0.0, "hi": 1.0, "integer": false, "low_open": false, "allowed": "[0.0, 1.0]", "step": null},
-    {"name": "mu", "default": 1, "kind": "number", "help": "inner gradient steps per batch (GRPO's mu, TRL's num_iterations); > 1 makes the clip matter", "optional": false, "describe": "an integer in [1, 64]", "lo": 1, "hi": 64, "integer": true, "low_open": false, "allowed": "[1, 64]", "step": 1},
-    {"name": "clip_eps", "default": 0.2, "kind": "number", "help": "PPO clip range below 1, and above unless clip_eps_high is set (TRL's epsilon)", "optional": false, "describe": "a number in (0, 1]", "lo": 0.0, "hi": 1.0, "integer": false, "low_open": true, "allowed": "(0.0, 1.0]", "step": 0.05},
-    {"name": "clip_eps_high", "default": null, "kind": "number", "help": "clip range above 1 (none: clip_eps; DAPO's clip-higher 0.28); for cispo the cap on the weight itself (ScaleRL: 5) (TRL's epsilon_high)", "optional": true, "describe": "a number in (0, 10]", "lo": 0.0, "hi": 10.0, "integer": false, "low_open": true, "allowed": "(0.0, 10.0]", "step": 0.01},
-    {"name": "loss_type", "default": "grpo", "kind": "choice", "help": "loss: aggregation and objective (grpo is the chapter's; TRL's default is dapo)", "optional": false, "describe": "one of grpo, cispo", "choices": ["grpo", "cispo"], "choices_repr": "('grpo', 'cispo')", "labels": {"grpo": "grpo (per response)", "cispo": "cispo (clipped weight, MiniMax-M1)"}},
+    {"name": "n_prompts", "default": 24, "kind": "number", "help": "number of prompts P in the pool", "optional": false, "describe": "an integer in [1, 256]", "lo": 1, "hi": 256, "integer": true, "low_open": false, "step": null},
+    {"name": "d_min", "default": -2.0, "kind": "number", "help": "difficulty of the easiest (leftmost) prompt", "optional": false, "describe": "a number in [-50, 50]", "lo": -50.0, "hi": 50.0, "integer": false, "low_open": false, "step": 0.5},
+    {"name": "d_max", "default": 7.0, "kind": "number", "help": "difficulty of the hardest prompt; d_j spread linearly d_min..d_max", "optional": false, "describe": "a number in [-50, 50]", "lo": -50.0, "hi": 50.0, "integer": false, "low_open": false, "step": 0.5},
+    {"name": "difficulties", "default": null, "kind": "numbers", "help": "explicit difficulties d_j, one per prompt, overriding d_min/d_max", "optional": true, "describe": "numbers, each number in [-50, 50]", "lo": -50.0, "hi": 50.0, "integer": false, "low_open": false, "step": null},
+    {"name": "u_init", "default": 0.0, "kind": "number", "help": "initial per-prompt parameter u_j (the same for every j)", "optional": false, "describe": "a number in [-50, 50]", "lo": -50.0, "hi": 50.0, "integer": false, "low_open": false, "step": null},
+    {"name": "w_init", "default": 0.0, "kind": "number", "help": "initial shared skill w", "optional": false, "describe": "a number in [-50, 50]", "lo": -50.0, "hi": 50.0, "integer": false, "low_open": false, "step": null},
+    {"name": "group_size", "default": 8, "kind": "number", "help": "answers G sampled per prompt (TRL's num_generations)", "optional": false, "describe": "an integer in [2, 1024]", "lo": 2, "hi": 1024, "integer": true, "low_open": false, "step": 1},
+    {"name": "lr", "default": 0.2, "kind": "number", "help": "step size on the per-prompt parameters u", "optional": false, "describe": "a number in [0, 1000]", "lo": 0.0, "hi": 1000.0, "integer": false, "low_open": false, "step": 0.05},
+    {"name": "lr_w", "default": null, "kind": "number", "help": "step size on the shared skill w (none: the same as lr; 0 switches the shared skill off)", "optional": true, "describe": "a number in [0, 1000]", "lo": 0.0, "hi": 1000.0, "integer": false, "low_open": false, "step": 0.05},
+    {"name": "beta", "default": 0.0, "kind": "number", "help": "weight of the k3 KL penalty to the reference (TRL's default 0; DeepSeekMath 0.04)", "optional": false, "describe": "a number in [0, 100]", "lo": 0.0, "hi": 100.0, "integer": false, "low_open": false, "step": null},
+    {"name": "scale", "default": "group", "kind": "choice", "help": "advantage divisor", "optional": false, "describe": "one of group, batch, none", "choices": ["group", "batch", "none"], "labels": {"group": "group std (GRPO)", "batch": "batch std (TRL option)", "none": "none (Dr. GRPO)"}},
+    {"name": "baseline", "default": "mean", "kind": "choice", "help": "advantage baseline", "optional": false, "describe": "one of mean, loo, none", "choices": ["mean", "loo", "none"], "labels": {"mean": "group mean (GRPO)", "loo": "leave-one-out (RLOO)", "none": "none (REINFORCE)"}},
+    {"name": "ddof", "default": 0, "kind": "choice", "help": "std convention", "optional": false, "describe": "one of 0, 1", "choices": [0, 1], "labels": {"0": "population (chapter)", "1": "sample (TRL)"}},
+    {"name": "eps", "default": 0.0001, "kind": "number", "help": "added to the std before dividing (0 gives the chapter's exact +-1)", "optional": false, "describe": "a number in [0, 1]", "lo": 0.0, "hi": 1.0, "integer": false, "low_open": false, "step": null},
+    {"name": "mu", "default": 1, "kind": "number", "help": "inner gradient steps per batch (GRPO's mu, TRL's num_iterations); > 1 makes the clip matter", "optional": false, "describe": "an integer in [1, 64]", "lo": 1, "hi": 64, "integer": true, "low_open": false, "step": 1},
+    {"name": "clip_eps", "default": 0.2, "kind": "number", "help": "PPO clip range below 1, and above unless clip_eps_high is set (TRL's epsilon)", "optional": false, "describe": "a number in (0, 1]", "lo": 0.0, "hi": 1.0, "integer": false, "low_open": true, "step": 0.05},
+    {"name": "clip_eps_high", "default": null, "kind": "number", "help": "clip range above 1 (none: clip_eps; DAPO's clip-higher 0.28); for cispo the cap on the weight itself (ScaleRL: 5) (TRL's epsilon_high)", "optional": true, "describe": "a number in (0, 10]", "lo": 0.0, "hi": 10.0, "integer": false, "low_open": true, "step": 0.01},
+    {"name": "loss_type", "default": "grpo", "kind": "choice", "help": "loss: aggregation and objective (grpo is the chapter's; TRL's default is dapo)", "optional": false, "describe": "one of grpo, cispo", "choices": ["grpo", "cispo"], "labels": {"grpo": "grpo (per response)", "cispo": "cispo (clipped weight, MiniMax-M1)"}},
     {"name": "dynamic_sampling", "default": false, "kind": "flag", "help": "DAPO dynamic sampling: drop all-equal groups, draw more to refill", "optional": false, "describe": "true or false"},
-    {"name": "max_redraws", "default": 8, "kind": "number", "help": "refill rounds per iteration under dynamic sampling", "optional": false, "describe": "an integer in [0, 64]", "lo": 0, "hi": 64, "integer": true, "low_open": false, "allowed": "[0, 64]", "step": null},
-    {"name": "iterations", "default": 200, "kind": "number", "help": "training iterations T", "optional": false, "describe": "an integer in [1, 5000]", "lo": 1, "hi": 5000, "integer": true, "low_open": false, "allowed": "[1, 5000]", "step": 10},
-    {"name": "seed", "default": 0, "kind": "number", "help": "seed of the random generator", "optional": false, "describe": "an integer in [0, 2**63-1]", "lo": 0, "hi": "9223372036854775807", "integer": true, "low_open": false, "allowed": "[0, 9223372036854775807]", "step": 1},
-    {"name": "n_seeds", "default": 1, "kind": "number", "help": "independent runs S simulated at once", "optional": false, "describe": "an integer in [1, 1024]", "lo": 1, "hi": 1024, "integer": true, "low_open": false, "allowed": "[1, 1024]", "step": 1},
+    {"name": "max_redraws", "default": 8, "kind": "number", "help": "refill rounds per iteration under dynamic sampling", "optional": false, "describe": "an integer in [0, 64]", "lo": 0, "hi": 64, "integer": true, "low_open": false, "step": null},
+    {"name": "iterations", "default": 200, "kind": "number", "help": "training iterations T", "optional": false, "describe": "an integer in [1, 5000]", "lo": 1, "hi": 5000, "integer": true, "low_open": false, "step": 10},
+    {"name": "seed", "default": 0, "kind": "number", "help": "seed of the random generator", "optional": false, "describe": "an integer in [0, 2**63-1]", "lo": 0, "hi": "9223372036854775807", "integer": true, "low_open": false, "step": 1},
+    {"name": "n_seeds", "default": 1, "kind": "number", "help": "independent runs S simulated at once", "optional": false, "describe": "an integer in [1, 1024]", "lo": 1, "hi": 1024, "integer": true, "low_open": false, "step": 1},
   ],
   "SharpenConfig": [
     {"name": "success", "default": [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]},
     {"name": "init_probs", "default": [0.6, 0.35, 0.05]},
-    {"name": "group_size", "default": 8, "kind": "number", "help": "answers G sampled per prompt (TRL's num_generations)", "optional": false, "describe": "an integer in [2, 1024]", "lo": 2, "hi": 1024, "integer": true, "low_open": false, "allowed": "[2, 1024]", "step": 1},
-    {"name": "groups_per_problem", "default": 4, "kind": "number", "help": "groups of each problem per iteration (a batch of P x this groups)", "optional": false, "describe": "an integer in [1, 1024]", "lo": 1, "hi": 1024, "integer": true, "low_open": false, "allowed": "[1, 1024]", "step": null},
-    {"name": "iterations", "default": 100, "kind": "number", "help": "GRPO updates of the shared logits", "optional": false, "describe": "an integer in [0, 100000]", "lo": 0, "hi": 100000, "integer": true, "low_open": false, "allowed": "[0, 100000]", "step": 10},
-    {"name": "lr", "default": 0.5, "kind": "number", "help": "plain gradient step on the logits: theta -= lr * grad", "optional": false, "describe": "a number in [0, 10]", "lo": 0.0, "hi": 10.0, "integer": false, "low_open": false, "allowed": "[0.0, 10.0]", "step": 0.05},
-    {"name": "scale", "default": "group", "kind": "choice", "help": "advantage divisor", "optional": false, "describe": "one of group, none", "choices": ["group", "none"], "choices_repr": "('group', 'none')", "labels": {"group": "group std (GRPO)", "none": "none (Dr. GRPO)"}},
-    {"name": "ddof", "default": 0, "kind": "choice", "help": "std convention", "optional": false, "describe": "one of 0, 1", "choices": [0, 1], "choices_repr": "(0, 1)", "labels": {"0": "population (chapter)", "1": "sample (TRL)"}},
-    {"name": "eps", "default": 0.0001, "kind": "number", "help": "added to the std before dividing (0 gives the chapter's exact +-1)", "optional": false, "describe": "a number in [0, 1]", "lo": 0.0, "hi": 1.0, "integer": false, "low_open": false, "allowed": "[0.0, 1.0]", "step": null},
-    {"name": "k_eval", "default": 64, "kind": "number", "help": "the \"large k\" tracked in the history as pass@k_eval", "optional": false, "describe": "an integer in [1, 100000]", "lo": 1, "hi": 100000, "integer": true, "low_open": false, "allowed": "[1, 100000]", "step": null},
-    {"name": "seed", "default": 0, "kind": "number", "help": "seeds the portable generator (sim/rng.py) that samples strategies and rewards", "optional": false, "describe": "an integer in [0, 2**63-1]", "lo": 0, "hi": "9223372036854775807", "integer": true, "low_open": false, "allowed": "[0, 9223372036854775807]", "step": 1},
+    {"name": "group_size", "default": 8, "kind": "number", "help": "answers G sampled per prompt (TRL's num_generations)", "optional": false, "describe": "an integer in [2, 1024]", "lo": 2, "hi": 1024, "integer": true, "low_open": false, "step": 1},
+    {"name": "groups_per_problem", "default": 4, "kind": "number", "help": "groups of each problem per iteration (a batch of P x this groups)", "optional": false, "describe": "an integer in [1, 1024]", "lo": 1, "hi": 1024, "integer": true, "low_open": false, "step": null},
+    {"name": "iterations", "default": 100, "kind": "number", "help": "GRPO updates of the shared logits", "optional": false, "describe": "an integer in [0, 100000]", "lo": 0, "hi": 100000, "integer": true, "low_open": false, "step": 10},
+    {"name": "lr", "default": 0.5, "kind": "number", "help": "plain gradient step on the logits: theta -= lr * grad", "optional": false, "describe": "a number in [0, 10]", "lo": 0.0, "hi": 10.0, "integer": false, "low_open": false, "step": 0.05},
+    {"name": "scale", "default": "group", "kind": "choice", "help": "advantage divisor", "optional": false, "describe": "one of group, none", "choices": ["group", "none"], "labels": {"group": "group std (GRPO)", "none": "none (Dr. GRPO)"}},
+    {"name": "ddof", "default": 0, "kind": "choice", "help": "std convention", "optional": false, "describe": "one of 0, 1", "choices": [0, 1], "labels": {"0": "population (chapter)", "1": "sample (TRL)"}},
+    {"name": "eps", "default": 0.0001, "kind": "number", "help": "added to the std before dividing (0 gives the chapter's exact +-1)", "optional": false, "describe": "a number in [0, 1]", "lo": 0.0, "hi": 1.0, "integer": false, "low_open": false, "step": null},
+    {"name": "k_eval", "default": 64, "kind": "number", "help": "the \"large k\" tracked in the history as pass@k_eval", "optional": false, "describe": "an integer in [1, 100000]", "lo": 1, "hi": 100000, "integer": true, "low_open": false, "step": null},
+    {"name": "seed", "default": 0, "kind": "number", "help": "seeds the portable generator (sim/rng.py) that samples strategies and rewards", "optional": false, "describe": "an integer in [0, 2**63-1]", "lo": 0, "hi": "9223372036854775807", "integer": true, "low_open": false, "step": 1},
   ],
   "toy": {
     "TOY_LOSS_TYPES": ["grpo", "cispo"],
@@ -104,53 +104,28 @@ export function at(x, ...index) {
   return x.data[flat];
 }
 
-// ================================================================ validation, worded as sim/settings.py
+// ================================================================ validation, in the declarations' words
+//
+// Every refused setting reads "NAME must be DESCRIBE, got VALUE": DESCRIBE is the declaration's own account of
+// what it accepts (sim.settings.Setting.describe, carried in DECLARATIONS), VALUE the refused value as JavaScript
+// writes it. The engine refuses what sim refuses (tests/fixtures/engine_jobs.py checks the same field is named);
+// each language words its messages its own way.
 
-// Python's repr of a float: the shortest digits that read back (as JS's), in Python's layout (1e-05, 2.0).
-function pyFloat(x) {
-  if (Number.isNaN(x)) return "nan";
-  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
-  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
-  const [mantissa, exponent] = x.toExponential().split("e");
-  const e = Number(exponent);
-  const digits = mantissa.replace("-", "").replace(".", "");
-  const sign = x < 0 ? "-" : "";
-  if (e < -4 || e >= 16) {
-    const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-    return `${sign}${m}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-  }
-  if (e < 0) return `${sign}0.${"0".repeat(-e - 1)}${digits}`;
-  return `${sign}${digits.slice(0, e + 1).padEnd(e + 1, "0")}.${digits.slice(e + 1) || "0"}`;
-}
-
-// Python's repr of a value as a config holds it; `float` for a number of a float field (1 reads 1.0 there).
-function pyRepr(value, float = false) {
-  if (value === null || value === undefined) return "None";
-  if (typeof value === "boolean") return value ? "True" : "False";
-  if (typeof value === "bigint") return String(value);
-  if (typeof value === "number") return float || !Number.isInteger(value) ? pyFloat(value) : String(value);
-  if (typeof value === "string") {
-    const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
-    let out = "";
-    for (const ch of value) {
-      const code = ch.codePointAt(0);
-      if (ch === "\\" || ch === quote) out += "\\" + ch;
-      else if (ch === "\n") out += "\\n";
-      else if (ch === "\r") out += "\\r";
-      else if (ch === "\t") out += "\\t";
-      else if (code < 0x20 || code === 0x7f) out += "\\x" + code.toString(16).padStart(2, "0");
-      else out += ch;
-    }
-    return quote + out + quote;
-  }
-  if (Array.isArray(value)) return `[${value.map((v) => pyRepr(v, float)).join(", ")}]`;
-  return String(value);
-}
-
-// sim.validate.shown: repr cut to 40 characters.
-function shown(value, float = false) {
-  const text = pyRepr(value, float);
+// A refused value for a message: as JavaScript writes it, invisible characters escaped, cut to 40 characters.
+function shown(value) {
+  let text;
+  if (typeof value === "string") text = JSON.stringify(value);
+  else if (typeof value === "number") text = Object.is(value, -0) ? "-0" : String(value);
+  else if (Array.isArray(value) || ArrayBuffer.isView(value)) text = `[${Array.from(value, shown).join(", ")}]`;
+  else if (value !== null && typeof value === "object") text = "an object";
+  else text = String(value); // bigint, boolean, null, undefined
+  text = text.replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g,
+    (ch) => "\\u" + ch.charCodeAt(0).toString(16).padStart(4, "0"));
   return text.length <= 40 ? text : text.slice(0, 39) + "…";
+}
+
+function refuse(spec, value, where = "") {
+  return new Error(`${spec.name} must be ${spec.describe}, got ${shown(value)}${where}`);
 }
 
 // A seed (or another integer past 2**53): a safe-integer Number, a BigInt or a decimal string, as a BigInt;
@@ -162,63 +137,46 @@ function bigInteger(value) {
   return null;
 }
 
-// sim.validate.check_number
-function checkNumber(spec, name, value) {
-  const kind = spec.integer ? "an integer" : "a finite number";
-  const float = !spec.integer;
-  if (typeof spec.hi === "string" || typeof spec.lo === "string") { // an integer range past 2**53: the seeds
+// Whether `value` is a number the declaration accepts: an integer (Number, or BigInt / decimal string where the
+// range passes 2**53, as for the seeds) or a finite number, in [lo, hi] or (lo, hi].
+function acceptsNumber(spec, value) {
+  if (typeof spec.hi === "string" || typeof spec.lo === "string") {
     const x = bigInteger(value);
-    if (x === null) {
-      if (typeof value === "number" && Number.isInteger(value)) {
-        throw new Error(`${name} must be an integer in ${spec.allowed}: pass ${value} as a BigInt or a decimal string`);
-      }
-      throw new Error(`${name} must be ${kind} in ${spec.allowed}, got ${shown(value, float)}`);
+    if (x === null && typeof value === "number" && Number.isInteger(value)) {
+      throw new Error(`${spec.name} must be ${spec.describe}: pass ${value} as a BigInt or a decimal string`);
     }
-    if (x < BigInt(spec.lo) || x > BigInt(spec.hi)) throw new Error(`${name} must be in ${spec.allowed}, got ${x}`);
-    return;
+    return x !== null && x >= BigInt(spec.lo) && x <= BigInt(spec.hi);
   }
-  const ok = typeof value === "number" && (spec.integer ? Number.isInteger(value) : Number.isFinite(value));
-  if (!ok) throw new Error(`${name} must be ${kind} in ${spec.allowed}, got ${shown(value, float)}`);
-  if (!(spec.lo <= value && value <= spec.hi) || (spec.low_open && value === spec.lo)) {
-    throw new Error(`${name} must be in ${spec.allowed}, got ${shown(value, float)}`);
-  }
+  if (typeof value !== "number" || !(spec.integer ? Number.isInteger(value) : Number.isFinite(value))) return false;
+  return spec.lo <= value && value <= spec.hi && !(spec.low_open && value === spec.lo);
 }
 
-// Python's ==, for a choice: a number equals a bool of the same value (ddof True is 1).
-function pyEqual(a, b) {
-  const number = (x) => typeof x === "number" || typeof x === "boolean";
-  return number(a) && number(b) ? Number(a) === Number(b) : a === b;
-}
-
-// sim.settings.Setting.check: throws Python's message naming the field and what it accepts.
+// The checked value of one setting (sim.settings.Setting.check): throws naming the field and what it accepts.
 function checkSetting(spec, value) {
-  const name = spec.name;
   if (value === null) {
-    if (!spec.optional) throw new Error(`${name} must be set (${spec.describe}), got None`);
+    if (!spec.optional) throw refuse(spec, value);
     return value;
   }
   if (spec.kind === "flag") {
-    if (typeof value !== "boolean") throw new Error(`${name} must be True or False, got ${pyRepr(value)}`);
+    if (typeof value !== "boolean") throw refuse(spec, value);
   } else if (spec.kind === "choice") {
-    const match = spec.choices.find((c) => pyEqual(c, value));
-    if (match === undefined) throw new Error(`${name} must be one of ${spec.choices_repr}, got ${shown(value)}`);
-    return match;
+    if (!spec.choices.includes(value)) throw refuse(spec, value);
   } else if (spec.kind === "numbers") {
-    if (!Array.isArray(value) && !ArrayBuffer.isView(value)) {
-      throw new Error(`${name} must be a list of numbers (${spec.describe})`);
-    }
-    for (const x of value) checkNumber(spec, name, x);
-  } else {
-    checkNumber(spec, name, value);
+    if (!Array.isArray(value) && !ArrayBuffer.isView(value)) throw refuse(spec, value);
+    Array.from(value).forEach((x, i) => {
+      if (!acceptsNumber(spec, x)) throw refuse(spec, x, ` at [${i}]`);
+    });
+  } else if (!acceptsNumber(spec, value)) {
+    throw refuse(spec, value);
   }
   return value;
 }
 
-// An unknown key is refused (Python's dataclass would not take it either).
+// An unknown key is refused (sim's dataclass would not take it either).
 function checkKeys(fields, values, what) {
   const known = new Set(fields.map((f) => f.name));
   for (const key of Object.keys(values ?? {})) {
-    if (!known.has(key)) throw new Error(`${what} has no field ${pyRepr(key)}`);
+    if (!known.has(key)) throw new Error(`${what} has no setting ${shown(key)}`);
   }
 }
 
@@ -238,19 +196,15 @@ export function checkedConfig(fields, values, what) {
   return buildConfig(fields, values, what);
 }
 
-// Python's format(x, ",.0f"): rounded half to even, thousands separated by commas.
-function thousands(x) {
-  let n = Math.round(x);
-  if (Math.abs(x % 1) === 0.5) n = 2 * Math.round(x / 2);
-  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-}
+// 2950 -> "2,950"
+const thousands = (x) => String(Math.round(x)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
 // sim.toy.model.memory_mb: the memory a run's history holds, HISTORY_ARRAYS float64 arrays of (T+1, S, P).
 export function memoryMb(cfg) {
   return TOY.HISTORY_ARRAYS * 8 * (cfg.iterations + 1) * cfg.n_seeds * cfg.n_prompts / 1e6;
 }
 
-// sim.toy.ToyConfig: the complete, checked config of a toy run. Throws sim's message for an invalid value, a
+// sim.toy.ToyConfig: the complete, checked config of a toy run. Throws, naming the setting, for an invalid value, a
 // wrong number of difficulties or a run over the memory cap (before anything is allocated). The seed stays as
 // given (a Number, a BigInt or a decimal string).
 export function toyConfig(values = {}) {
@@ -267,10 +221,8 @@ export function toyConfig(values = {}) {
   return cfg;
 }
 
-// A numpy shape as Python prints it: (2,), (2, 3).
-function shapeRepr(shape) {
-  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`;
-}
+// A table's shape for a message: "3 numbers", "2 x 3".
+const shapeText = (shape) => (shape.length === 1 ? `${shape[0]} numbers` : shape.join(" x "));
 
 // The shape numpy gives a nested list of numbers (null if ragged or not numbers).
 function tableShape(x) {
@@ -290,14 +242,14 @@ export function sharpenConfig(values = {}) {
   const shape = tableShape(cfg.success);
   if (shape === null) throw new Error("success must be a (problems, strategies) table of numbers");
   if (shape.length !== 2 || shape[0] < 1 || shape[1] < 2) {
-    throw new Error(`success must be a (problems, strategies) table with >= 2 strategies, got ${shapeRepr(shape)}`);
+    throw new Error(`success must be a (problems, strategies) table with >= 2 strategies, got ${shapeText(shape)}`);
   }
   if (!cfg.success.every((row) => row.every((v) => v >= 0 && v <= 1))) {
     throw new Error("success must hold probabilities in [0, 1]");
   }
   const pi = tableShape(cfg.init_probs);
   if (pi === null || pi.length !== 1 || pi[0] !== shape[1]) {
-    throw new Error(`init_probs must have one entry per strategy (${shape[1]}), got ${pi === null ? "()" : shapeRepr(pi)}`);
+    throw new Error(`init_probs must have one entry per strategy (${shape[1]}), got ${pi === null ? shown(cfg.init_probs) : shapeText(pi)}`);
   }
   let total = 0;
   for (const x of cfg.init_probs) total += x;
@@ -349,7 +301,7 @@ export function uniform(a, b) {
 // (k0, k1): the low and high 32-bit words of the 64-bit key seed + offset.
 export function keyWords(seed, offset = 0) {
   const base = bigInteger(seed);
-  if (base === null) throw new Error(`a seed is a safe integer, a BigInt or a decimal string, got ${pyRepr(seed)}`);
+  if (base === null) throw new Error(`a seed is a safe integer, a BigInt or a decimal string, got ${shown(seed)}`);
   const key = base + BigInt(offset);
   if (key < 0n || key >= 1n << 64n) throw new Error(`a Philox key is a 64-bit integer, got ${key}`);
   return [Number(key & 0xffffffffn), Number(key >> 32n)];
@@ -449,7 +401,7 @@ export function binomialInverse(U, G, p, log_choose = logChoose(G)) {
 //   mean and loo baselines; under none it keeps its reward, undivided. An entry with no such answer is 0.
 export function advantageTable(G, { baseline = "mean", scale = "group", ddof = 0, eps = 1e-4 } = {}) {
   if (scale !== "group" && scale !== "none") {
-    throw new Error(`scale must be 'group' or 'none' for a table by count (batch couples groups), got ${pyRepr(scale)}`);
+    throw new Error(`scale must be group or none for a table by count (batch couples groups), got ${shown(scale)}`);
   }
   const A_correct = new Float64Array(G + 1), A_wrong = new Float64Array(G + 1);
   for (let k = 0; k <= G; k++) {
@@ -487,7 +439,7 @@ function toyTable(cfg) {
 // run_toy's advantage_table argument: (A_correct, A_wrong) over k = 0..G, checked as sim.toy.runs.check_table.
 function checkTable(cfg, table) {
   if (cfg.scale === "batch") {
-    throw new Error("a custom advantage table needs scale 'group' or 'none' (the batch std is not a table)");
+    throw new Error("a custom advantage table needs scale group or none (the batch std is not a table)");
   }
   const A_correct = Float64Array.from(table.A_correct ?? table[0]);
   const A_wrong = Float64Array.from(table.A_wrong ?? table[1]);
@@ -763,7 +715,7 @@ function finish(h, S, P, G, T, sampled) {
 // all-equal groups under dynamic sampling, and applies countUpdate. Seed s draws with key seed + s.
 // options.advantageTable = {A_correct, A_wrong} over k = 0..G replaces the config's advantages ("Use my lab
 // code"; scale group or none). options.onIteration(t) is called after iteration t (1..T).
-// Throws sim's message for an invalid config and "the run diverged at iteration t ..." for a run that does.
+// Throws for an invalid config (naming the setting) and "the run diverged at iteration t ..." for a run that does.
 export function runToy(config, { advantageTable = null, onIteration = null } = {}) {
   const cfg = toyConfig(config);
   const run = toyRun(cfg, advantageTable);

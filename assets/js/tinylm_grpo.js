@@ -30,7 +30,7 @@ export const MAX_EVAL_SAMPLES = 1024;
 
 // ================================================================ settings
 
-// The run's settings: GRPOConfig's fields (sim's ranges and messages), StoryConfig's eval_samples and `preset`
+// The run's settings: GRPOConfig's fields (sim's ranges, in its declarations' words), StoryConfig's eval_samples and `preset`
 // (its changes are the defaults the other values override, as on sim's command line). The browser draws from the
 // portable stream only, so rng is "philox"; threads is torch's and ignored.
 export function tinylmConfig(values = {}) {
@@ -187,7 +187,7 @@ export function groupAdvantages(r, G, { baseline = "mean", scale = "group", ddof
     for (let i = 0; i < G; i++) {
       if (baseline === "mean") adv[p * G + i] = g[i] - sum / G;
       else if (baseline === "loo") {
-        if (G < 2) throw new Error("baseline='loo' needs group_size >= 2");
+        if (G < 2) throw new Error("baseline loo needs group_size >= 2");
         adv[p * G + i] = g[i] - (sum - g[i]) / (G - 1);
       } else adv[p * G + i] = g[i];
     }

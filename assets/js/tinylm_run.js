@@ -4,7 +4,7 @@
 //   run.pause(); run.resume(); run.stop();  run.snapshot();
 //
 // Settings are GRPOConfig's fields (sim/tinylm/grpo_train.py: lr, beta, mu, loss_type, seed, ...), StoryConfig's
-// eval_samples and `preset`; a bad one throws sim's message before anything starts. The run goes through the states
+// eval_samples and `preset`; a bad one is refused before anything starts. The run goes through the states
 // of sim/tinylm/job.py's runs, "starting" -> "grpo" -> "eval" -> "done" (or "stopped", "error"), and snapshot()
 // returns what job.py's TrainingJob.snapshot returns (history: one metrics object per iteration under TRL's names;
 // pass_at_1: [iteration, held-out pass@1] pairs; groups: the latest groups; result: run_story's result), so the
@@ -163,7 +163,7 @@ export async function coordinate({ settings, workers = 1, simd = true, source = 
 // One run in this tab. See the top of this file.
 export class TinyLMRun {
   constructor(settings, { onMessage = null, workers = null, simd = true } = {}) {
-    this.config = tinylmConfig(settings); // throws sim's message for a bad setting
+    this.config = tinylmConfig(settings); // throws, naming a bad setting
     this.settings = settings;
     this.onMessage = onMessage;
     const cores = typeof navigator !== "undefined" && navigator.hardwareConcurrency ? navigator.hardwareConcurrency : 1;

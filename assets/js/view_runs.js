@@ -10,7 +10,7 @@
 //   your_prompts  the toy on a visitor's pool (explicit difficulties): its run and expected run
 //
 // A request is {view, config, pinned: {label, config} | null, table: [[A_correct...], [A_wrong...]] | null}, every
-// config keyed by the engine's (sim's) field names. The engine validates each config and throws sim's message
+// config keyed by the engine's (sim's) field names. The engine validates each config and throws its message
 // (a field out of range, a run over the memory cap, a run that diverges).
 
 import { expectedRun, runSharpen, runToy, stdComparison } from "./engine.js";

@@ -84,32 +84,63 @@ test("the advantage table is the chapter's: rewards 1, 0, 0, 1 give +-1 (eps 0) 
   assert.throws(() => engine.advantageTable(8, { scale: "batch" }), /batch couples groups/);
 });
 
-test("an invalid config throws sim's message, before anything runs", () => {
+test("an invalid config is refused before anything runs, naming the setting and what it accepts", () => {
   const cases = [
-    [{ group_size: 1 }, "group_size must be in [2, 1024], got 1"],
+    [{ group_size: 1 }, "group_size must be an integer in [2, 1024], got 1"],
     [{ group_size: 2.5 }, "group_size must be an integer in [2, 1024], got 2.5"],
-    [{ lr: -1 }, "lr must be in [0.0, 1000.0], got -1.0"],
-    [{ lr: NaN }, "lr must be a finite number in [0.0, 1000.0], got nan"],
-    [{ eps: 1e-9 - 1 }, "eps must be in [0.0, 1.0], got -0.999999999"],
-    [{ beta: -1e-5 }, "beta must be in [0.0, 100.0], got -1e-05"],
-    [{ clip_eps: 0 }, "clip_eps must be in (0.0, 1.0], got 0.0"],
-    [{ scale: "std" }, "scale must be one of ('group', 'batch', 'none'), got 'std'"],
-    [{ dynamic_sampling: "yes" }, "dynamic_sampling must be True or False, got 'yes'"],
-    [{ scale: null }, "scale must be set (one of group, batch, none), got None"],
-    [{ seed: -1 }, "seed must be in [0, 9223372036854775807], got -1"],
+    [{ group_size: "8" }, 'group_size must be an integer in [2, 1024], got "8"'],
+    [{ lr: -1 }, "lr must be a number in [0, 1000], got -1"],
+    [{ lr: NaN }, "lr must be a number in [0, 1000], got NaN"],
+    [{ lr: true }, "lr must be a number in [0, 1000], got true"],
+    [{ eps: 1e-9 - 1 }, "eps must be a number in [0, 1], got -0.999999999"],
+    [{ beta: -1e-5 }, "beta must be a number in [0, 100], got -0.00001"],
+    [{ beta: -0 }, null], // -0 is in [0, 100]
+    [{ clip_eps: 0 }, "clip_eps must be a number in (0, 1], got 0"],
+    [{ scale: "std" }, 'scale must be one of group, batch, none, got "std"'],
+    [{ ddof: true }, "ddof must be one of 0, 1, got true"],
+    [{ dynamic_sampling: "yes" }, 'dynamic_sampling must be true or false, got "yes"'],
+    [{ dynamic_sampling: 1 }, "dynamic_sampling must be true or false, got 1"],
+    [{ scale: null }, "scale must be one of group, batch, none, got null"],
+    [{ seed: -1 }, "seed must be an integer in [0, 2**63-1], got -1"],
+    [{ seed: "9223372036854775808" }, 'seed must be an integer in [0, 2**63-1], got "9223372036854775808"'],
+    [{ n_prompts: 2, difficulties: [1, 60] }, "difficulties must be numbers, each number in [-50, 50], got 60 at [1]"],
+    [{ difficulties: "1,2" }, 'difficulties must be numbers, each number in [-50, 50], got "1,2"'],
     [{ difficulties: [1, 2] }, "difficulties must have n_prompts = 24 values, got 2"],
+    [{ scale: "x".repeat(60) }, `scale must be one of group, batch, none, got "${"x".repeat(38)}…`],
+    [{ scale: "a\u202eb" }, 'scale must be one of group, batch, none, got "a\\u202eb"'],
     [{ iterations: 5000, n_seeds: 1024 }, "this run needs about 2,950 MB of memory (3 arrays of (iterations + 1) x " +
       "seeds x prompts = 5001 x 1024 x 24 numbers); the cap is 480 MB: use fewer iterations, seeds or prompts"],
   ];
-  for (const [config, message] of cases) assert.throws(() => engine.runToy(config), { message });
-  assert.throws(() => engine.runToy({ groupsize: 8 }), /ToyConfig has no field 'groupsize'/);
-  assert.throws(() => engine.runSharpen({ G: 8 }), /SharpenConfig has no field 'G'/);
+  for (const [config, message] of cases) {
+    if (message === null) assert.doesNotThrow(() => engine.toyConfig(config));
+    else assert.throws(() => engine.runToy(config), { message });
+  }
+  assert.throws(() => engine.runToy({ groupsize: 8 }), { message: 'ToyConfig has no setting "groupsize"' });
+  assert.throws(() => engine.runSharpen({ G: 8 }), { message: 'SharpenConfig has no setting "G"' });
   assert.equal(engine.toyConfig({ n_prompts: 2, difficulties: new Float64Array([1, 2]) }).n_prompts, 2);
   assert.throws(() => engine.runSharpen({ init_probs: [0.5, 0.5] }),
-    { message: "init_probs must have one entry per strategy (3), got (2,)" });
+    { message: "init_probs must have one entry per strategy (3), got 2 numbers" });
+  assert.throws(() => engine.runSharpen({ success: [[1, 0]], init_probs: 0.5 }),
+    { message: "init_probs must have one entry per strategy (2), got 0.5" });
+  assert.throws(() => engine.runSharpen({ success: [[1]] }),
+    { message: "success must be a (problems, strategies) table with >= 2 strategies, got 1 x 1" });
 });
 
-test("a diverging run throws sim's message", () => {
+test("every declared setting's refusal says what its declaration accepts", () => {
+  const builds = { ToyConfig: engine.toyConfig, SharpenConfig: engine.sharpenConfig };
+  let checked = 0;
+  for (const [what, build] of Object.entries(builds)) {
+    for (const spec of engine.DECLARATIONS[what].filter((f) => f.kind !== undefined)) {
+      const bad = spec.kind === "numbers" ? [1e9] : "no such value";
+      const says = (e) => e.message.startsWith(`${spec.name} must be ${spec.describe}, got `);
+      assert.throws(() => build({ [spec.name]: bad }), says, `${what}.${spec.name}`);
+      checked++;
+    }
+  }
+  assert.ok(checked >= 30, checked);
+});
+
+test("a diverging run says where and what to lower", () => {
   assert.throws(() => engine.expectedRun({ lr: 1000, beta: 100, iterations: 50 }),
     { message: "the run diverged at iteration 3 (logits not finite): lower lr, lr_w or beta" });
 });

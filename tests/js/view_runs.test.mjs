@@ -27,7 +27,8 @@ test("mu > 1 adds PPO's clip at the same setting for the caption; a pinned run a
   assert.deepEqual(r.mine.p.shape, [21, 1, 24]);
 });
 
-test("a refused setting throws sim's message", () => {
-  assert.throws(() => viewRuns({ view: "training", config: { group_size: 1 } }), /group_size must be in \[2, 1024\]/);
+test("a refused setting throws the engine's message", () => {
+  assert.throws(() => viewRuns({ view: "training", config: { group_size: 1 } }),
+    /group_size must be an integer in \[2, 1024\], got 1/);
   assert.throws(() => viewRuns({ view: "nope", config: {} }), /not a live view/);
 });

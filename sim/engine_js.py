@@ -63,6 +63,7 @@ def _field(f: dataclasses.Field) -> dict:
 
 def declarations() -> dict:
     """Everything engine.js takes from sim/, as plain data."""
+    from sim.refusals import REFUSALS
     from sim.sharpen import SharpenConfig
     from sim.toy import STEP_METRICS
     from sim.toy import model as toy_model
@@ -78,6 +79,7 @@ def declarations() -> dict:
                                  "STATE_METRICS": STATE_METRICS},
         "std_scaling": {"STD_SEEDS": std_scaling.STD_SEEDS, "HARD": std_scaling.HARD},
         "passk": {"KS": [int(k) for k in passk.KS]},
+        "refusals": REFUSALS,
     }
 
 

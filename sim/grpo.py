@@ -25,6 +25,7 @@ import torch
 
 from sim import losses
 from sim.losses import clipped_surrogate  # noqa: F401  (with the other objectives in sim.losses)
+from sim.refusals import refused
 from sim.settings import (  # noqa: F401  (the vocabulary, re-exported: sim.grpo is where configs look for it)
     BASELINE_LABELS,
     BASELINES,
@@ -137,7 +138,7 @@ def advantage_table(group_size: int, *, baseline: str = "mean", scale: str = "gr
     tensor([ 0.9998, -0.9998], dtype=torch.float64)
     """
     if scale not in ("group", "none"):
-        raise ValueError(f"scale must be 'group' or 'none' for a table by count (batch couples groups), got {scale!r}")
+        raise refused("table_by_count", scale=repr(scale))
     G = group_size
     k = torch.arange(G + 1)[:, None]  # (G+1, 1)
     rewards = (torch.arange(G)[None, :] < k).to(torch.float64)  # (G+1, G): k ones, then zeros

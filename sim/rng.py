@@ -54,6 +54,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.refusals import refused
+
 M0, M1 = 0xD2511F53, 0xCD9E8D57  # Philox4x32's multipliers
 W0, W1 = 0x9E3779B9, 0xBB67AE85  # its Weyl constants (the key schedule)
 ROUNDS = 10
@@ -129,7 +131,7 @@ def stream_uniforms(k0, k1, c1, c2, c3, count: int) -> np.ndarray:
 
 def check_key(key: int) -> int:
     if not 0 <= key <= MAX_KEY:
-        raise ValueError(f"a Philox key is a 64-bit integer in [0, {MAX_KEY}], got {key}")
+        raise refused("philox_key", key=key)
     return int(key)
 
 

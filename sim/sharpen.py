@@ -34,6 +34,7 @@ import torch
 
 from sim.grpo import advantage_table, group_advantages, policy_loss, zero_std
 from sim.passk import crossover_k, mean_pass_at_k_known_p, pass_at_k_known_p
+from sim.refusals import refused, shape_text
 from sim.rng import sharpen_uniforms
 from sim.settings import grpo_setting, setting, validate
 
@@ -67,14 +68,14 @@ class SharpenConfig:
     def __post_init__(self):
         S = np.asarray(self.success, dtype=float)
         if S.ndim != 2 or S.shape[0] < 1 or S.shape[1] < 2:
-            raise ValueError(f"success must be a (problems, strategies) table with >= 2 strategies, got {S.shape}")
+            raise refused("success_shape", shape=shape_text(S.shape))
         if not np.all((S >= 0) & (S <= 1)):
-            raise ValueError("success must hold probabilities in [0, 1]")
+            raise refused("success_range")
         pi = np.asarray(self.init_probs, dtype=float)
         if pi.shape != (S.shape[1],):
-            raise ValueError(f"init_probs must have one entry per strategy ({S.shape[1]}), got {pi.shape}")
+            raise refused("init_count", strategies=S.shape[1], shape=shape_text(pi.shape))
         if not np.all(pi > 0) or abs(pi.sum() - 1) > 1e-6:
-            raise ValueError("init_probs must be positive and sum to 1 (a softmax never reaches 0)")
+            raise refused("init_sum")
         validate(self)
 
 

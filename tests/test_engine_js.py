@@ -30,6 +30,19 @@ def test_the_declarations_block_is_current():
     assert '"MAX_MEMORY_MB": 480.0' in source and '"HISTORY_ARRAYS": 3' in source
 
 
+def test_each_refusal_sentence_is_written_once_and_used_by_both_languages():
+    """sim.refusals holds each refusal beyond a setting's range; sim raises it and engine.js throws it from its
+    DECLARATIONS, so neither writes the sentence itself."""
+    from sim.refusals import REFUSALS
+
+    source = engine_js.ENGINE.read_text(encoding="utf-8")
+    python = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "sim").rglob("*.py") if p.name != "refusals.py")
+    for key, sentence in REFUSALS.items():
+        assert f'refused("{key}"' in source and f'refused("{key}"' in python, key
+        words = max(re.split(r"\{\w+\}", sentence), key=len)  # its longest run of words
+        assert source.count(words) == 1 and words not in python, (key, words)  # once: in the generated block
+
+
 def test_engine_js_is_one_plain_module_a_classic_script_can_wrap():
     """No import, no DOM, no module syntax but `export` before top-level declarations (file:// pages wrap it)."""
     source = engine_js.ENGINE.read_text(encoding="utf-8")

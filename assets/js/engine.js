@@ -80,6 +80,20 @@ export const DECLARATIONS = {
   "passk": {
     "KS": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64],
   },
+  "refusals": {
+    "difficulties_count": "difficulties must have n_prompts = {n_prompts} values, got {got}",
+    "memory": "this run needs about {mb} MB of memory ({arrays} arrays of (iterations + 1) x seeds x prompts = {rows} x {seeds} x {prompts} numbers); the cap is {cap} MB: use fewer iterations, seeds or prompts",
+    "diverged": "the run diverged at iteration {t} (logits not finite): lower lr, lr_w or beta",
+    "table_by_count": "scale must be group or none for a table by count (batch couples groups), got {scale}",
+    "table_scale": "a custom advantage table needs scale group or none (the batch std is not a table)",
+    "table_size": "the advantage table needs G + 1 = {entries} entries per column",
+    "table_finite": "the advantage table holds NaN or infinite values",
+    "success_shape": "success must be a (problems, strategies) table with >= 2 strategies, got {shape}",
+    "success_range": "success must hold probabilities in [0, 1]",
+    "init_count": "init_probs must have one entry per strategy ({strategies}), got {shape}",
+    "init_sum": "init_probs must be positive and sum to 1 (a softmax never reaches 0)",
+    "philox_key": "a Philox key is a 64-bit integer in [0, 2**64-1], got {key}",
+  },
 };
 // ---- end of declarations ----
 
@@ -196,6 +210,11 @@ export function checkedConfig(fields, values, what) {
   return buildConfig(fields, values, what);
 }
 
+// The Error for sim.refusals.REFUSALS[key] (carried in DECLARATIONS), its {placeholders} filled from `values`.
+function refused(key, values = {}) {
+  return new Error(DECLARATIONS.refusals[key].replace(/\{(\w+)\}/g, (_, name) => String(values[name])));
+}
+
 // 2950 -> "2,950"
 const thousands = (x) => String(Math.round(x)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
@@ -210,18 +229,17 @@ export function memoryMb(cfg) {
 export function toyConfig(values = {}) {
   const cfg = buildConfig(DECLARATIONS.ToyConfig, values, "ToyConfig");
   if (cfg.difficulties !== null && cfg.difficulties.length !== cfg.n_prompts) {
-    throw new Error(`difficulties must have n_prompts = ${cfg.n_prompts} values, got ${cfg.difficulties.length}`);
+    throw refused("difficulties_count", { n_prompts: cfg.n_prompts, got: cfg.difficulties.length });
   }
   const mb = memoryMb(cfg);
   if (mb > TOY.MAX_MEMORY_MB) {
-    throw new Error(`this run needs about ${thousands(mb)} MB of memory (${TOY.HISTORY_ARRAYS} arrays of ` +
-      `(iterations + 1) x seeds x prompts = ${cfg.iterations + 1} x ${cfg.n_seeds} x ${cfg.n_prompts} numbers); ` +
-      `the cap is ${thousands(TOY.MAX_MEMORY_MB)} MB: use fewer iterations, seeds or prompts`);
+    throw refused("memory", { mb: thousands(mb), arrays: TOY.HISTORY_ARRAYS, rows: cfg.iterations + 1,
+      seeds: cfg.n_seeds, prompts: cfg.n_prompts, cap: thousands(TOY.MAX_MEMORY_MB) });
   }
   return cfg;
 }
 
-// A table's shape for a message: "3 numbers", "2 x 3".
+// A table's shape for a refusal: "3 numbers", "2 x 3" (sim.refusals.shape_text).
 const shapeText = (shape) => (shape.length === 1 ? `${shape[0]} numbers` : shape.join(" x "));
 
 // The shape numpy gives a nested list of numbers (null if ragged or not numbers).
@@ -242,19 +260,19 @@ export function sharpenConfig(values = {}) {
   const shape = tableShape(cfg.success);
   if (shape === null) throw new Error("success must be a (problems, strategies) table of numbers");
   if (shape.length !== 2 || shape[0] < 1 || shape[1] < 2) {
-    throw new Error(`success must be a (problems, strategies) table with >= 2 strategies, got ${shapeText(shape)}`);
+    throw refused("success_shape", { shape: shapeText(shape) });
   }
   if (!cfg.success.every((row) => row.every((v) => v >= 0 && v <= 1))) {
-    throw new Error("success must hold probabilities in [0, 1]");
+    throw refused("success_range");
   }
   const pi = tableShape(cfg.init_probs);
   if (pi === null || pi.length !== 1 || pi[0] !== shape[1]) {
-    throw new Error(`init_probs must have one entry per strategy (${shape[1]}), got ${pi === null ? shown(cfg.init_probs) : shapeText(pi)}`);
+    throw refused("init_count", { strategies: shape[1], shape: pi === null ? shown(cfg.init_probs) : shapeText(pi) });
   }
   let total = 0;
   for (const x of cfg.init_probs) total += x;
   if (!cfg.init_probs.every((x) => x > 0) || !(Math.abs(total - 1) <= 1e-6)) {
-    throw new Error("init_probs must be positive and sum to 1 (a softmax never reaches 0)");
+    throw refused("init_sum");
   }
   return buildConfig(fields, cfg, "SharpenConfig");
 }
@@ -303,7 +321,7 @@ export function keyWords(seed, offset = 0) {
   const base = bigInteger(seed);
   if (base === null) throw new Error(`a seed is a safe integer, a BigInt or a decimal string, got ${shown(seed)}`);
   const key = base + BigInt(offset);
-  if (key < 0n || key >= 1n << 64n) throw new Error(`a Philox key is a 64-bit integer, got ${key}`);
+  if (key < 0n || key >= 1n << 64n) throw refused("philox_key", { key });
   return [Number(key & 0xffffffffn), Number(key >> 32n)];
 }
 
@@ -401,7 +419,7 @@ export function binomialInverse(U, G, p, log_choose = logChoose(G)) {
 //   mean and loo baselines; under none it keeps its reward, undivided. An entry with no such answer is 0.
 export function advantageTable(G, { baseline = "mean", scale = "group", ddof = 0, eps = 1e-4 } = {}) {
   if (scale !== "group" && scale !== "none") {
-    throw new Error(`scale must be group or none for a table by count (batch couples groups), got ${shown(scale)}`);
+    throw refused("table_by_count", { scale: shown(scale) });
   }
   const A_correct = new Float64Array(G + 1), A_wrong = new Float64Array(G + 1);
   for (let k = 0; k <= G; k++) {
@@ -439,16 +457,16 @@ function toyTable(cfg) {
 // run_toy's advantage_table argument: (A_correct, A_wrong) over k = 0..G, checked as sim.toy.runs.check_table.
 function checkTable(cfg, table) {
   if (cfg.scale === "batch") {
-    throw new Error("a custom advantage table needs scale group or none (the batch std is not a table)");
+    throw refused("table_scale");
   }
   const A_correct = Float64Array.from(table.A_correct ?? table[0]);
   const A_wrong = Float64Array.from(table.A_wrong ?? table[1]);
   const G = cfg.group_size;
   if (A_correct.length !== G + 1 || A_wrong.length !== G + 1) {
-    throw new Error(`the advantage table needs G + 1 = ${G + 1} entries per column`);
+    throw refused("table_size", { entries: G + 1 });
   }
   if (![...A_correct, ...A_wrong].every(Number.isFinite)) {
-    throw new Error("the advantage table holds NaN or infinite values");
+    throw refused("table_finite");
   }
   return { A_correct, A_wrong };
 }
@@ -668,9 +686,7 @@ function toyRun(cfg, advantage_table) {
   return { cfg, G, P, d, ref, table, lr_w: cfg.lr_w === null ? cfg.lr : cfg.lr_w, log_choose: logChoose(G) };
 }
 
-function diverged(t) {
-  return new Error(`the run diverged at iteration ${t} (logits not finite): lower lr, lr_w or beta`);
-}
+const diverged = (t) => refused("diverged", { t });
 
 // State t of seed s into the history: p, u, w and the state metrics, from u[base..base+P) and pol = policy(z).
 function recordState(h, run, t, s, S, w, u, base, pol) {

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.refusals import refused
 from sim.toy.model import ToyConfig, bernoulli_entropy, bernoulli_kl, mean_p, no_signal, policy, sum_p
 
 # Per iteration (T, S). Filled by the update: kl (mean k3 over the sampled answers), loss and grad_norm
@@ -106,7 +107,7 @@ class History:
 
 
 def diverged(t: int) -> ValueError:
-    return ValueError(f"the run diverged at iteration {t} (logits not finite): lower lr, lr_w or beta")
+    return refused("diverged", t=t)
 
 
 def flat_shares(counts: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
+from sim.refusals import refused
 from sim.settings import grpo_setting, setting, validate
 
 # With one token per answer the four aggregations (grpo, bnpo, dapo, dr_grpo) are one loss here: "grpo"
@@ -77,13 +78,10 @@ class ToyConfig:
     def __post_init__(self) -> None:
         validate(self)
         if self.difficulties is not None and len(self.difficulties) != self.n_prompts:
-            raise ValueError(f"difficulties must have n_prompts = {self.n_prompts} values, got "
-                             f"{len(self.difficulties)}")
+            raise refused("difficulties_count", n_prompts=self.n_prompts, got=len(self.difficulties))
         if memory_mb(self) > MAX_MEMORY_MB:
-            raise ValueError(
-                f"this run needs about {memory_mb(self):,.0f} MB of memory ({HISTORY_ARRAYS} arrays of "
-                f"(iterations + 1) x seeds x prompts = {self.iterations + 1} x {self.n_seeds} x {self.n_prompts} "
-                f"numbers); the cap is {MAX_MEMORY_MB:,.0f} MB: use fewer iterations, seeds or prompts")
+            raise refused("memory", mb=f"{memory_mb(self):,.0f}", arrays=HISTORY_ARRAYS, rows=self.iterations + 1,
+                          seeds=self.n_seeds, prompts=self.n_prompts, cap=f"{MAX_MEMORY_MB:,.0f}")
 
     @property
     def lr_shared(self) -> float:

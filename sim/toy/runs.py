@@ -16,6 +16,7 @@ import dataclasses
 import numpy as np
 from scipy.special import gammaln
 
+from sim.refusals import refused
 from sim.rng import toy_first_uniforms, toy_keys, toy_refill_uniforms
 from sim.toy import update
 from sim.toy.binomial import BinomialSampler, binomial_sampler
@@ -114,12 +115,12 @@ def check_table(cfg: ToyConfig, table: Table) -> Table:
     """A student's advantage table (A_correct, A_wrong), each over k = 0..G, as floats; ValueError if it cannot
     train cfg (the app checks it before the browser trains with it)."""
     if cfg.scale == "batch":
-        raise ValueError("a custom advantage table needs scale 'group' or 'none' (the batch std is not a table)")
+        raise refused("table_scale")
     a_c, a_w = (np.asarray(x, dtype=float) for x in table)
     if a_c.shape != (cfg.group_size + 1,) or a_w.shape != (cfg.group_size + 1,):
-        raise ValueError(f"the advantage table needs G + 1 = {cfg.group_size + 1} entries per column")
+        raise refused("table_size", entries=cfg.group_size + 1)
     if not (np.isfinite(a_c).all() and np.isfinite(a_w).all()):
-        raise ValueError("the advantage table holds NaN or infinite values")
+        raise refused("table_finite")
     return a_c, a_w
 
 

@@ -59,6 +59,8 @@ def test_students_guess_once_per_round_within_the_range_and_the_board_counts_the
     assert refused(c.guess, a, poll.id, 1, 31.0).status == 409  # one guess per round
     for bad in (-1.0, 100.5, float("nan"), float("inf"), "34", True, None):
         assert refused(c.guess, c.join(None), poll.id, 1, bad).status == 400, bad
+    said = refused(c.guess, c.join(None), poll.id, 1, 100.5).message
+    assert said == "This class counts guesses from 0 to 100 only; 100.5 was not counted.", said
     assert refused(c.guess, "x" * 16, poll.id, 1, 30.0).status == 403  # an id the class never gave
     assert refused(c.guess, a, poll.id, 2, 30.0).status == 409  # not the open round
     board = json.loads(c.board_message())

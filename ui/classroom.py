@@ -221,7 +221,8 @@ class Class:
         if q["kind"] == "number":
             x = finite(value, "A guess")
             if not q["lo"] <= x <= q["hi"]:
-                raise Refused(400, f"A guess must be a number from {q['lo']:g} to {q['hi']:g}.")
+                raise Refused(400, f"This class counts guesses from {q['lo']:g} to {q['hi']:g} only; {x:g} was not "
+                                   "counted.")
             votes[sid] = float(f"{x:.6g}")
         else:
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < len(q["options"]):

@@ -489,8 +489,8 @@ export class ViewPage {
       .filter((k) => k && k !== "presets" && !this.controls.some((c) => c.key === k)); // prettier-ignore
     if (unknownHide.length) notes.push(`URL parameter hide names ${unknownHide.map((k) => k.slice(0, 40)).join(", ")}, ` +
       "which are not controls of this page; ignored"); // prettier-ignore
-    if (this.link.values.has("class") && !this.host.app) notes.push("This link is for a class: class mode (the class " +
-      "following the lecturer, a poll on every question) needs the app's server; this lesson page works on its own"); // prettier-ignore
+    if (this.link.values.has("class") && !this.host.app) notes.push("This link is for a class, which " +
+      "needs the app's server; this lesson page works on its own"); // prettier-ignore
     this.note.textContent = [...this.link.notes, ...notes].map((n) => (n.endsWith(".") ? n : `${n}.`)).join(" ");
     this.note.hidden = !this.note.textContent;
     this.go(state);

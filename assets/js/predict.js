@@ -9,9 +9,9 @@
 //   box.ask(question);   // {question, answer, kind "number" | "choice", options, tolerance, unit, fmt, lo, hi, explain,
 //                        //  whose: "the chapter's answer" (default) | "this run's answer"}
 
-import { format } from "./pyformat.js";
+import { format } from "./numfmt.js";
 
-const COMPACT = 1e6; // from this size on a number is shown as 1.23e+08 whatever the page's format
+const COMPACT = 1e6; // from this size on a number is shown as 1.23e+8 whatever the page's format
 
 // "{:.0f}" -> ".0f"
 const spec = (fmt) => /^\{:(.*)\}$/.exec(fmt)?.[1] ?? "";

@@ -16,7 +16,7 @@ import { crossoverK, expectedMeanAbsAdvantage, meanAbsAdvantage, meanPassAtKKnow
   toyConfig } from "./engine.js";
 import * as X from "./exercises.js";
 import { linspace } from "./numpy.js";
-import { format as f, repr } from "./pyformat.js";
+import { format as f, plain } from "./numfmt.js";
 import { tinylm } from "./tinylm_views.js";
 import { curves_chart } from "./toy_views.js";
 
@@ -457,9 +457,9 @@ function problems() {
   return [
     heading("The chapter's two problems"),
     caption("Chapter 15, “Does RL teach new reasoning?”: a toy example of how RL can sharpen and narrow coverage."),
-    text(`Problem A: p = ${repr(a0)} → ${repr(a1)}; problem B (a rare strategy): p = ${repr(b0)} → ${repr(b1)}. Averaged over ` +
+    text(`Problem A: p = ${plain(a0)} → ${plain(a1)}; problem B (a rare strategy): p = ${plain(b0)} → ${plain(b1)}. Averaged over ` +
       `the two problems, pass@1 rises ${f(s["pass@1_before"], ".3f")} → ${f(s["pass@1_after"], ".3f")}.`,
-    `Problem A: $p = ${repr(a0)} \\to ${repr(a1)}$; problem B (a rare strategy): $p = ${repr(b0)} \\to ${repr(b1)}$. ` +
+    `Problem A: $p = ${plain(a0)} \\to ${plain(a1)}$; problem B (a rare strategy): $p = ${plain(b0)} \\to ${plain(b1)}$. ` +
       `Averaged over the two problems, pass@1 rises ${f(s["pass@1_before"], ".3f")} → ${f(s["pass@1_after"], ".3f")}.`), // prettier-ignore
     ask("two_problems", `Before RL the mean pass@64 is ${f(s["pass@64_before"], ".3f")}. What is it after RL?`,
       pyRound(s["pass@64_after"], 3), { tolerance: 0.03, lo: 0, hi: 1, explain: `The curves cross near k = ${f(s.crossover_k, ".1f")}.` }, [

@@ -56,7 +56,7 @@ def test_the_projects_bundles_hold_every_module_they_import():
     names = list(bundle.modules(["lesson_page.js"]))  # the lesson's one script
     assert names.index("engine.js") < names.index("view_runs.js") < names.index("live.js") < names.index("doc.js")
     assert names.index("exercises.js") < names.index("views.js") and names[-1] == "lesson_page.js"
-    assert {"pyformat.js", "chart_spec.js", "toy_views.js", "player.js", "player_charts.js", "numpy.js",
+    assert {"numfmt.js", "chart_spec.js", "toy_views.js", "player.js", "player_charts.js", "numpy.js",
             "lesson_rules.js", "control_rules.js", "predict.js"} <= set(names)
 
 

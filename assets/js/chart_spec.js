@@ -7,7 +7,7 @@
 //                         {y_title: "accuracy", y_range: [0, 1]})];
 //   player.load(buildPayload("training", {T: 200, charts}));
 
-import { format } from "./pyformat.js";
+import { format } from "./numfmt.js";
 
 export const COLORS = { main: "#1f77b4", pin: "#ff7f0e", good: "#2ca02c", bad: "#d62728", grey: "#7f7f7f",
   expected: "#111111" }; // prettier-ignore

@@ -4,14 +4,13 @@
 // "choice" | "flag", key, label, default, lo, hi, step, integer, fmt, options, labels}. tests/test_link_rules.py
 // runs it on a table of links and their expected readings.
 
-import { format, repr } from "./pyformat.js";
+import { format } from "./numfmt.js";
 import { decimal, shown } from "./lesson_rules.js";
 
-// How a value is written in a link: true/false, 8 rather than 8.0, None for None (sim/views/controls.url_text)
+// How a value is written in a link: true/false, 8 rather than 8.0, 0.05, None for None: String() of it, the shortest
+// digits that read back (sim/views/controls.url_text writes the same but below 1e-4: 1e-05 where this writes 0.00001)
 export function urlText(value) {
-  if (typeof value === "boolean") return String(value);
   if (value === null) return "None";
-  if (typeof value === "number") return Number.isInteger(value) ? String(value) : repr(value);
   return String(value);
 }
 

@@ -9,19 +9,16 @@
 //   box.ask(question);   // {question, answer, kind "number" | "choice", options, tolerance, unit, fmt, lo, hi, explain,
 //                        //  whose: "the chapter's answer" (default) | "this run's answer"}
 
-import { format } from "./pyformat.js";
+import { format } from "./numfmt.js";
 
-const COMPACT = 1e6; // from this size on a number is shown as 1.23e+08 whatever the page's format
+const COMPACT = 1e6; // from this size on a number is shown as 1.23e+8 whatever the page's format
 
 // "{:.0f}" -> ".0f"
 const spec = (fmt) => /^\{:(.*)\}$/.exec(fmt)?.[1] ?? "";
 
-// x in the page's format, compact when huge, never "-0"
+// x in the page's format, compact when huge, never "-0" (numfmt.js writes none)
 export function fmtNumber(x, fmt, unit = null) {
-  x = x + 0.0;
-  if (Object.is(x, -0)) x = 0;
-  let text = Math.abs(x) < COMPACT ? format(x, spec(fmt)) : format(x, ".3g");
-  if (/^-0*\.?0*%?$/.test(text)) text = text.slice(1);
+  const text = Math.abs(x) < COMPACT ? format(x, spec(fmt)) : format(x, ".3g");
   return text + (unit || "");
 }
 

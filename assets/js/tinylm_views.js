@@ -9,7 +9,7 @@
 
 import { caption, charts, columns, heading, metrics, note, table, text } from "./blocks.js";
 import { Band, Chart, COLORS, Line, read, rgba } from "./chart_spec.js";
-import { format as f } from "./pyformat.js";
+import { format as f } from "./numfmt.js";
 
 const K_TICKS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 const ks = (n) => Float64Array.from({ length: n }, (_, i) => i + 1);
@@ -19,7 +19,7 @@ export function median(values) { // statistics.median
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
-const g = (x) => f(x, "g"); // Python's f"{x:g}"
+const g = (x) => f(x, "g"); // a count or a difference of counts, no decimals to choose
 
 // ---- charts ----
 

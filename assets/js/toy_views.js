@@ -1,10 +1,9 @@
 // The views the toy engines compute in the page (Training dynamics, Std scaling, pass@k's sharpening toy and
 // the toy's pass@k before and after): from a config and the engine's results (assets/js/engine.js), the player's
-// charts, their captions, the words around them and the predict question. The JavaScript twin of
-// sim/views/training.py, std_scaling.py and passk.py: the same names, the same text for the same run, word for
-// word (tests/test_js_twins.py feeds both the same runs, on random settings, and compares). Python stays the
-// reference; no formula of the engine lives here (pass@k and where two curves cross are the engine's), only what a
-// view reads off a run (means over seeds as numpy takes them, the seeds' band) and how it says it.
+// charts, their captions, the words around them and the predict question, for the views sim/views/training.py,
+// std_scaling.py and passk.py declare (the words live only here; tests/test_views.py reads them). Python stays the
+// reference of the math; no formula of the engine lives here (pass@k and where two curves cross are the engine's),
+// only what a view reads off a run (means over seeds as numpy takes them, the seeds' band) and how it says it.
 //
 // A run is the engine's result: arrays under sim's names (p, accuracy, kl_exact, entropy, counts,
 // metrics[...]), each {v, shape} or a typed array with a shape, indexed [t][seed][prompt] as in Python.
@@ -13,7 +12,7 @@ import { Band, Bars, Chart, COLORS, Heatmap, Line, nd, read, readValue, rgba } f
 import { crossoverK as crossover_k, firstAbove as first_above, meanPassAtKKnownP as mean_pass_at_k_known_p,
   HARD, passAtKKnownP as pass_at_k_known_p, STD_SEEDS } from "./engine.js";
 import { pairwise, percentileRows } from "./numpy.js";
-import { format as f, repr } from "./pyformat.js";
+import { format as f, plain } from "./numfmt.js";
 
 // ---- what a view reads off a run: numpy's arithmetic, so the numbers are Python's to the last bit ----
 
@@ -82,7 +81,7 @@ export function clip_note(cfg, run, ppo) {
   else if (eps_high !== cfg.clip_eps) name = `clip-higher (ε high = ${f(eps_high, "g")})`;
   const hard = mine.hard_at === null ? "never" : `at iteration ${mine.hard_at}`;
   const text = `μ = ${cfg.mu} reuses each batch: ${name} ${what} ${f(mine.clip, ".2%")} of answers per step ` +
-    `(${f(mine.peak, ".1%")} at most); the hardest prompt passes p = ${repr(HARD)} ${hard}`; // prettier-ignore
+    `(${f(mine.peak, ".1%")} at most); the hardest prompt passes p = ${plain(HARD)} ${hard}`; // prettier-ignore
   if (!ppo) return text + ". Try clip-higher or CISPO, which keep the gradient of answers whose ratio rose.";
   const base = clip_summary(ppo, HARD);
   const baseHard = base.hard_at === null ? "never" : `at iteration ${base.hard_at}`;
@@ -116,11 +115,11 @@ export function caption_charts(cfg, charts) {
   const P = nd(heat.traces[0].z).shape[1];
   const starts = read(heat, "heatmap", "above", ".0f", { row: P - 1, level: HARD });
   heat.caption = starts !== null
-    ? `The hardest prompt (top row) stays dark, below p = ${repr(HARD)}, until iteration ${starts}: its groups are all ` +
+    ? `The hardest prompt (top row) stays dark, below p = ${plain(HARD)}, until iteration ${starts}: its groups are all ` +
       "wrong until the shared skill makes it sometimes solvable."
-    : `The hardest prompt (top row) never passes p = ${repr(HARD)}: its groups stay all wrong` +
+    : `The hardest prompt (top row) never passes p = ${plain(HARD)}: its groups stay all wrong` +
       (cfg.lr_w === 0 ? ", and with lr_w = 0 no shared skill lifts it." : "."); // prettier-ignore
-  heat.given = [repr(HARD), "0"];
+  heat.given = [plain(HARD), "0"];
   const H = (at) => readValue(kl, "entropy", at);
   const peak = H("argmax");
   let entropy;
@@ -145,7 +144,7 @@ export function training_metrics(cfg, run) {
   return [
     ["accuracy, first → last", `${f(acc[0], ".2f")} → ${f(last(acc), ".2f")}`],
     ["groups with no gradient", `${f(z[0], ".0%")} → ${f(last(z), ".0%")}`],
-    [`hardest prompt passes p = ${repr(HARD)} (mean of the seeds)`, starts === null ? "never" : `iteration ${starts}`],
+    [`hardest prompt passes p = ${plain(HARD)} (mean of the seeds)`, starts === null ? "never" : `iteration ${starts}`],
     ["KL to the reference, last", `${f(last(seedMean(run.kl_exact)), ".2f")} nats`],
   ];
 }
@@ -210,7 +209,7 @@ export function hard_prompt_question(cfg, run) {
   if (starts === null) return null;
   return {
     question: `The hardest prompt starts at p = ${f(hard[0], ".3f")}, so its groups are all wrong. Around which ` +
-      `iteration will its p pass ${repr(HARD)} (mean over the seeds)?`,
+      `iteration will its p pass ${plain(HARD)} (mean over the seeds)?`,
     answer: starts, tolerance: Math.max(10, Math.floor(starts / 5)), fmt: "{:.0f}", lo: 0, hi: cfg.iterations,
     whose: "this run's answer", // the chapter prints no iteration: the toy's run says it
     explain: "It waits until the shared skill w, pushed by the other prompts, makes it sometimes " +
@@ -273,13 +272,13 @@ export function std_words(runs, lr, charts) {
   const gap = Math.abs(readValue(acc, line("with std"), "last") - readValue(acc, line("without std, same first step"), "last"));
   const caption =
     `Same toy and seeds; means over ${STD_SEEDS} seeds. With std: accuracy ${final("with std")} after ${T} ` +
-    `iterations, hardest prompt past p = ${repr(HARD)} ${when("with std")}. Without std at the same lr (grey): ` +
+    `iterations, hardest prompt past p = ${plain(HARD)} ${when("with std")}. Without std at the same lr (grey): ` +
     `${final("without std, same lr")}, ${when("without std, same lr")}: smaller steps, not a different weighting. ` +
     `Without std at the same first step (orange): ${final("without std, same first step")}, ` +
     `${when("without std, same first step")}. What remains between blue and orange is the reweighting's effect` +
     (gap < 0.02 ? ": here it is small, because a shared skill lifts every prompt whichever way they are weighted."
       : `: ${f(gap, ".3f")} in final accuracy here.`); // prettier-ignore
-  acc.given = [String(STD_SEEDS), String(T), repr(HARD), f(gap, ".3f")]; // the gap: two of its reads, subtracted
+  acc.given = [String(STD_SEEDS), String(T), plain(HARD), f(gap, ".3f")]; // the gap: two of its reads, subtracted
   return [intro, caption];
 }
 

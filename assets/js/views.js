@@ -16,7 +16,7 @@ import { crossoverK, expectedMeanAbsAdvantage, meanAbsAdvantage, meanPassAtKKnow
   toyConfig } from "./engine.js";
 import * as X from "./exercises.js";
 import { linspace } from "./numpy.js";
-import { format as f, repr } from "./pyformat.js";
+import { format as f, plain } from "./numfmt.js";
 import { tinylm } from "./tinylm_views.js";
 import { curves_chart } from "./toy_views.js";
 
@@ -24,14 +24,13 @@ import { curves_chart } from "./toy_views.js";
 const slot = (ctx, name) => (ctx && ctx.lab && ctx.lab.slots && ctx.lab.slots[name]) || [];
 
 const pct = (x, digits = 1) => f(x, `.${digits}%`);
-const r4 = (x) => Number(f(x, ".4f")) + 0.0; // a table's number: round(x, 4), never -0
+const r4 = (x) => Number(f(x, ".4f")); // a table's number: x to 4 decimals, never -0
 // One group's ε in std + ε: the chapter's "tiny". TRL's 1e-4 would show in the 4th decimal, the chapter's +1 as
 // 0.9998 and 1/6 as 0.1666 (sim.exercises takes it as a parameter; it keeps an all-equal group at 0, not 0/0)
 const TINY = 1e-8;
 const TINY_WORDS = "ε is the chapter's “tiny” (1e-8 here; TRL adds 1e-4): it keeps a group whose answers all " +
   "agree at 0 instead of 0/0, and moves no digit shown here."; // prettier-ignore
-const round = (x, n) => Number(f(x, `.${n}f`)) + 0.0; // Python's round(x, n)
-const pyRound = (x, n) => Number(f(x, `.${n}f`)); // round(x, n) without +0.0 (a question's answer)
+const round = (x, n) => Number(f(x, `.${n}f`)); // x to n decimals as the page prints it (never -0)
 
 // ---- Wasted groups (sim/views/wasted.py) ----
 const PS = linspace(0, 1, 101);
@@ -77,9 +76,9 @@ function wasted({ p, group_size: G }, ctx = {}) {
     link("your_prompts", "This table for your own prompts: upload their pass rates (Your prompts)"),
   ];
   const questions = (then) => ask("wasted_g8", "A prompt is solved 5% of the time (p = 0.05). With G = 8, in what share " +
-    "of its groups does at least one answer differ from the rest (a group that teaches something)?", pyRound(100 * sig8, 1),
+    "of its groups does at least one answer differ from the rest (a group that teaches something)?", round(100 * sig8, 1),
     { unit: "%", tolerance: 5, fmt: "{:.1f}" }, [
-      ask("wasted_g64", "And with G = 64?", pyRound(100 * sig64, 1), { unit: "%", tolerance: 5, fmt: "{:.1f}",
+      ask("wasted_g64", "And with G = 64?", round(100 * sig64, 1), { unit: "%", tolerance: 5, fmt: "{:.1f}",
         explain: "DeepSeekMath used G = 64; DeepSeek-R1-Zero G = 16." }, then),
     ]); // prettier-ignore
   const law = formula(String.raw`P(\text{group teaches nothing}) = p^G + (1 - p)^G`, "P(group teaches nothing) = p^G + (1 − p)^G");
@@ -271,7 +270,7 @@ function leash({ pi, pi_ref }, ctx) {
     charts("kl_chart", [klChart(lines)]),
     ...slot(ctx, "after_kl_chart"),
     ask("k3", `The policy gives a token probability ${f(pi, ".2f")}, the reference ${f(pi_ref, ".2f")}. What is its k3?`,
-      pyRound(chk.k3, 4), { tolerance: 0.002, lo: 0, explain: "k3 = u − log u − 1 with u = π_ref / π." }, [
+      round(chk.k3, 4), { tolerance: 0.002, lo: 0, explain: "k3 = u − log u − 1 with u = π_ref / π." }, [
         metrics([["u = π_ref / π", f(chk.u, ".3f")], ["k3", f(chk.k3, ".4f")], ["d k3 / d log π = 1 − u", f(chk.dk3_dlogp, ".3f")],
           ["k1", f(chk.k1, ".4f")]]), // prettier-ignore
       ]),
@@ -457,12 +456,12 @@ function problems() {
   return [
     heading("The chapter's two problems"),
     caption("Chapter 15, “Does RL teach new reasoning?”: a toy example of how RL can sharpen and narrow coverage."),
-    text(`Problem A: p = ${repr(a0)} → ${repr(a1)}; problem B (a rare strategy): p = ${repr(b0)} → ${repr(b1)}. Averaged over ` +
+    text(`Problem A: p = ${plain(a0)} → ${plain(a1)}; problem B (a rare strategy): p = ${plain(b0)} → ${plain(b1)}. Averaged over ` +
       `the two problems, pass@1 rises ${f(s["pass@1_before"], ".3f")} → ${f(s["pass@1_after"], ".3f")}.`,
-    `Problem A: $p = ${repr(a0)} \\to ${repr(a1)}$; problem B (a rare strategy): $p = ${repr(b0)} \\to ${repr(b1)}$. ` +
+    `Problem A: $p = ${plain(a0)} \\to ${plain(a1)}$; problem B (a rare strategy): $p = ${plain(b0)} \\to ${plain(b1)}$. ` +
       `Averaged over the two problems, pass@1 rises ${f(s["pass@1_before"], ".3f")} → ${f(s["pass@1_after"], ".3f")}.`), // prettier-ignore
     ask("two_problems", `Before RL the mean pass@64 is ${f(s["pass@64_before"], ".3f")}. What is it after RL?`,
-      pyRound(s["pass@64_after"], 3), { tolerance: 0.03, lo: 0, hi: 1, explain: `The curves cross near k = ${f(s.crossover_k, ".1f")}.` }, [
+      round(s["pass@64_after"], 3), { tolerance: 0.03, lo: 0, hi: 1, explain: `The curves cross near k = ${f(s.crossover_k, ".1f")}.` }, [
         charts("chapter_passk_chart", [chart]),
         caption(perProblem),
       ]), // prettier-ignore
@@ -510,7 +509,7 @@ function exercise(G, predict = false) {
   }
   const half = Math.floor(G / 2);
   const question = (then) => ask("ex15_4", `A group of G = ${G} has 1 correct answer. With the std division, what is its ` +
-    `mean |A|? (A group with ${half} correct has ${f(withStd[half], ".2f")}.)`, pyRound(withStd[1], 2), { tolerance: 0.05,
+    `mean |A|? (A group with ${half} correct has ${f(withStd[half], ".2f")}.)`, round(withStd[1], 2), { tolerance: 0.05,
     lo: 0, explain: `Without the std it would be ${f(without[1], ".2f")}.` }, then); // prettier-ignore
   const source = caption("Exercise 15.4: the mean |A| of a group, with and without the std division.", ["15.4"]);
   // asked first, the chart waits for the guess; otherwise it comes first, the question and its answer below it

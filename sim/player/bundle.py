@@ -5,7 +5,7 @@ JavaScript as one inline string. So both get the same modules joined here, each 
 inside a function of its own (its names stay private) that returns its exports:
 
     bundle(["live.js"])            # live.js and every module it imports, in dependency order
-    -> (function () { const __f = {"pyformat.js": function (__m) {...; return {format, repr};}, ...}; ... })();
+    -> (function () { const __f = {"numfmt.js": function (__m) {...; return {format, plain};}, ...}; ... })();
 
 Only what our own modules write is understood, and anything else is refused (ValueError): `import {a, b as c}
 from "./x.js"`, `import * as x from "./x.js"`, `export function|const|let|class NAME`, `export {a, b as c}` and

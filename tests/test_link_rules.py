@@ -22,7 +22,7 @@ import pytest
 
 from sim.validate import neutral
 from sim.views.catalog import views
-from sim.views.controls import PICKS_MAX, Choice, Flag, Num, Picks, check_values, to_json, url_text
+from sim.views.controls import PICKS_MAX, Choice, Flag, Num, Picks, check_values, to_json
 from tests.fixtures.node import js
 
 CONTROLS = [c for v in views() for c in v.controls if not isinstance(c, Picks)]  # the app's pages' too
@@ -79,6 +79,15 @@ def test_every_control_of_every_view_reads_any_link_to_a_value_it_can_hold():
     assert quiet > len(CONTROLS)  # each control took some values as they are
 
 
+def url_text(value: object) -> str:
+    """The oracle's own account of how a link writes a value: true/false, 8 for 8.0, the shortest digits."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)  # (from 1e-4 down Python writes 1e-05, JavaScript 0.00001: no control has such a value)
+
+
 def said_exactly(spec, raw: str, value) -> bool:
     """Does the raw link text say `value` itself (no correction to note)?"""
     if isinstance(spec, Flag):
@@ -93,7 +102,7 @@ P = Num("p", "Solve rate p of the prompt", 0.0, 1.0, 0.05, 0.01, fmt="%.2f")  # 
 BETA = Choice("beta", "KL coefficient β", (0.0, 0.001, 0.04), 0.0)
 ROUNDING = [  # (control, raw, the value used, the note says): a value that rounds to another one is said
     (P, "1e-308", 0.0, "is not on the slider's steps of 0.01"), (P, "5e-324", 0.0, "is not on the slider's steps"),
-    (P, "0.0500000001", 0.05, "is not on the slider's steps"), (P, "1-1e-12", 0.05, "is not a number from 0.0 to 1.0"),
+    (P, "0.0500000001", 0.05, "is not on the slider's steps"), (P, "1-1e-12", 0.05, "is not a number from 0 to 1"),
     (P, "0.05", 0.05, None), (P, "5e-2", 0.05, None), (P, "0.30000000000000004", 0.3, None), (P, "1", 1.0, None),
     (P, "0", 0.0, None), (BETA, "4e-2", 0.04, None), (BETA, "0.0400000000001", 0.0, "is not one of"),
     (BETA, "1e-320", 0.0, "is not one of"),

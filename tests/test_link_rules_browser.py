@@ -45,7 +45,7 @@ def test_a_link_is_corrected_in_the_apps_words_and_nothing_from_it_is_markup(ope
     assert "URL parameter G=99 is outside the allowed range 2 to 64; using G = 64." in said, said
     assert "URL parameter lr=0.23 is not on the slider's steps of 0.05; using lr = 0.25." in said
     assert "URL parameter seed=7.4 is not on the slider's steps of 1; using seed = 7." in said
-    assert "<img" in said and "is not one of 0.0, 0.001, 0.01, 0.04, 0.1; using beta = 0." in said
+    assert "<img" in said and "is not one of 0, 0.001, 0.01, 0.04, 0.1; using beta = 0." in said
     assert page.evaluate("document.querySelectorAll('.ls-page img').length === 0 && !window.pwned")
     assert state(page) | {"G": 64, "lr": 0.25, "seed": 7, "T": 60, "beta": 0} == state(page)
     assert page.locator("#ls-G").input_value() == "64" and page.locator("#ls-beta-0").is_checked()
@@ -59,9 +59,9 @@ def test_bidi_nul_and_line_separators_are_shown_escaped(open_view, host):
                                        "&lr=%E2%80%AE0.5%E2%81%A6x%E2%80%A8")  # U+202E, NUL, U+2028, U+2066
     said = note(page)
     assert "URL parameter G=\\u202e61 lessons approved is not a number from 2 to 64; using G = 8." in said, said
-    assert "URL parameter beta=a\\u0000b\\u2028c is not one of 0.0, 0.001, 0.01, 0.04, 0.1" in said, said
+    assert "URL parameter beta=a\\u0000b\\u2028c is not one of 0, 0.001, 0.01, 0.04, 0.1" in said, said
     lr = said[said.index("URL parameter lr="):]  # the last note: read in order, nothing after the value reversed
-    assert "\\u202e0.5\\u2066x\\u2028" in lr and lr.endswith("is not a number from 0.05 to 2.0; using lr = 0.2."), lr
+    assert "\\u202e0.5\\u2066x\\u2028" in lr and lr.endswith("is not a number from 0.05 to 2; using lr = 0.2."), lr
     assert not any(ch in said for ch in "\u202e\x00\u2028\u2066")
     assert link(host, page) == {}  # every value refused: the defaults, which a link leaves out
 

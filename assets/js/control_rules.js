@@ -7,8 +7,8 @@
 import { format } from "./numfmt.js";
 import { decimal, shown } from "./lesson_rules.js";
 
-// How a value is written in a link: true/false, 8 rather than 8.0, 0.05, None for None: String() of it, the shortest
-// digits that read back (sim/views/controls.url_text writes the same but below 1e-4: 1e-05 where this writes 0.00001)
+// How a value is written in a link and in a note: true/false, 8 (a whole float too), 0.05, None for None: String()
+// of it, the shortest digits that read back
 export function urlText(value) {
   if (value === null) return "None";
   return String(value);
@@ -30,8 +30,8 @@ export function snap(c, x) {
 
 export function describe(c) {
   if (c.kind === "flag") return "true or false";
-  if (c.kind === "choice") return "one of " + c.text.options.join(", ");
-  return `a number from ${c.text.lo} to ${c.text.hi}`;
+  if (c.kind === "choice") return "one of " + c.options.map(urlText).join(", ");
+  return `a number from ${urlText(c.lo)} to ${urlText(c.hi)}`;
 }
 
 const typed = (c, x) => (c.integer ? Math.round(x) : x);
@@ -64,8 +64,8 @@ export function parseUrlValue(c, raw) {
   }
   if (c.kind === "choice") {
     const x = decimal(raw);
-    for (const [i, o] of c.options.entries()) {
-      if (raw === c.text.url[i]) return [o, null];
+    for (const o of c.options) {
+      if (raw === urlText(o)) return [o, null];
       if (typeof o === "number" && Number.isFinite(x) && sameFloat(x, o)) return [o, null];
     }
     return [c.default, `is not ${describe(c)}`];
@@ -73,11 +73,11 @@ export function parseUrlValue(c, raw) {
   const x = decimal(raw);
   if (!Number.isFinite(x)) return [c.default, `is not ${describe(c)}`];
   if (x < c.lo || x > c.hi) {
-    return [typed(c, Math.min(Math.max(x, c.lo), c.hi)), `is outside the allowed range ${c.text.lo} to ${c.text.hi}`];
+    return [typed(c, Math.min(Math.max(x, c.lo), c.hi)), `is outside the allowed range ${urlText(c.lo)} to ${urlText(c.hi)}`];
   }
   const snapped = snap(c, x);
   // off the grid: a value that rounds to another one is said, even 1e-308 -> 0; a whole number's grid is exact
-  if (!sameFloat(x, snapped) || (c.integer && x !== snapped)) return [typed(c, snapped), `is not on the slider's steps of ${c.text.step}`];
+  if (!sameFloat(x, snapped) || (c.integer && x !== snapped)) return [typed(c, snapped), `is not on the slider's steps of ${urlText(c.step)}`];
   return [typed(c, snapped), null];
 }
 

@@ -211,8 +211,8 @@ export class ViewPage {
       c.options.forEach((o, i) => {
         const r = el("input");
         Object.assign(r, { type: "radio", name: id, id: `${id}-${i}`, value: String(i) });
-        // the option as a link writes it, and its caption ("0.0 (TRL default)"); the whole label selects it
-        const text = c.text.options[i];
+        // the option as a link writes it, and its caption ("0 (TRL default)"); the whole label selects it
+        const text = urlText(o);
         const caption = c.labels[i];
         const l = el("label", "ls-option");
         l.htmlFor = r.id;

@@ -243,30 +243,19 @@ def _value(spec: Spec, value: object) -> object:
     return value
 
 
-def url_text(value: object) -> str:
-    """How a value is written in a URL: true/false, 8 rather than 8.0."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
 def to_json(spec: Spec) -> dict:
     """What a page in the browser needs of a control (a lesson's manifest): kind, key, the config field it sets,
     label, help, default, and its range (lo, hi, step, integer, the slider's printf format) or options (each with
-    its label). `text` holds what Python writes for the numbers in a message (2 or 2.0: JavaScript cannot tell)
-    and each option's text in a link (`url`)."""
+    its label). The page writes every number itself (assets/js/control_rules.js urlText)."""
     common = {"key": spec.key, "field": spec.field, "label": spec.label, "help": spec.help or "",
               "default": spec.default}
     if isinstance(spec, Num):
         return {"kind": "num", **common, "lo": spec.lo, "hi": spec.hi, "step": spec.step, "integer": spec.integer,
-                "fmt": spec.fmt, "text": {"lo": str(spec.lo), "hi": str(spec.hi), "step": str(spec.step)}}
+                "fmt": spec.fmt}
     if isinstance(spec, Choice):
         labels = spec.labels or {}
         return {"kind": "choice", **common, "options": list(spec.options),
-                "labels": [str(labels.get(o, "")) for o in spec.options],
-                "text": {"options": [str(o) for o in spec.options], "url": [url_text(o) for o in spec.options]}}
+                "labels": [str(labels.get(o, "")) for o in spec.options]}
     if isinstance(spec, Picks):
         return {"kind": "picks", **common, "default": list(spec.default), "count": spec.count,
                 "when": None if spec.when is None else list(spec.when)}

@@ -8,11 +8,11 @@ import pytest
 
 from tests.fixtures.node import js
 
-WASTED = {"question": "…", "answer": 33.7, "kind": "number", "unit": "%", "tolerance": 5, "fmt": "{:.1f}", "lo": None,
+WASTED = {"question": "…", "answer": 33.7, "kind": "number", "unit": "%", "tolerance": 5, "fmt": ".1f", "lo": None,
           "hi": None, "explain": None}
-K3 = {"question": "…", "answer": 0.0157, "kind": "number", "unit": None, "tolerance": 0.002, "fmt": "{:.4g}", "lo": 0,
+K3 = {"question": "…", "answer": 0.0157, "kind": "number", "unit": None, "tolerance": 0.002, "fmt": ".4g", "lo": 0,
       "hi": None, "explain": "k3 = u − log u − 1 with u = π_ref / π."}
-RUN = {**K3, "answer": 116, "tolerance": 23, "fmt": "{:.0f}", "hi": 200, "whose": "this run's answer", "explain": None}
+RUN = {**K3, "answer": 116, "tolerance": 23, "fmt": ".0f", "hi": 200, "whose": "this run's answer", "explain": None}
 CLIP = {"question": "…", "answer": "no gradient: clipped", "kind": "choice",
         "options": ["still pushed", "no gradient: clipped"]}
 
@@ -67,8 +67,8 @@ def test_a_guess_outside_the_answers_range_is_refused_in_a_short_line(guess, ref
 
 def test_numbers_stay_short_and_never_minus_zero():
     got = js([{"op": "call", "module": "predict", "fn": "fmtNumber", "args": a} for a in (
-        [1e308, "{:.1f}", "%"], [-0.0, "{:.1f}", "%"], [-0.0001, "{:.1f}", "%"], [-3.25, "{:.1f}", None],
-        [12, "{:.0f}", " s"])])
+        [1e308, ".1f", "%"], [-0.0, ".1f", "%"], [-0.0001, ".1f", "%"], [-3.25, ".1f", None],
+        [12, ".0f", " s"])])
     assert got == ["1e+308%", "0.0%", "0.0%", "-3.3", "12 s"]  # -3.25 is a tie: away from zero, as toFixed
     ranges = js([{"op": "call", "module": "predict", "fn": "answerRange", "args": a} for a in (
         [34.4, "%", None, None], [2, None, 0, 5], [0.02, None, None, None])])

@@ -18,7 +18,7 @@ export const charts = (key, list, columns = 1, T = 1) => ({ kind: "charts", key,
 export const table = (key, columns, rows, title = null) => ({ kind: "table", key, title, columns, rows });
 export const columns = (...cols) => ({ kind: "columns", columns: cols });
 export const live = (key, request) => ({ kind: "live", key, request });
-export const QUESTION = { kind: "number", options: [], tolerance: null, unit: null, explain: null, fmt: "{:.4g}",
+export const QUESTION = { kind: "number", options: [], tolerance: null, unit: null, explain: null, fmt: ".4g",
   lo: null, hi: null }; // prettier-ignore
 export const ask = (key, question, answer, o, then) => ({ kind: "ask", key, question: { ...QUESTION, question, answer, ...o },
   then }); // prettier-ignore

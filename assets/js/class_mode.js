@@ -233,7 +233,7 @@ function drawHistogram(node, poll, q) {
   const rounds = poll.guesses || poll.counts.map(() => []);
   const answer = poll.revealed && (q.kind ?? "number") === "number" ? q.answer : null;
   const h = histogram(rounds, { kind: q.kind ?? "number", options: q.options }, answer);
-  const fmt = q.fmt ?? "{:.4g}";
+  const fmt = q.fmt ?? ".4g";
   const labels = h.labels || h.edges.slice(0, -1).map((e, i) => `${fmtNumber(e, fmt)}–${fmtNumber(h.edges[i + 1], fmt, q.unit)}`);
   const figures = rounds.map((r, k) => {
     const n = poll.counts[k];

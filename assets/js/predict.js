@@ -13,12 +13,9 @@ import { format } from "./numfmt.js";
 
 const COMPACT = 1e6; // from this size on a number is shown as 1.23e+8 whatever the page's format
 
-// "{:.0f}" -> ".0f"
-const spec = (fmt) => /^\{:(.*)\}$/.exec(fmt)?.[1] ?? "";
-
-// x in the page's format, compact when huge, never "-0" (numfmt.js writes none)
+// x in the question's format (a numfmt.js spec: ".1f", ".4g"), compact when huge, never "-0" (numfmt.js writes none)
 export function fmtNumber(x, fmt, unit = null) {
-  const text = Math.abs(x) < COMPACT ? format(x, spec(fmt)) : format(x, ".3g");
+  const text = Math.abs(x) < COMPACT ? format(x, fmt) : format(x, ".3g");
   return text + (unit || "");
 }
 
@@ -37,7 +34,7 @@ export function closeness(guess, answer, tolerance) {
 
 function relText(rel) {
   if (rel === null) return "";
-  return rel < 10 ? ` (${format(rel, ".0%")} of the answer)` : ` (${fmtNumber(rel, "{:.3g}")} times the answer)`;
+  return rel < 10 ? ` (${format(rel, ".0%")} of the answer)` : ` (${fmtNumber(rel, ".3g")} times the answer)`;
 }
 
 const whose = (q) => q.whose || "the chapter's answer";
@@ -51,7 +48,7 @@ function diffText(x, q, fmt) {
 export function verdict(q, guess) {
   const tol = q.tolerance ?? (q.answer !== 0 ? 0.05 * Math.abs(q.answer) : 0.01);
   const c = closeness(guess, q.answer, tol);
-  const fmt = q.fmt ?? "{:.4g}";
+  const fmt = q.fmt ?? ".4g";
   const rel = q.unit === "%" ? "" : relText(c.rel_err); // a share of a share reads as a third percentage: left out
   const text = `Your guess ${guessText(guess, q)}, ${whose(q)} ${fmtNumber(q.answer, fmt, q.unit)}: ` +
     `off by ${diffText(c.abs_err, q, fmt)}${rel}, ${c.close ? "within" : "not within"} ±${diffText(tol, q, fmt)}` +
@@ -62,20 +59,20 @@ export function verdict(q, guess) {
 // A guess as the reader typed it: in the question's format, unless that would round away a digit they typed
 // (0.34 in a box of whole percents is "0.34%", not "0.3%")
 export function guessText(guess, q) {
-  const t = fmtNumber(guess, q.fmt ?? "{:.4g}", q.unit);
-  return Number.parseFloat(t) === guess || Math.abs(guess) >= COMPACT ? t : fmtNumber(guess, "{:.6g}", q.unit);
+  const t = fmtNumber(guess, q.fmt ?? ".4g", q.unit);
+  return Number.parseFloat(t) === guess || Math.abs(guess) >= COMPACT ? t : fmtNumber(guess, ".6g", q.unit);
 }
 
 // A percentage typed as a fraction (0.34 for 34%): said beside the box, since the box takes percent
 export function fractionHint(q, guess) {
   if (q.unit !== "%" || !(guess > 0 && guess < 1) || Math.abs(q.answer) < 1) return null;
-  return `This box takes percent: ${fmtNumber(guess, "{:.6g}")} reads as ${fmtNumber(guess, "{:.6g}")}%. For ` +
-    `${fmtNumber(guess * 100, "{:.6g}")}% type ${fmtNumber(guess * 100, "{:.6g}")}.`; // prettier-ignore
+  return `This box takes percent: ${fmtNumber(guess, ".6g")} reads as ${fmtNumber(guess, ".6g")}%. For ` +
+    `${fmtNumber(guess * 100, ".6g")}% type ${fmtNumber(guess * 100, ".6g")}.`; // prettier-ignore
 }
 
 // the answer as the page writes it
 export function answerText(q) {
-  return (q.kind ?? "number") === "number" ? fmtNumber(q.answer, q.fmt ?? "{:.4g}", q.unit) : String(q.answer);
+  return (q.kind ?? "number") === "number" ? fmtNumber(q.answer, q.fmt ?? ".4g", q.unit) : String(q.answer);
 }
 
 // What a reader would take for the answer if it were on screen before the Reveal: the answer as the page writes
@@ -85,7 +82,7 @@ export function tells(q) {
   if ((q.kind ?? "number") !== "number") return [];
   const out = new Set([answerText(q)]);
   for (let d = 0; d <= 4; d++) {
-    const t = fmtNumber(q.answer, `{:.${d}f}`, q.unit);
+    const t = fmtNumber(q.answer, `.${d}f`, q.unit);
     const digits = t.replace(/[^0-9]/g, "").replace(/^0+/, "");
     if (digits.length >= 2 && Number.parseFloat(t) !== 0) out.add(t);
   }
@@ -108,7 +105,7 @@ export function choiceVerdict(q, pick) {
 export function outside(q, guess) {
   const [lo, hi] = answerRange(q.answer, q.unit, q.lo, q.hi);
   if (Number.isFinite(guess) && guess >= lo && guess <= hi) return null;
-  const fmt = q.fmt ?? "{:.4g}";
+  const fmt = q.fmt ?? ".4g";
   return `A guess must be a number from ${fmtNumber(lo, fmt, q.unit)} to ${fmtNumber(hi, fmt, q.unit)}; ` +
     `${fmtNumber(guess, fmt, q.unit)} is outside that range. Try again.`; // prettier-ignore
 }

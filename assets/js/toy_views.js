@@ -210,7 +210,7 @@ export function hard_prompt_question(cfg, run) {
   return {
     question: `The hardest prompt starts at p = ${f(hard[0], ".3f")}, so its groups are all wrong. Around which ` +
       `iteration will its p pass ${plain(HARD)} (mean over the seeds)?`,
-    answer: starts, tolerance: Math.max(10, Math.floor(starts / 5)), fmt: "{:.0f}", lo: 0, hi: cfg.iterations,
+    answer: starts, tolerance: Math.max(10, Math.floor(starts / 5)), fmt: ".0f", lo: 0, hi: cfg.iterations,
     whose: "this run's answer", // the chapter prints no iteration: the toy's run says it
     explain: "It waits until the shared skill w, pushed by the other prompts, makes it sometimes " +
       "solvable: RL can only reinforce answers the model sometimes produces.",

@@ -77,8 +77,8 @@ function wasted({ p, group_size: G }, ctx = {}) {
   ];
   const questions = (then) => ask("wasted_g8", "A prompt is solved 5% of the time (p = 0.05). With G = 8, in what share " +
     "of its groups does at least one answer differ from the rest (a group that teaches something)?", round(100 * sig8, 1),
-    { unit: "%", tolerance: 5, fmt: "{:.1f}" }, [
-      ask("wasted_g64", "And with G = 64?", round(100 * sig64, 1), { unit: "%", tolerance: 5, fmt: "{:.1f}",
+    { unit: "%", tolerance: 5, fmt: ".1f" }, [
+      ask("wasted_g64", "And with G = 64?", round(100 * sig64, 1), { unit: "%", tolerance: 5, fmt: ".1f",
         explain: "DeepSeekMath used G = 64; DeepSeek-R1-Zero G = 16." }, then),
     ]); // prettier-ignore
   const law = formula(String.raw`P(\text{group teaches nothing}) = p^G + (1 - p)^G`, "P(group teaches nothing) = p^G + (1 − p)^G");

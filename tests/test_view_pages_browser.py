@@ -65,7 +65,7 @@ HOSTILE = ["![x](http://127.0.0.1:9/pixel.png)", "[click me](https://evil.exampl
            "\u202e0.5\u2028", "A" * 10_000]
 
 
-@pytest.mark.parametrize("host, view", [(h, v) for h in HOSTS for v in ("training", "one_group", "kl_clip")]
+@pytest.mark.parametrize("host, view", [(h, v) for h in HOSTS for v in ("training", "one_group", "kl_clip", "tinylm")]
                          + [("app", "your_prompts")])  # six controls: each value of HOSTILE given to one
 def test_hostile_link_values_are_plain_text(open_view, host, view, server):
     page = open_view(host, view)
